@@ -1,0 +1,252 @@
+/*
+ * jitframes — make run-time generated machine code visible to perf, gdb and lldb.
+ *
+ * This header is the whole public API and its manual.
+ *
+ * A runtime (interpreter, VM, JIT) tells jitframes about code it generated:
+ * an address range, a name, and optionally source lines and unwind rules.
+ * jitframes forwards each region to the enabled *sinks*:
+ *
+ *   perfmap  /tmp/perf-<pid>.map, read by perf, bcc, bpftrace, Parca...
+ *   jitdump  <dir>/jit-<pid>.dump, read by `perf inject --jit` (names, lines, unwind info)
+ *   gdb      the GDB JIT interface, read by gdb and lldb
+ *   unwind   the process's own unwinder (backtrace(), C++ exceptions)
+ *
+ * Interpreters can also ask for a *trampoline* per interpreted function: a tiny
+ * native frame with its own name that calls the eval function (see below).
+ *
+ * Conventions
+ * - Every function returning int returns 0 on success or a negative JF_E* code.
+ *   jf_strerror() names the code; jf_last_error() gives a thread-local message
+ *   describing the last failure in the calling thread.
+ * - All functions are thread-safe. The library never aborts, exits or asserts
+ *   on caller input, and never raises SIGXFSZ or SIGBUS in the host.
+ * - Structs passed in carry a `struct_size` member set to sizeof(the struct) as
+ *   the caller compiled it, so later versions can add fields without breaking
+ *   callers. Use the *_INIT macros to initialise them.
+ */
+#ifndef JITFRAMES_H
+#define JITFRAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(JITFRAMES_STATIC)
+#define JF_API
+#elif defined(__GNUC__)
+#define JF_API __attribute__((visibility("default")))
+#else
+#define JF_API
+#endif
+
+#define JF_VERSION_MAJOR 0
+#define JF_VERSION_MINOR 1
+#define JF_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+enum jf_error {
+    JF_OK = 0,
+    JF_EINVAL = -1,     /* bad argument (NULL/empty name, size 0, bad sink word...) */
+    JF_ENOMEM = -2,     /* out of memory */
+    JF_ENOTINIT = -3,   /* jf_init() has not been called (or shutdown already balanced it) */
+    JF_EEXIST = -4,     /* a live region already starts at this address */
+    JF_ENOENT = -5,     /* no live region starts at this address */
+    JF_EUNSAFE = -6,    /* refused an unsafe file: symlink, foreign owner, not a regular file */
+    JF_EACCES = -7,     /* permission denied (unwritable directory, noexec mount...) */
+    JF_ENOSPC = -8,     /* disk full */
+    JF_EFBIG = -9,      /* the file would exceed RLIMIT_FSIZE */
+    JF_EIO = -10,       /* another I/O error */
+    JF_EDISABLED = -11, /* the sink disabled itself after an earlier failure */
+    JF_ENOTSUP = -12,   /* not supported (sink not built, architecture, no exec memory) */
+    JF_ERANGE = -13,    /* value out of range (address arithmetic, arena reach) */
+};
+
+/* A static string naming an error code ("JF_EINVAL: invalid argument"). */
+JF_API const char *jf_strerror(int err);
+
+/* A message describing the last failure in the calling thread ("" if none).
+ * The pointer stays valid until the thread's next jitframes call. */
+JF_API const char *jf_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Lifecycle and sinks                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Sink bits. */
+#define JF_SINK_PERFMAP 0x1u
+#define JF_SINK_JITDUMP 0x2u
+#define JF_SINK_GDB 0x4u
+#define JF_SINK_UNWIND 0x8u
+#define JF_SINK_ALL 0xfu
+#define JF_SINK_COUNT 4
+
+/* Do not read the JITFRAMES, JITFRAMES_DIR and JITFRAMES_LOG variables. */
+#define JF_CONFIG_IGNORE_ENV 0x1u
+
+typedef struct jf_config {
+    size_t struct_size; /* sizeof(jf_config) */
+    unsigned sinks;     /* JF_SINK_* bits enabled in addition to $JITFRAMES */
+    unsigned flags;     /* JF_CONFIG_* */
+    const char *dump_dir; /* jitdump directory; NULL: $JITFRAMES_DIR, else /tmp */
+} jf_config;
+
+#define JF_CONFIG_INIT {sizeof(jf_config), 0u, 0u, NULL}
+
+/*
+ * Initialise (reference-counted). The first call sets the library up: it reads
+ * $JITFRAMES (a comma list of sink words: perfmap, jitdump, gdb, unwind; "all"
+ * means every sink), $JITFRAMES_DIR and $JITFRAMES_LOG unless
+ * JF_CONFIG_IGNORE_ENV is set, and enables those sinks plus config->sinks.
+ * Later calls only add config->sinks. config may be NULL.
+ * An unknown word in $JITFRAMES is JF_EINVAL and nothing is initialised.
+ * Every successful call must be balanced by one jf_shutdown().
+ */
+JF_API int jf_init(const jf_config *config);
+
+/*
+ * Drop one reference. The last one closes every sink (jitdump writes
+ * CODE_CLOSE) and forgets every region. Files stay on disk: perf reads them
+ * after the process exits. JF_ENOTINIT if not initialised.
+ */
+JF_API int jf_shutdown(void);
+
+/* Parse a comma list of sink words into JF_SINK_* bits (JF_EINVAL, with the
+ * offending word in jf_last_error(), on an unknown word). */
+JF_API int jf_parse_sinks(const char *list, unsigned *sinks_out);
+
+/*
+ * Enable sinks. A sink enabled while regions are live first receives every
+ * live region (a replay), so late enabling loses nothing. Enabling a sink that
+ * failed earlier retries it. If a sink cannot start, its error is returned and
+ * the other requested sinks are still enabled.
+ */
+JF_API int jf_enable(unsigned sinks);
+
+/* Disable sinks. Files written so far stay as they are. */
+JF_API int jf_disable(unsigned sinks);
+
+/* The JF_SINK_* bits currently enabled (and not failed). 0 if not initialised. */
+JF_API unsigned jf_enabled_sinks(void);
+
+/* Log levels passed to the callback. */
+enum jf_log_level { JF_LOG_ERROR = 0, JF_LOG_WARNING = 1, JF_LOG_INFO = 2, JF_LOG_DEBUG = 3 };
+
+typedef void (*jf_log_fn)(void *ctx, int level, const char *message);
+
+/*
+ * Route diagnostics (a sink disabling itself, replay failures...) to fn.
+ * Without a callback they are dropped, unless $JITFRAMES_LOG is set: "1",
+ * "error", "warning", "info" or "debug" print messages up to that level to
+ * stderr. fn may be called from any thread, with an internal lock held: it
+ * must not call back into jitframes. Pass NULL to remove the callback.
+ */
+JF_API void jf_set_log_callback(jf_log_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Code regions                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* One row of a line table: code at region offset `offset` and up to the next
+ * row comes from `file`:`line` (file NULL: the region's file). */
+typedef struct jf_line {
+    size_t offset;
+    uint32_t line;
+    const char *file;
+} jf_line;
+
+/* An unwind description built with the CFI assembler below. */
+typedef struct jf_cfi jf_cfi;
+
+typedef struct jf_region {
+    size_t struct_size;   /* sizeof(jf_region) */
+    const void *addr;     /* first byte of the code; not NULL */
+    size_t size;          /* bytes; > 0, addr + size must not wrap */
+    const char *name;     /* not NULL or empty; sanitised, see below */
+    const char *file;     /* optional source file */
+    uint32_t line;        /* optional first line of `file` (0: unknown) */
+    const jf_line *lines; /* optional line table, sorted by offset */
+    size_t n_lines;
+    const jf_cfi *cfi;    /* optional unwind rules; NULL: no unwind info is emitted */
+} jf_region;
+
+#define JF_REGION_INIT {sizeof(jf_region), NULL, 0, NULL, NULL, 0, NULL, 0, NULL}
+
+/* Longest name kept, in bytes; longer names are cut at a UTF-8 boundary. */
+#define JF_NAME_MAX 4000
+
+/*
+ * Register one region. Everything the region points to is copied: the caller
+ * may free it on return. Names are sanitised once for every sink: control
+ * characters (newline, CR, tab, DEL...) and bytes that are not valid UTF-8
+ * become '?', so a name can never forge a perf map entry.
+ *
+ * When this returns, every enabled sink holds the region durably (its bytes
+ * are in the kernel; a SIGKILL right after loses nothing).
+ *
+ * Errors: JF_ENOTINIT, JF_EINVAL (bad region; nothing registered), JF_EEXIST
+ * (a live region starts at addr; nothing registered), JF_ENOMEM. A sink that
+ * fails (disk full...) disables itself, logs once and its error is returned:
+ * the region is then still registered, with the other sinks.
+ */
+JF_API int jf_register(const jf_region *region);
+
+/*
+ * Register n regions as one group: one jitdump record group, one gdb symfile,
+ * one unwinder table. All-or-nothing validation: if any region is invalid,
+ * nothing is registered and jf_last_error() names its index. n == 0 is a no-op.
+ */
+JF_API int jf_register_batch(const jf_region *regions, size_t n);
+
+/*
+ * Unregister the live region starting at addr (JF_ENOENT if none).
+ * What that means per sink:
+ *   perfmap  nothing: the map has no way to express removal. perf keeps
+ *            attributing the range to the old name, and a region registered
+ *            later at an overlapping address is ambiguous (perf takes the first
+ *            entry, other readers the last). Runtimes that reuse code memory
+ *            should use jitdump.
+ *   jitdump  nothing is written; a later CODE_LOAD at the same address is
+ *            timestamped, so perf attributes samples correctly over time.
+ *   gdb      the region's symfile is unregistered (or rebuilt without it).
+ *   unwind   the region's FDEs are removed from the process unwinder.
+ * After this returns the address may be reused for a new region.
+ */
+JF_API int jf_unregister(const void *addr);
+
+/* ------------------------------------------------------------------------ */
+/* Statistics                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct jf_sink_stats {
+    uint64_t regions; /* regions written to this sink (replays included) */
+    uint64_t bytes;   /* bytes written (files) or held (symfiles, tables) */
+    uint64_t errors;  /* failures */
+    uint64_t objects; /* gdb: live symfiles; unwind: registered tables */
+    int enabled;      /* 1 if enabled and not failed */
+    int failed;       /* 1 if it disabled itself after a failure */
+} jf_sink_stats;
+
+/* A struct tag, not a typedef: jf_stats is also the function's name. */
+struct jf_stats {
+    size_t struct_size;          /* sizeof(struct jf_stats) */
+    uint64_t live_regions;       /* regions currently registered */
+    jf_sink_stats sink[JF_SINK_COUNT]; /* indexed perfmap, jitdump, gdb, unwind */
+};
+
+#define JF_STATS_INIT {sizeof(struct jf_stats), 0, {{0, 0, 0, 0, 0, 0}}}
+
+/* Fill *stats (its struct_size must be set). */
+JF_API int jf_stats(struct jf_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JITFRAMES_H */

@@ -1,0 +1,85 @@
+/*
+ * Name sanitising, done once at registration for every sink. A perf map line
+ * ends at a newline, bcc splits on tabs, and readers assume UTF-8: a name
+ * must never be able to forge an entry or confuse a reader.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid.
+ * Rejects overlong forms, surrogates and code points above U+10FFFF. */
+static size_t utf8_sequence_length(const unsigned char *s)
+{
+    unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t len;
+    unsigned min_second = 0x80, max_second = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        if (c == 0xe0)
+            min_second = 0xa0; /* overlong */
+        if (c == 0xed)
+            max_second = 0x9f; /* surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        if (c == 0xf0)
+            min_second = 0x90; /* overlong */
+        if (c == 0xf4)
+            max_second = 0x8f; /* > U+10FFFF */
+    } else {
+        return 0;
+    }
+    if (s[1] < min_second || s[1] > max_second)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return len;
+}
+
+static int is_control(unsigned char c)
+{
+    return c < 0x20 || c == 0x7f;
+}
+
+/* Walk `name`, emitting at most `limit` bytes into dst (if dst is not NULL).
+ * Returns the number of bytes the sanitised name has. */
+static size_t sanitize_walk(char *dst, size_t limit, const char *name)
+{
+    const unsigned char *s = (const unsigned char *)name;
+    size_t out = 0;
+    while (*s) {
+        size_t len = is_control(*s) ? 0 : utf8_sequence_length(s);
+        const unsigned char *piece = s;
+        size_t piece_len = len;
+        if (len == 0) {
+            piece = (const unsigned char *)"?";
+            piece_len = 1;
+            len = 1;
+        }
+        if (out + piece_len > limit)
+            break;
+        if (dst)
+            memcpy(dst + out, piece, piece_len);
+        out += piece_len;
+        s += len;
+    }
+    return out;
+}
+
+size_t jf__sanitized_name_size(const char *name)
+{
+    return sanitize_walk(NULL, JF_NAME_MAX, name) + 1;
+}
+
+size_t jf__sanitize_name(char *dst, size_t cap, const char *name)
+{
+    size_t limit = cap - 1 < JF_NAME_MAX ? cap - 1 : JF_NAME_MAX;
+    size_t len = sanitize_walk(dst, limit, name);
+    dst[len] = '\0';
+    return len;
+}

@@ -1,0 +1,107 @@
+/*
+ * Hash table of live regions (see region_table.h). Addresses are hashed with
+ * a multiplicative mix because JIT code is often aligned, which would
+ * otherwise cluster the low bits.
+ */
+#include "region_table.h"
+
+#include <stdlib.h>
+
+static size_t slot_of(uintptr_t start, size_t capacity)
+{
+    uint64_t h = (uint64_t)start * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 32) & (capacity - 1);
+}
+
+jf_live *region_table_find(const region_table *t, uintptr_t start)
+{
+    if (t->capacity == 0)
+        return NULL;
+    for (size_t i = slot_of(start, t->capacity);; i = (i + 1) & (t->capacity - 1)) {
+        jf_live *r = t->slots[i];
+        if (!r || r->start == start)
+            return r;
+    }
+}
+
+static void insert_unchecked(jf_live **slots, size_t capacity, jf_live *r)
+{
+    size_t i = slot_of(r->start, capacity);
+    while (slots[i])
+        i = (i + 1) & (capacity - 1);
+    slots[i] = r;
+}
+
+int region_table_reserve(region_table *t, size_t extra)
+{
+    if (extra > SIZE_MAX / 4 - t->count)
+        return JF_ENOMEM;
+    size_t need = t->count + extra;
+    if (need * 2 <= t->capacity) /* keep the load factor at most 1/2 */
+        return 0;
+    size_t capacity = t->capacity ? t->capacity : 64;
+    while (capacity < need * 2)
+        capacity *= 2;
+    jf_live **slots = calloc(capacity, sizeof *slots);
+    if (!slots)
+        return JF_ENOMEM;
+    for (size_t i = 0; i < t->capacity; i++)
+        if (t->slots[i])
+            insert_unchecked(slots, capacity, t->slots[i]);
+    free(t->slots);
+    t->slots = slots;
+    t->capacity = capacity;
+    return 0;
+}
+
+void region_table_insert(region_table *t, jf_live *r)
+{
+    insert_unchecked(t->slots, t->capacity, r);
+    t->count++;
+}
+
+jf_live *region_table_remove(region_table *t, uintptr_t start)
+{
+    if (t->capacity == 0)
+        return NULL;
+    size_t mask = t->capacity - 1;
+    size_t i = slot_of(start, t->capacity);
+    while (t->slots[i] && t->slots[i]->start != start)
+        i = (i + 1) & mask;
+    jf_live *found = t->slots[i];
+    if (!found)
+        return NULL;
+    /* Backward-shift: pull later members of the probe run into the hole. */
+    size_t hole = i;
+    for (size_t j = (i + 1) & mask; t->slots[j]; j = (j + 1) & mask) {
+        size_t home = slot_of(t->slots[j]->start, t->capacity);
+        int movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+        if (movable) {
+            t->slots[hole] = t->slots[j];
+            hole = j;
+        }
+    }
+    t->slots[hole] = NULL;
+    t->count--;
+    return found;
+}
+
+int region_table_foreach(const region_table *t, int (*visit)(jf_live *r, void *ctx), void *ctx)
+{
+    for (size_t i = 0; i < t->capacity; i++) {
+        if (t->slots[i]) {
+            int rc = visit(t->slots[i], ctx);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+void region_table_clear(region_table *t)
+{
+    free(t->slots);
+    t->slots = NULL;
+    t->capacity = 0;
+    t->count = 0;
+}

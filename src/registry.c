@@ -1,0 +1,429 @@
+/*
+ * The registry: process-wide lifecycle, the table of live regions, and the
+ * fan-out of every registration to the enabled sinks. One mutex guards all
+ * of it and every sink call, which gives sinks atomic record groups for free
+ * and makes fork handling simple (the lock is held across fork()).
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+#include "region.h"
+#include "region_table.h"
+#include "sink.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Indexed like jf_stats.sink[]; NULL until a sink is built. */
+static const sink_ops *const sink_table[JF_SINK_COUNT] = {&jf_perfmap_sink, NULL, NULL, NULL};
+static const char *const sink_words[JF_SINK_COUNT] = {"perfmap", "jitdump", "gdb", "unwind"};
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* Everything below is guarded by registry_lock. */
+static int init_count;
+static unsigned enabled_sinks; /* started and not failed */
+static unsigned failed_sinks;  /* disabled themselves after an error */
+static region_table live_regions;
+static uint64_t next_group = 1;
+static jf_sink_stats sink_stats[JF_SINK_COUNT];
+static char dump_dir[PATH_MAX] = "/tmp";
+
+/* Regions are handed to sinks in chunks of this many (stack-allocated, so a
+ * replay in a child after fork allocates nothing). */
+enum { REPLAY_CHUNK = 256 };
+
+int jf_parse_sinks(const char *list, unsigned *sinks_out)
+{
+    jf__clear_error();
+    if (!list || !sinks_out)
+        return jf__fail(JF_EINVAL, "jf_parse_sinks: NULL argument");
+    unsigned bits = 0;
+    const char *p = list;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        int known = 0;
+        if (len == 3 && strncmp(p, "all", 3) == 0) {
+            bits |= JF_SINK_ALL;
+            known = 1;
+        }
+        for (int i = 0; i < JF_SINK_COUNT && !known; i++) {
+            if (strlen(sink_words[i]) == len && strncmp(p, sink_words[i], len) == 0) {
+                bits |= 1u << i;
+                known = 1;
+            }
+        }
+        if (!known && len > 0)
+            return jf__fail(JF_EINVAL, "unknown sink '%.*s' (known: perfmap, jitdump, gdb, unwind, all)",
+                            (int)(len > 64 ? 64 : len), p);
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    *sinks_out = bits;
+    return 0;
+}
+
+/* A sink failed: disable it, count it and say so once. Keeps the sink's
+ * message as the thread's last error. */
+static void sink_failed(int i, int rc)
+{
+    sink_stats[i].errors++;
+    if (!(enabled_sinks & (1u << i)))
+        return;
+    enabled_sinks &= ~(1u << i);
+    failed_sinks |= 1u << i;
+    sink_table[i]->stop(0);
+    jf__log(JF_LOG_ERROR, "%s sink disabled: %s (%s)", sink_words[i], jf_last_error(), jf_strerror(rc));
+}
+
+/* Hand a group to every enabled sink in `mask`; returns the first error. */
+static int fan_out_add(unsigned mask, jf_live *const *regions, size_t n)
+{
+    int first_error = 0;
+    for (int i = 0; i < JF_SINK_COUNT; i++) {
+        if (!(mask & enabled_sinks & (1u << i)))
+            continue;
+        int rc = sink_table[i]->add(regions, n, &sink_stats[i]);
+        if (rc) {
+            sink_failed(i, rc);
+            if (!first_error)
+                first_error = rc;
+        }
+    }
+    return first_error;
+}
+
+typedef struct replay_state {
+    unsigned mask;
+    size_t used;
+    int first_error;
+    jf_live *chunk[REPLAY_CHUNK];
+} replay_state;
+
+static int replay_visit(jf_live *r, void *ctx)
+{
+    replay_state *s = ctx;
+    s->chunk[s->used++] = r;
+    if (s->used == REPLAY_CHUNK) {
+        int rc = fan_out_add(s->mask, s->chunk, s->used);
+        if (rc && !s->first_error)
+            s->first_error = rc;
+        s->used = 0;
+    }
+    return 0;
+}
+
+/* Send every live region to the sinks in `mask` (late enabling, fork). */
+static int replay_live_regions(unsigned mask)
+{
+    replay_state s = {.mask = mask};
+    region_table_foreach(&live_regions, replay_visit, &s);
+    if (s.used) {
+        int rc = fan_out_add(mask, s.chunk, s.used);
+        if (rc && !s.first_error)
+            s.first_error = rc;
+    }
+    return s.first_error;
+}
+
+static int start_sinks(unsigned sinks)
+{
+    int first_error = 0;
+    unsigned started = 0;
+    for (int i = 0; i < JF_SINK_COUNT; i++) {
+        unsigned bit = 1u << i;
+        if (!(sinks & bit) || (enabled_sinks & bit))
+            continue;
+        int rc;
+        if (!sink_table[i])
+            rc = jf__fail(JF_ENOTSUP, "the %s sink is not available in this build", sink_words[i]);
+        else
+            rc = sink_table[i]->start(dump_dir, &sink_stats[i]);
+        if (rc) {
+            sink_stats[i].errors++;
+            jf__log(JF_LOG_ERROR, "cannot start the %s sink: %s", sink_words[i], jf_last_error());
+            if (!first_error)
+                first_error = rc;
+            continue;
+        }
+        enabled_sinks |= bit;
+        failed_sinks &= ~bit;
+        started |= bit;
+    }
+    int rc = started ? replay_live_regions(started) : 0;
+    return first_error ? first_error : rc;
+}
+
+static void atfork_prepare(void)
+{
+    pthread_mutex_lock(&registry_lock);
+}
+
+static void atfork_parent(void)
+{
+    pthread_mutex_unlock(&registry_lock);
+}
+
+/* The child has a new pid: each sink drops the parent's files without
+ * touching them and starts its own, with the regions the child inherited. */
+static void atfork_child(void)
+{
+    unsigned running = enabled_sinks;
+    for (int i = 0; i < JF_SINK_COUNT; i++)
+        if (running & (1u << i))
+            sink_table[i]->forget_after_fork();
+    enabled_sinks = 0;
+    if (init_count > 0 && running)
+        start_sinks(running);
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void install_atfork(void)
+{
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* First initialisation: read the environment. Returns the sinks it asks for. */
+static int configure_from_env(const jf_config *config, unsigned *sinks)
+{
+    *sinks = 0;
+    if (config && (config->flags & JF_CONFIG_IGNORE_ENV))
+        return 0;
+    jf__log_configure_from_env();
+    const char *list = getenv("JITFRAMES");
+    if (list && jf_parse_sinks(list, sinks) != 0)
+        return jf__fail(JF_EINVAL, "JITFRAMES=%s: %s", list, jf_last_error());
+    const char *dir = getenv("JITFRAMES_DIR");
+    if (dir && *dir && snprintf(dump_dir, sizeof dump_dir, "%s", dir) >= (int)sizeof dump_dir)
+        return jf__fail(JF_EINVAL, "JITFRAMES_DIR is too long");
+    return 0;
+}
+
+int jf_init(const jf_config *config)
+{
+    jf__clear_error();
+    if (config && config->struct_size < offsetof(jf_config, dump_dir) + sizeof(char *))
+        return jf__fail(JF_EINVAL, "jf_config.struct_size is %zu; set it to sizeof(jf_config)",
+                        config->struct_size);
+    unsigned extra = config ? config->sinks : 0;
+    if (extra & ~JF_SINK_ALL)
+        return jf__fail(JF_EINVAL, "jf_config.sinks has unknown bits 0x%x", extra & ~JF_SINK_ALL);
+    pthread_once(&atfork_once, install_atfork);
+
+    pthread_mutex_lock(&registry_lock);
+    int rc = 0;
+    if (init_count == 0) {
+        unsigned env_sinks;
+        rc = configure_from_env(config, &env_sinks);
+        if (rc == 0 && config && config->dump_dir &&
+            snprintf(dump_dir, sizeof dump_dir, "%s", config->dump_dir) >= (int)sizeof dump_dir)
+            rc = jf__fail(JF_EINVAL, "jf_config.dump_dir is too long");
+        extra |= env_sinks;
+    }
+    if (rc == 0) {
+        if (init_count == INT_MAX)
+            rc = jf__fail(JF_ERANGE, "jf_init called too many times");
+        else
+            init_count++;
+    }
+    if (rc == 0)
+        rc = start_sinks(extra);
+    pthread_mutex_unlock(&registry_lock);
+    return rc;
+}
+
+static int free_visit(jf_live *r, void *ctx)
+{
+    (void)ctx;
+    jf__live_free(r);
+    return 0;
+}
+
+int jf_shutdown(void)
+{
+    jf__clear_error();
+    pthread_mutex_lock(&registry_lock);
+    if (init_count == 0) {
+        pthread_mutex_unlock(&registry_lock);
+        return jf__fail(JF_ENOTINIT, "jf_shutdown without a matching jf_init");
+    }
+    if (--init_count == 0) {
+        for (int i = 0; i < JF_SINK_COUNT; i++)
+            if (enabled_sinks & (1u << i))
+                sink_table[i]->stop(1);
+        enabled_sinks = failed_sinks = 0;
+        region_table_foreach(&live_regions, free_visit, NULL);
+        region_table_clear(&live_regions);
+        memset(sink_stats, 0, sizeof sink_stats);
+        snprintf(dump_dir, sizeof dump_dir, "/tmp");
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return 0;
+}
+
+int jf_enable(unsigned sinks)
+{
+    jf__clear_error();
+    if (sinks & ~JF_SINK_ALL)
+        return jf__fail(JF_EINVAL, "jf_enable: unknown sink bits 0x%x", sinks & ~JF_SINK_ALL);
+    pthread_mutex_lock(&registry_lock);
+    int rc = init_count ? start_sinks(sinks) : jf__fail(JF_ENOTINIT, "jf_enable before jf_init");
+    pthread_mutex_unlock(&registry_lock);
+    return rc;
+}
+
+int jf_disable(unsigned sinks)
+{
+    jf__clear_error();
+    if (sinks & ~JF_SINK_ALL)
+        return jf__fail(JF_EINVAL, "jf_disable: unknown sink bits 0x%x", sinks & ~JF_SINK_ALL);
+    pthread_mutex_lock(&registry_lock);
+    int rc = 0;
+    if (!init_count) {
+        rc = jf__fail(JF_ENOTINIT, "jf_disable before jf_init");
+    } else {
+        for (int i = 0; i < JF_SINK_COUNT; i++)
+            if (sinks & enabled_sinks & (1u << i))
+                sink_table[i]->stop(0);
+        enabled_sinks &= ~sinks;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return rc;
+}
+
+unsigned jf_enabled_sinks(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    unsigned bits = init_count ? enabled_sinks : 0;
+    pthread_mutex_unlock(&registry_lock);
+    return bits;
+}
+
+/* Validate and copy a caller's batch (no lock held). */
+static int make_live_batch(const jf_region *regions, size_t n, uint64_t group, jf_live **out)
+{
+    for (size_t i = 0; i < n; i++) {
+        jf_region r;
+        int rc = jf__region_read(regions, i, &r);
+        if (rc == 0)
+            rc = jf__region_validate(&r, i);
+        if (rc == 0 && !(out[i] = jf__live_new(&r, group)))
+            rc = jf__fail(JF_ENOMEM, "region %zu: %s", i, jf_last_error());
+        if (rc) {
+            while (i > 0)
+                jf__live_free(out[--i]);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* Insert a batch into the table, all or nothing. Lock held. */
+static int insert_batch(jf_live **lives, size_t n)
+{
+    if (region_table_reserve(&live_regions, n) != 0)
+        return jf__fail(JF_ENOMEM, "out of memory growing the region table");
+    for (size_t i = 0; i < n; i++) {
+        if (region_table_find(&live_regions, lives[i]->start)) {
+            for (size_t k = 0; k < i; k++)
+                region_table_remove(&live_regions, lives[k]->start);
+            return jf__fail(JF_EEXIST, "region %zu (%s): a live region already starts at %p", i,
+                            lives[i]->name, (void *)lives[i]->start);
+        }
+        region_table_insert(&live_regions, lives[i]);
+    }
+    return 0;
+}
+
+int jf_register_batch(const jf_region *regions, size_t n)
+{
+    jf__clear_error();
+    if (n == 0)
+        return 0;
+    if (!regions)
+        return jf__fail(JF_EINVAL, "jf_register_batch: regions is NULL");
+    if (n > SIZE_MAX / sizeof(jf_live *))
+        return jf__fail(JF_EINVAL, "jf_register_batch: too many regions");
+    jf_live *one;
+    jf_live **lives = n == 1 ? &one : malloc(n * sizeof *lives);
+    if (!lives)
+        return jf__fail(JF_ENOMEM, "out of memory for a batch of %zu regions", n);
+
+    pthread_mutex_lock(&registry_lock);
+    uint64_t group = next_group++;
+    int ready = init_count > 0;
+    pthread_mutex_unlock(&registry_lock);
+    int rc = ready ? make_live_batch(regions, n, group, lives)
+                   : jf__fail(JF_ENOTINIT, "jf_register before jf_init");
+    if (rc == 0) {
+        int inserted = 0;
+        pthread_mutex_lock(&registry_lock);
+        if (!init_count)
+            rc = jf__fail(JF_ENOTINIT, "jitframes was shut down during registration");
+        else if ((rc = insert_batch(lives, n)) == 0) {
+            inserted = 1;
+            rc = fan_out_add(JF_SINK_ALL, lives, n);
+        }
+        pthread_mutex_unlock(&registry_lock);
+        if (!inserted)
+            for (size_t i = 0; i < n; i++)
+                jf__live_free(lives[i]);
+    }
+    if (lives != &one)
+        free(lives);
+    return rc;
+}
+
+int jf_register(const jf_region *region)
+{
+    if (!region) {
+        jf__clear_error();
+        return jf__fail(JF_EINVAL, "jf_register: region is NULL");
+    }
+    return jf_register_batch(region, 1);
+}
+
+int jf_unregister(const void *addr)
+{
+    jf__clear_error();
+    pthread_mutex_lock(&registry_lock);
+    if (!init_count) {
+        pthread_mutex_unlock(&registry_lock);
+        return jf__fail(JF_ENOTINIT, "jf_unregister before jf_init");
+    }
+    jf_live *r = region_table_remove(&live_regions, (uintptr_t)addr);
+    int rc = r ? 0 : jf__fail(JF_ENOENT, "jf_unregister: no live region starts at %p", addr);
+    for (int i = 0; r && i < JF_SINK_COUNT; i++) {
+        if (!(enabled_sinks & (1u << i)) || !sink_table[i]->remove)
+            continue;
+        int sink_rc = sink_table[i]->remove(&r, 1, &sink_stats[i]);
+        if (sink_rc) {
+            sink_failed(i, sink_rc);
+            if (!rc)
+                rc = sink_rc;
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+    jf__live_free(r);
+    return rc;
+}
+
+int jf_stats(struct jf_stats *stats)
+{
+    jf__clear_error();
+    if (!stats || stats->struct_size < sizeof(struct jf_stats))
+        return jf__fail(JF_EINVAL, "jf_stats: NULL or struct_size smaller than sizeof(struct jf_stats)");
+    pthread_mutex_lock(&registry_lock);
+    stats->live_regions = live_regions.count;
+    for (int i = 0; i < JF_SINK_COUNT; i++) {
+        stats->sink[i] = sink_stats[i];
+        stats->sink[i].enabled = (enabled_sinks >> i) & 1;
+        stats->sink[i].failed = (failed_sinks >> i) & 1;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return 0;
+}

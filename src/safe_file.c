@@ -1,0 +1,188 @@
+/*
+ * Safe creation of per-process files in /tmp-like directories (see
+ * safe_file.h). The stale-versus-shared decision matters because a host
+ * runtime may have its own perf map writer: its file must be appended to,
+ * while a file left by a dead process that had our pid must be replaced.
+ */
+#define _GNU_SOURCE
+#include "safe_file.h"
+
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Does any descriptor of this process other than `self_fd` refer to st? */
+static int open_elsewhere_in_process(const struct stat *st, int self_fd)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        char *end;
+        long fd = strtol(e->d_name, &end, 10);
+        if (*end || end == e->d_name || fd == self_fd || fd == dirfd(d))
+            continue;
+        struct stat other;
+        if (fstat((int)fd, &other) == 0 && other.st_dev == st->st_dev && other.st_ino == st->st_ino)
+            found = 1;
+    }
+    closedir(d);
+    return found;
+}
+
+/* This process's start time on the CLOCK_REALTIME scale, in ns (0 if unknown). */
+static int64_t process_start_realtime_ns(void)
+{
+    FILE *f = fopen("/proc/self/stat", "re");
+    if (!f)
+        return 0;
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* Field 22 (starttime, clock ticks since boot); skip "pid (comm)" safely. */
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    unsigned long long ticks = 0;
+    int field = 2;
+    for (p++; *p && field < 22; p++)
+        if (*p == ' ')
+            field++;
+    if (field != 22 || sscanf(p, "%llu", &ticks) != 1)
+        return 0;
+    long hz = sysconf(_SC_CLK_TCK);
+    struct timespec real, boot;
+    clock_gettime(CLOCK_REALTIME, &real);
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    int64_t boot_ns = (int64_t)boot.tv_sec * 1000000000 + boot.tv_nsec;
+    int64_t real_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+    int64_t start_since_boot = (int64_t)ticks * (1000000000 / (hz > 0 ? hz : 100));
+    return real_ns - (boot_ns - start_since_boot);
+}
+
+/* A file is this process's if it is open here or was modified since we
+ * started (two clock ticks of slack for the tick granularity). */
+static int belongs_to_this_process(const struct stat *st, int fd)
+{
+    if (open_elsewhere_in_process(st, fd))
+        return 1;
+    int64_t start = process_start_realtime_ns();
+    int64_t mtime = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+    return start == 0 || mtime >= start - 20000000;
+}
+
+static int check_existing(int fd, const char *path)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return jf__fail(jf__errno_code(errno), "%s: fstat: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return jf__fail(JF_EUNSAFE, "%s: not a regular file; refusing to use it", path);
+    if (st.st_uid != geteuid())
+        return jf__fail(JF_EUNSAFE, "%s: owned by uid %u, not by us (uid %u); refusing to use it",
+                        path, (unsigned)st.st_uid, (unsigned)geteuid());
+    if (st.st_nlink != 1)
+        return jf__fail(JF_EUNSAFE, "%s: has %lu hard links; refusing to use it", path,
+                        (unsigned long)st.st_nlink);
+    if (belongs_to_this_process(&st, fd))
+        return 1;
+    if (ftruncate(fd, 0) != 0 || fchmod(fd, 0600) != 0)
+        return jf__fail(jf__errno_code(errno), "%s: cannot replace stale file: %s", path,
+                        strerror(errno));
+    return 0;
+}
+
+int safe_file_open(const char *dir, const char *name, int extra_flags, int *reused)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+        return jf__fail(JF_EINVAL, "path too long: %s/%s", dir, name);
+    int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC | extra_flags;
+    if (extra_flags & O_RDWR)
+        flags &= ~O_WRONLY;
+    *reused = 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int fd = open(path, flags | O_CREAT | O_EXCL, 0600);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST)
+            return jf__fail(jf__errno_code(errno), "cannot create %s: %s", path, strerror(errno));
+        /* O_NONBLOCK: a FIFO planted at the path must not block us. */
+        fd = open(path, flags | O_NONBLOCK);
+        if (fd < 0) {
+            if (errno == ENOENT)
+                continue; /* removed in between: create it again */
+            if (errno == ELOOP)
+                return jf__fail(JF_EUNSAFE, "%s is a symbolic link; refusing to follow it", path);
+            return jf__fail(jf__errno_code(errno), "cannot open %s: %s", path, strerror(errno));
+        }
+        int kept = check_existing(fd, path);
+        if (kept < 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+            close(fd);
+            return kept < 0 ? kept : jf__fail(JF_EIO, "%s: fcntl: %s", path, strerror(errno));
+        }
+        *reused = kept;
+        return fd;
+    }
+    return jf__fail(JF_EIO, "%s keeps disappearing; giving up", path);
+}
+
+int safe_file_check_size_limit(off_t new_size)
+{
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY)
+        return 0;
+    if (new_size < 0 || (unsigned long long)new_size > (unsigned long long)lim.rlim_cur)
+        return jf__fail(JF_EFBIG, "file would grow to %lld bytes, over RLIMIT_FSIZE (%llu)",
+                        (long long)new_size, (unsigned long long)lim.rlim_cur);
+    return 0;
+}
+
+/* Undo a partial append of `written` bytes so the file holds whole records. */
+static void cut_partial_append(int fd, size_t written)
+{
+    struct stat st;
+    if (written > 0 && fstat(fd, &st) == 0 && st.st_size >= (off_t)written)
+        (void)!ftruncate(fd, st.st_size - (off_t)written);
+}
+
+int safe_file_append(int fd, const void *buf, size_t len)
+{
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+        struct stat st;
+        if (fstat(fd, &st) != 0)
+            return jf__fail(jf__errno_code(errno), "fstat: %s", strerror(errno));
+        int rc = safe_file_check_size_limit(st.st_size + (off_t)len);
+        if (rc)
+            return rc;
+    }
+    const char *p = buf;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, p + done, len - done);
+        if (n > 0) {
+            done += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        int err = n < 0 ? errno : ENOSPC;
+        cut_partial_append(fd, done);
+        return jf__fail(jf__errno_code(err), "write: %s", strerror(err));
+    }
+    return 0;
+}

@@ -1,0 +1,35 @@
+/*
+ * The interface between the registry and the sinks. The registry calls these
+ * with its lock held, so a sink needs no locking of its own for state that
+ * only these entry points touch. A sink never includes another sink.
+ */
+#ifndef JF_SINK_H
+#define JF_SINK_H
+
+#include "internal.h"
+
+typedef struct sink_ops {
+    const char *word; /* as in $JITFRAMES */
+    unsigned bit;     /* JF_SINK_* */
+
+    /* Start writing (open files...). Returns 0 or a JF_E* code with the
+     * message set. `dump_dir` is the configured jitdump directory. */
+    int (*start)(const char *dump_dir, jf_sink_stats *stats);
+
+    /* Describe regions registered together (one group). */
+    int (*add)(jf_live *const *regions, size_t n, jf_sink_stats *stats);
+
+    /* Forget regions (optional: NULL when the sink cannot express removal). */
+    int (*remove)(jf_live *const *regions, size_t n, jf_sink_stats *stats);
+
+    /* Stop: `final` is 1 at shutdown (write trailers), 0 when disabling. */
+    void (*stop)(int final);
+
+    /* In a child right after fork(): drop the parent's resources without
+     * writing to them. start() and a replay follow. Must not allocate. */
+    void (*forget_after_fork)(void);
+} sink_ops;
+
+extern const sink_ops jf_perfmap_sink;
+
+#endif
