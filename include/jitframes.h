@@ -221,6 +221,78 @@ JF_API int jf_register_batch(const jf_region *regions, size_t n);
 JF_API int jf_unregister(const void *addr);
 
 /* ------------------------------------------------------------------------ */
+/* Unwind descriptions: the DWARF CFI assembler                              */
+/* ------------------------------------------------------------------------ */
+/*
+ * A jf_cfi describes how to unwind a region: one or more FDEs, each covering
+ * a sub-range [start, end) of the region (offsets from its first byte), each
+ * a sequence of CFA rules as in DWARF (.cfi_* directives in assembly). Every
+ * FDE starts from the architecture's state at function entry (x86_64: CFA =
+ * rsp + 8, return address at CFA - 8; aarch64: CFA = sp, return address in
+ * x30; riscv64: CFA = sp, return address in ra). Parts of a region not
+ * covered by any FDE get no unwind information — never a guessed one.
+ * Registers are DWARF numbers of the host architecture (JF_DWARF_*).
+ * A region's jf_cfi is copied at registration; free yours when done.
+ */
+#if defined(__x86_64__)
+#define JF_DWARF_SP 7u
+#define JF_DWARF_FP 6u
+#define JF_DWARF_RA 16u
+#elif defined(__aarch64__)
+#define JF_DWARF_SP 31u
+#define JF_DWARF_FP 29u
+#define JF_DWARF_RA 30u
+#elif defined(__riscv) && __riscv_xlen == 64
+#define JF_DWARF_SP 2u
+#define JF_DWARF_FP 8u
+#define JF_DWARF_RA 1u
+#endif
+
+JF_API int jf_cfi_new(jf_cfi **out);
+JF_API void jf_cfi_free(jf_cfi *cfi);
+
+/* Start an FDE for region offsets [start, end); the rules below apply to it. */
+JF_API int jf_cfi_begin_fde(jf_cfi *cfi, size_t start, size_t end);
+/* Rules that follow take effect at region offset `offset` (non-decreasing, inside the FDE). */
+JF_API int jf_cfi_advance_to(jf_cfi *cfi, size_t offset);
+JF_API int jf_cfi_def_cfa(jf_cfi *cfi, unsigned reg, int64_t offset);
+JF_API int jf_cfi_def_cfa_offset(jf_cfi *cfi, int64_t offset);
+JF_API int jf_cfi_def_cfa_register(jf_cfi *cfi, unsigned reg);
+/* reg is saved at CFA + cfa_offset. */
+JF_API int jf_cfi_offset(jf_cfi *cfi, unsigned reg, int64_t cfa_offset);
+JF_API int jf_cfi_restore(jf_cfi *cfi, unsigned reg);
+JF_API int jf_cfi_same_value(jf_cfi *cfi, unsigned reg);
+JF_API int jf_cfi_remember_state(jf_cfi *cfi);
+JF_API int jf_cfi_restore_state(jf_cfi *cfi);
+
+/* ------------------------------------------------------------------------ */
+/* Trampolines for interpreters                                              */
+/* ------------------------------------------------------------------------ */
+
+/* A generic function pointer; cast to and from your eval function's type. */
+typedef void (*jf_fn)(void);
+
+typedef struct jf_trampoline_options {
+    size_t struct_size; /* sizeof(jf_trampoline_options) */
+    const char *file;   /* optional source file of the interpreted function */
+    uint32_t line;      /* optional line */
+} jf_trampoline_options;
+
+#define JF_TRAMPOLINE_OPTIONS_INIT {sizeof(jf_trampoline_options), NULL, 0}
+
+/*
+ * Create a trampoline named `name` that calls `target`: call *entry_out
+ * instead of target, with the same arguments. It is registered with every
+ * enabled sink under its own name. opts may be NULL.
+ */
+JF_API int jf_trampoline_create(jf_fn target, const char *name, const jf_trampoline_options *opts,
+                                jf_fn *entry_out);
+
+/* Unregister a trampoline; its slot may be reused by a later create. The
+ * caller guarantees no thread is still about to call it. */
+JF_API int jf_trampoline_destroy(jf_fn entry);
+
+/* ------------------------------------------------------------------------ */
 /* Statistics                                                                */
 /* ------------------------------------------------------------------------ */
 

@@ -14,7 +14,37 @@ struct jf_cfi *jf__cfi_clone(const struct jf_cfi *cfi);
 /* Free a copy made by jf__cfi_clone. NULL is fine. */
 void jf__cfi_free(struct jf_cfi *cfi);
 
-/* Check that every FDE lies within a region of `size` bytes (JF_EINVAL). */
+/* Check that the description is complete and every FDE lies within a region
+ * of `size` bytes (JF_EINVAL with the message set). */
 int jf__cfi_validate(const struct jf_cfi *cfi, size_t size);
+
+/* Where the emitted bytes will live, which fixes every pc-relative field. */
+typedef enum jf_eh_layout {
+    /* perf's synthesized DSO for a jitdump CODE_UNWINDING_INFO record:
+     * .eh_frame at round8(code_size) after the code start, .eh_frame_hdr
+     * right after .eh_frame, no terminator (FORMATS.md). */
+    JF_EH_LAYOUT_PERF_JITDUMP,
+    /* Absolute addresses: the bytes are used in place at `image_addr`
+     * (GDB symfiles, __register_frame); .eh_frame ends with a zero
+     * terminator, then .eh_frame_hdr. */
+    JF_EH_LAYOUT_ABSOLUTE,
+} jf_eh_layout;
+
+typedef struct jf_eh_image {
+    size_t eh_frame_size; /* .eh_frame bytes (terminator included if any) */
+    size_t hdr_size;      /* .eh_frame_hdr bytes (12 + 8 * number of FDEs) */
+} jf_eh_image;
+
+/* Upper bound of eh_frame_size + hdr_size for this description. */
+size_t jf__cfi_max_image_size(const struct jf_cfi *cfi);
+
+/*
+ * Emit .eh_frame followed by .eh_frame_hdr into buf (capacity cap) for a
+ * region at code_addr of code_size bytes. For JF_EH_LAYOUT_ABSOLUTE,
+ * image_addr is the address buf will be used at. Returns 0 or a JF_E* code.
+ */
+int jf__cfi_emit(const struct jf_cfi *cfi, jf_eh_layout layout, uint64_t code_addr,
+                 uint64_t code_size, uint64_t image_addr, uint8_t *buf, size_t cap,
+                 jf_eh_image *out);
 
 #endif
