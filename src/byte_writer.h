@@ -1,0 +1,153 @@
+/*
+ * A bounds-checked little-endian byte writer for the binary formats
+ * (.eh_frame, jitdump records, ELF images). Writers never touch memory past
+ * `cap`: a write that does not fit sets `overflow` and writes nothing, but
+ * `pos` keeps counting, so after a pass `pos` is the size the output needs.
+ * A writer over (NULL, 0) therefore measures without writing.
+ *
+ * Everything is written byte by byte: no pointer casts, no alignment needs.
+ */
+#ifndef JF_BYTE_WRITER_H
+#define JF_BYTE_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct jf_writer {
+    uint8_t *buf; /* may be NULL when cap is 0 */
+    size_t cap;
+    size_t pos;   /* bytes emitted so far, written or not; saturates at SIZE_MAX */
+    int overflow; /* 1 once anything did not fit */
+} jf_writer;
+
+static inline void jf__writer_init(jf_writer *w, void *buf, size_t cap)
+{
+    w->buf = buf;
+    w->cap = buf ? cap : 0;
+    w->pos = 0;
+    w->overflow = 0;
+}
+
+/* 1 if every byte so far was written. */
+static inline int jf__writer_ok(const jf_writer *w)
+{
+    return !w->overflow;
+}
+
+/* Reserve n bytes: returns where to write them, or NULL (overflow recorded,
+ * pos still advanced) if they do not fit. */
+static inline uint8_t *jf__writer_reserve(jf_writer *w, size_t n)
+{
+    size_t at = w->pos;
+    w->pos = n > SIZE_MAX - at ? SIZE_MAX : at + n;
+    if (w->overflow || at > w->cap || n > w->cap - at) {
+        w->overflow = 1;
+        return NULL;
+    }
+    return w->buf + at;
+}
+
+static inline void jf__put_bytes(jf_writer *w, const void *src, size_t n)
+{
+    uint8_t *p = jf__writer_reserve(w, n);
+    if (p && n)
+        memcpy(p, src, n);
+}
+
+static inline void jf__put_zeros(jf_writer *w, size_t n)
+{
+    uint8_t *p = jf__writer_reserve(w, n);
+    if (p && n)
+        memset(p, 0, n);
+}
+
+/* Store v little-endian in n bytes at p (no bounds check: callers reserve). */
+static inline void jf__store_le(uint8_t *p, uint64_t v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void jf__put_le(jf_writer *w, uint64_t v, size_t n)
+{
+    uint8_t *p = jf__writer_reserve(w, n);
+    if (p)
+        jf__store_le(p, v, n);
+}
+
+static inline void jf__put_u8(jf_writer *w, uint8_t v) { jf__put_le(w, v, 1); }
+static inline void jf__put_u16(jf_writer *w, uint16_t v) { jf__put_le(w, v, 2); }
+static inline void jf__put_u32(jf_writer *w, uint32_t v) { jf__put_le(w, v, 4); }
+static inline void jf__put_u64(jf_writer *w, uint64_t v) { jf__put_le(w, v, 8); }
+static inline void jf__put_s32(jf_writer *w, int32_t v) { jf__put_le(w, (uint32_t)v, 4); }
+
+/* A NUL-terminated string, terminator included. */
+static inline void jf__put_cstr(jf_writer *w, const char *s)
+{
+    jf__put_bytes(w, s, strlen(s) + 1);
+}
+
+static inline void jf__put_uleb128(jf_writer *w, uint64_t v)
+{
+    do {
+        uint8_t byte = v & 0x7f;
+        v >>= 7;
+        jf__put_u8(w, (uint8_t)(byte | (v ? 0x80 : 0)));
+    } while (v);
+}
+
+static inline void jf__put_sleb128(jf_writer *w, int64_t v)
+{
+    for (;;) {
+        uint8_t byte = (uint8_t)((uint64_t)v & 0x7f);
+        /* Arithmetic shift without relying on implementation-defined >> of negatives. */
+        v = v < 0 ? ~(~v >> 7) : v >> 7;
+        int done = (v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40));
+        jf__put_u8(w, (uint8_t)(byte | (done ? 0 : 0x80)));
+        if (done)
+            return;
+    }
+}
+
+/* Bytes an (s|u)leb128 encoding of v takes. */
+static inline size_t jf__uleb128_size(uint64_t v)
+{
+    size_t n = 1;
+    while (v >>= 7)
+        n++;
+    return n;
+}
+
+static inline size_t jf__sleb128_size(int64_t v)
+{
+    jf_writer w;
+    jf__writer_init(&w, NULL, 0);
+    jf__put_sleb128(&w, v);
+    return w.pos;
+}
+
+/* Zero-pad until pos is a multiple of `align` (a power of two), counted from
+ * the start of the buffer. */
+static inline void jf__put_align(jf_writer *w, size_t align)
+{
+    size_t rem = align ? w->pos & (align - 1) : 0;
+    if (rem)
+        jf__put_zeros(w, align - rem);
+}
+
+/* Overwrite n bytes at an earlier offset `at` (length fields known only
+ * later). Out of range: overflow recorded, nothing written. */
+static inline void jf__patch_le(jf_writer *w, size_t at, uint64_t v, size_t n)
+{
+    if (w->overflow || at > w->cap || n > w->cap - at) {
+        w->overflow = 1;
+        return;
+    }
+    jf__store_le(w->buf + at, v, n);
+}
+
+static inline void jf__patch_u32(jf_writer *w, size_t at, uint32_t v) { jf__patch_le(w, at, v, 4); }
+static inline void jf__patch_u64(jf_writer *w, size_t at, uint64_t v) { jf__patch_le(w, at, v, 8); }
+
+#endif
