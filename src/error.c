@@ -52,10 +52,15 @@ void jf__clear_error(void)
 
 int jf__fail(int code, const char *fmt, ...)
 {
+    /* Format aside first: callers often wrap the previous message
+     * (jf__fail(..., "%s", jf_last_error())), and vsnprintf must not read
+     * the buffer it writes. */
+    char msg[sizeof last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(last_error, msg, sizeof msg);
     return code;
 }
 

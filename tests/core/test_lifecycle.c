@@ -1,0 +1,193 @@
+/* Reference-counted init/shutdown, calls outside init, configuration from the
+ * environment, re-initialisation. No sink is enabled here. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "jitframes.h"
+
+static const unsigned char code[64];
+
+static jf_region region_at(const void *addr, const char *name)
+{
+    jf_region r = JF_REGION_INIT;
+    r.addr = addr;
+    r.size = 16;
+    r.name = name;
+    return r;
+}
+
+static int init_without_env(void)
+{
+    jf_config cfg = JF_CONFIG_INIT;
+    cfg.flags = JF_CONFIG_IGNORE_ENV;
+    return jf_init(&cfg);
+}
+
+/* Every test leaves the library uninitialised. */
+static int teardown(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 100 && jf_shutdown() == 0; i++)
+        ;
+    unsetenv("JITFRAMES");
+    return 0;
+}
+
+static void shutdown_without_init_is_enotinit(void **state)
+{
+    (void)state;
+    assert_int_equal(jf_shutdown(), JF_ENOTINIT);
+    assert_non_null(strstr(jf_last_error(), "jf_shutdown"));
+}
+
+static void calls_before_init_are_enotinit(void **state)
+{
+    (void)state;
+    jf_region r = region_at(code, "early");
+    assert_int_equal(jf_register(&r), JF_ENOTINIT);
+    assert_true(strlen(jf_last_error()) > 0);
+    assert_int_equal(jf_register_batch(&r, 1), JF_ENOTINIT);
+    assert_int_equal(jf_unregister(code), JF_ENOTINIT);
+    assert_int_equal(jf_enable(JF_SINK_PERFMAP), JF_ENOTINIT);
+    assert_int_equal(jf_disable(JF_SINK_PERFMAP), JF_ENOTINIT);
+    assert_int_equal(jf_enabled_sinks(), 0);
+    /* Nothing was kept: after init the address is free. */
+    assert_int_equal(init_without_env(), 0);
+    assert_int_equal(jf_unregister(code), JF_ENOENT);
+    struct jf_stats st = JF_STATS_INIT;
+    assert_int_equal(jf_stats(&st), 0);
+    assert_int_equal(st.live_regions, 0);
+}
+
+static void init_is_reference_counted(void **state)
+{
+    (void)state;
+    assert_int_equal(init_without_env(), 0);
+    assert_int_equal(init_without_env(), 0);
+    assert_int_equal(jf_init(NULL), 0);
+    jf_region r = region_at(code, "counted");
+    assert_int_equal(jf_register(&r), 0);
+    assert_int_equal(jf_shutdown(), 0);
+    assert_int_equal(jf_shutdown(), 0);
+    /* One reference left: still initialised, the region still live. */
+    assert_int_equal(jf_register(&r), JF_EEXIST);
+    assert_int_equal(jf_shutdown(), 0);
+    assert_int_equal(jf_shutdown(), JF_ENOTINIT);
+    assert_int_equal(jf_register(&r), JF_ENOTINIT);
+}
+
+static void shutdown_forgets_regions_and_reinit_starts_fresh(void **state)
+{
+    (void)state;
+    assert_int_equal(init_without_env(), 0);
+    jf_region r = region_at(code, "first life");
+    assert_int_equal(jf_register(&r), 0);
+    assert_int_equal(jf_shutdown(), 0);
+    for (int round = 0; round < 3; round++) {
+        assert_int_equal(init_without_env(), 0);
+        struct jf_stats st = JF_STATS_INIT;
+        assert_int_equal(jf_stats(&st), 0);
+        assert_int_equal(st.live_regions, 0);
+        assert_int_equal(jf_register(&r), 0);
+        assert_int_equal(jf_stats(&st), 0);
+        assert_int_equal(st.live_regions, 1);
+        assert_int_equal(jf_shutdown(), 0);
+    }
+}
+
+static void bad_config_is_rejected_and_nothing_initialised(void **state)
+{
+    (void)state;
+    jf_config cfg = JF_CONFIG_INIT;
+    cfg.struct_size = 4;
+    assert_int_equal(jf_init(&cfg), JF_EINVAL);
+    assert_non_null(strstr(jf_last_error(), "struct_size"));
+    cfg = (jf_config)JF_CONFIG_INIT;
+    cfg.sinks = 0x100;
+    assert_int_equal(jf_init(&cfg), JF_EINVAL);
+    assert_non_null(strstr(jf_last_error(), "0x100"));
+    assert_int_equal(jf_shutdown(), JF_ENOTINIT);
+}
+
+static void enable_and_disable_reject_unknown_bits(void **state)
+{
+    (void)state;
+    assert_int_equal(init_without_env(), 0);
+    assert_int_equal(jf_enable(0x40), JF_EINVAL);
+    assert_int_equal(jf_disable(0x40), JF_EINVAL);
+    assert_int_equal(jf_enable(0), 0);
+    assert_int_equal(jf_disable(0), 0);
+    assert_int_equal(jf_enabled_sinks(), 0);
+}
+
+static void unknown_word_in_env_fails_init_clearly(void **state)
+{
+    (void)state;
+    setenv("JITFRAMES", "perfmap,perfmaps", 1);
+    assert_int_equal(jf_init(NULL), JF_EINVAL);
+    assert_non_null(strstr(jf_last_error(), "JITFRAMES"));
+    assert_non_null(strstr(jf_last_error(), "'perfmaps'"));
+    assert_int_equal(jf_enabled_sinks(), 0);
+    assert_int_equal(jf_shutdown(), JF_ENOTINIT); /* nothing was initialised */
+    /* JF_CONFIG_IGNORE_ENV does not read it. */
+    assert_int_equal(init_without_env(), 0);
+    assert_int_equal(jf_enabled_sinks(), 0);
+}
+
+static void empty_env_enables_nothing(void **state)
+{
+    (void)state;
+    setenv("JITFRAMES", "", 1);
+    assert_int_equal(jf_init(NULL), 0);
+    assert_int_equal(jf_enabled_sinks(), 0);
+}
+
+static void env_is_read_only_by_the_first_init(void **state)
+{
+    (void)state;
+    assert_int_equal(jf_init(NULL), 0);
+    setenv("JITFRAMES", "bogus", 1);
+    assert_int_equal(jf_init(NULL), 0); /* already initialised: env not read again */
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+static void stats_need_a_struct_size(void **state)
+{
+    (void)state;
+    assert_int_equal(jf_stats(NULL), JF_EINVAL);
+    struct jf_stats st = JF_STATS_INIT;
+    st.struct_size = 8;
+    assert_int_equal(jf_stats(&st), JF_EINVAL);
+    /* Allowed before init: everything is zero. */
+    st.struct_size = sizeof st;
+    assert_int_equal(jf_stats(&st), 0);
+    assert_int_equal(st.live_regions, 0);
+    for (int i = 0; i < JF_SINK_COUNT; i++)
+        assert_int_equal(st.sink[i].enabled, 0);
+}
+
+int main(void)
+{
+    unsetenv("JITFRAMES");
+    unsetenv("JITFRAMES_LOG");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(shutdown_without_init_is_enotinit, teardown),
+        cmocka_unit_test_teardown(calls_before_init_are_enotinit, teardown),
+        cmocka_unit_test_teardown(init_is_reference_counted, teardown),
+        cmocka_unit_test_teardown(shutdown_forgets_regions_and_reinit_starts_fresh, teardown),
+        cmocka_unit_test_teardown(bad_config_is_rejected_and_nothing_initialised, teardown),
+        cmocka_unit_test_teardown(enable_and_disable_reject_unknown_bits, teardown),
+        cmocka_unit_test_teardown(unknown_word_in_env_fails_init_clearly, teardown),
+        cmocka_unit_test_teardown(empty_env_enables_nothing, teardown),
+        cmocka_unit_test_teardown(env_is_read_only_by_the_first_init, teardown),
+        cmocka_unit_test_teardown(stats_need_a_struct_size, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
