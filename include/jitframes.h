@@ -106,7 +106,10 @@ typedef struct jf_config {
  * JF_CONFIG_IGNORE_ENV is set, and enables those sinks plus config->sinks.
  * Later calls only add config->sinks. config may be NULL.
  * An unknown word in $JITFRAMES is JF_EINVAL and nothing is initialised.
- * Every successful call must be balanced by one jf_shutdown().
+ * Every successful call must be balanced by one jf_shutdown(). If only a
+ * sink failed to start (an unsafe or unwritable file...), the library is
+ * initialised all the same — balance the call too — the sink is reported
+ * failed by jf_stats(), and that sink's error is returned.
  */
 JF_API int jf_init(const jf_config *config);
 

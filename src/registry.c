@@ -145,6 +145,7 @@ static int start_sinks(unsigned sinks)
             rc = sink_table[i]->start(dump_dir, &sink_stats[i]);
         if (rc) {
             sink_stats[i].errors++;
+            failed_sinks |= bit;
             jf__log(JF_LOG_ERROR, "cannot start the %s sink: %s", sink_words[i], jf_last_error());
             if (!first_error)
                 first_error = rc;

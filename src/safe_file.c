@@ -127,6 +127,8 @@ int safe_file_open(const char *dir, const char *name, int extra_flags, int *reus
                 continue; /* removed in between: create it again */
             if (errno == ELOOP)
                 return jf__fail(JF_EUNSAFE, "%s is a symbolic link; refusing to follow it", path);
+            if (errno == ENXIO || errno == EISDIR) /* FIFO without reader, socket, directory */
+                return jf__fail(JF_EUNSAFE, "%s: not a regular file; refusing to use it", path);
             return jf__fail(jf__errno_code(errno), "cannot open %s: %s", path, strerror(errno));
         }
         int kept = check_existing(fd, path);
