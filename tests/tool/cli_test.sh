@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The jitframes command line: exit codes, "FILE:LINE: message" on stderr,
+# summary and dump output. Usage: cli_test.sh PATH/TO/jitframes
+set -u
+tool=$1
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jf-cli.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+failures=0
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# expect NAME EXPECTED_RC EXPECTED_STDOUT_SUBSTRING EXPECTED_STDERR_LINE -- ARGS...
+expect() {
+  local name=$1 want_rc=$2 want_out=$3 want_err=$4
+  shift 5
+  "$tool" "$@" >"$dir/out" 2>"$dir/err"
+  local rc=$?
+  [ "$rc" -eq "$want_rc" ] || fail "$name: exit $rc, want $want_rc ($(cat "$dir/err"))"
+  if [ -n "$want_out" ] && ! grep -qF -- "$want_out" "$dir/out"; then
+    fail "$name: stdout lacks '$want_out': $(cat "$dir/out")"
+  fi
+  if [ -n "$want_err" ] && [ "$(cat "$dir/err")" != "$want_err" ]; then
+    fail "$name: stderr is '$(cat "$dir/err")', want '$want_err'"
+  fi
+}
+
+printf '7f0000001000 40 foo\n7f0000002000 10 bar baz\n' >"$dir/good.map"
+printf '1000 10 a\n2000 10 b\n3000 10 C\t\n' >"$dir/tab.map"
+printf '1000 10 a\n1008 10 b\n' >"$dir/overlap.map"
+printf '1000 10 a' >"$dir/nonl.map"
+: >"$dir/empty.map"
+
+expect good-check 0 "good.map: valid perf map: 2 entries covering 7f0000001000-7f0000002010" "" \
+  -- check "$dir/good.map"
+expect good-dump 0 "00007f0000002000-00007f0000002010        16  bar baz" "" -- dump "$dir/good.map"
+expect empty-check 0 "valid perf map: 0 entries" "" -- check "$dir/empty.map"
+expect tab-check 1 "" "$dir/tab.map:3: control character 0x09 in name at byte 1" -- check "$dir/tab.map"
+expect tab-dump 1 "0000000000002000-0000000000002010" "$dir/tab.map:3: control character 0x09 in name at byte 1" \
+  -- dump "$dir/tab.map"
+expect overlap-check 1 "" \
+  "$dir/overlap.map:2: region 1008-1018 overlaps line 1 (1000-1010); readers disagree on which name wins" \
+  -- check "$dir/overlap.map"
+expect nonl-check 1 "" "$dir/nonl.map:1: last line has no trailing newline (perf cuts its last character)" \
+  -- check "$dir/nonl.map"
+expect missing-file 2 "" "$dir/none.map: No such file or directory" -- check "$dir/none.map"
+expect no-args 2 "" "" --
+expect bad-command 2 "" "" -- verify "$dir/good.map"
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
+echo "all CLI checks passed"

@@ -1,0 +1,63 @@
+/*
+ * Shared pieces of the jitframes tool's parsers: the first-error report,
+ * a bounds-checked little/big-endian byte reader, and the name rules.
+ * The parsers are pure functions over a byte buffer (no I/O, no globals),
+ * so the command-line tool, the tests and the fuzzer all call them alike.
+ */
+#ifndef JFT_COMMON_H
+#define JFT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define JFT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define JFT_PRINTF(f, a)
+#endif
+
+/* The first problem found. `where` is a line number (perf map) or a byte
+ * offset (jitdump); `msg` says what is wrong, without the file name. */
+typedef struct jft_error {
+    int set;
+    uint64_t where;
+    char msg[400];
+} jft_error;
+
+/* Record a problem unless one is already recorded (the first one wins).
+ * Always returns -1 so parsers can `return jft_fail(...)`. */
+int jft_fail(jft_error *err, uint64_t where, const char *fmt, ...) JFT_PRINTF(3, 4);
+
+/* A cursor over [data, data + len). Every read checks the bounds: on a
+ * short read it sets `overrun` and yields zero, so callers check once. */
+typedef struct jft_reader {
+    const uint8_t *data;
+    size_t len;
+    size_t pos;
+    int big_endian;
+    int overrun;
+} jft_reader;
+
+void jft_reader_init(jft_reader *r, const uint8_t *data, size_t len, int big_endian);
+size_t jft_left(const jft_reader *r);
+uint8_t jft_u8(jft_reader *r);
+uint16_t jft_u16(jft_reader *r);
+uint32_t jft_u32(jft_reader *r);
+uint64_t jft_u64(jft_reader *r);
+uint64_t jft_uleb128(jft_reader *r);
+int64_t jft_sleb128(jft_reader *r);
+/* Skip n bytes; returns a pointer to them (NULL on overrun). */
+const uint8_t *jft_skip(jft_reader *r, size_t n);
+
+/* Length of the valid UTF-8 sequence at s[0..n) (1..4), 0 if invalid
+ * (truncated, overlong, surrogate, above U+10FFFF). */
+size_t jft_utf8_length(const uint8_t *s, size_t n);
+
+/* Check a symbol name: non-empty, valid UTF-8, no control characters
+ * (below 0x20, or DEL). Returns 0, or -1 with a description of the first
+ * bad byte (and its index in *bad_index) written to `why`. */
+int jft_check_name(const uint8_t *s, size_t n, size_t *bad_index, char *why, size_t why_size);
+
+uint64_t jft_round_up(uint64_t v, uint64_t align);
+
+#endif
