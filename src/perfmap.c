@@ -68,27 +68,33 @@ static int perfmap_start(const char *dump_dir, jf_sink_stats *stats)
     return 0;
 }
 
-static int perfmap_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+/* Write the buffered lines of `lines` regions; counts only what is written. */
+static int flush_lines(size_t used, size_t lines, jf_sink_stats *stats)
 {
-    if (map_fd < 0)
-        return jf__fail(JF_EDISABLED, "perf map is not open");
-    size_t used = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (sizeof line_buffer - used < MAX_LINE) {
-            int rc = safe_file_append(map_fd, line_buffer, used);
-            if (rc)
-                return rc;
-            stats->bytes += used;
-            used = 0;
-        }
-        used += format_line(line_buffer + used, regions[i]);
-    }
     int rc = safe_file_append(map_fd, line_buffer, used);
     if (rc)
         return rc;
     stats->bytes += used;
-    stats->regions += n;
+    stats->regions += lines;
     return 0;
+}
+
+static int perfmap_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+{
+    if (map_fd < 0)
+        return jf__fail(JF_EDISABLED, "perf map is not open");
+    size_t used = 0, pending = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (sizeof line_buffer - used < MAX_LINE) {
+            int rc = flush_lines(used, pending, stats);
+            if (rc)
+                return rc;
+            used = pending = 0;
+        }
+        used += format_line(line_buffer + used, regions[i]);
+        pending++;
+    }
+    return flush_lines(used, pending, stats);
 }
 
 static void perfmap_stop(int final)
