@@ -1,0 +1,176 @@
+/*
+ * Perf map registration throughput: jf_register with the perfmap sink
+ * against two baselines measured in the same run, median of 5 interleaved
+ * runs of N regions each:
+ *   (a) a mutex + fprintf + fflush per entry — how runtimes usually do it;
+ *   (b) one write(2) per pre-formatted line — the floor for a durable map.
+ * All three write a real file in /tmp (jitframes its /tmp/perf-<pid>.map,
+ * the baselines a temporary file next to it). Targets: jitframes >= 1.1x
+ * (a) and >= 0.75x (b).
+ * Usage: bench_perfmap [N]   (default 1000000)
+ */
+#define _GNU_SOURCE
+#include "jitframes.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { RUNS = 5, REGION_SIZE = 64 };
+static const uintptr_t BASE = 0x7f0000000000u;
+
+static size_t n_regions = 1000000;
+static char **names;      /* "jit_fn_<i>" */
+static char **lines;      /* pre-formatted map lines for baseline (b) */
+static size_t *line_lens;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what)
+{
+    perror(what);
+    exit(1);
+}
+
+static void prepare_inputs(void)
+{
+    names = calloc(n_regions, sizeof *names);
+    lines = calloc(n_regions, sizeof *lines);
+    line_lens = calloc(n_regions, sizeof *line_lens);
+    if (!names || !lines || !line_lens)
+        die("calloc");
+    for (size_t i = 0; i < n_regions; i++) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "jit_fn_%zu", i);
+        names[i] = strdup(buf);
+        int n = snprintf(buf, sizeof buf, "%lx %x %s\n", (unsigned long)(BASE + i * REGION_SIZE),
+                         REGION_SIZE, names[i]);
+        lines[i] = strdup(buf);
+        line_lens[i] = (size_t)n;
+        if (!names[i] || !lines[i])
+            die("strdup");
+    }
+}
+
+static char perf_map_path[64];
+static char baseline_path[64];
+
+/* jitframes: every region through jf_register, perfmap sink only. */
+static double run_jitframes(void)
+{
+    unlink(perf_map_path);
+    jf_config cfg = JF_CONFIG_INIT;
+    cfg.flags = JF_CONFIG_IGNORE_ENV;
+    cfg.sinks = JF_SINK_PERFMAP;
+    if (jf_init(&cfg) != 0) {
+        fprintf(stderr, "jf_init: %s\n", jf_last_error());
+        exit(1);
+    }
+    double t0 = now_seconds();
+    for (size_t i = 0; i < n_regions; i++) {
+        jf_region r = JF_REGION_INIT;
+        r.addr = (const void *)(BASE + i * REGION_SIZE);
+        r.size = REGION_SIZE;
+        r.name = names[i];
+        if (jf_register(&r) != 0) {
+            fprintf(stderr, "jf_register: %s\n", jf_last_error());
+            exit(1);
+        }
+    }
+    double t = now_seconds() - t0;
+    jf_shutdown();
+    unlink(perf_map_path);
+    return t;
+}
+
+static pthread_mutex_t stdio_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* (a) the common runtime writer: stdio, a lock, a flush per entry. */
+static double run_stdio_baseline(void)
+{
+    FILE *f = fopen(baseline_path, "we");
+    if (!f)
+        die("fopen");
+    double t0 = now_seconds();
+    for (size_t i = 0; i < n_regions; i++) {
+        pthread_mutex_lock(&stdio_lock);
+        fprintf(f, "%lx %x %s\n", (unsigned long)(BASE + i * REGION_SIZE), REGION_SIZE, names[i]);
+        fflush(f);
+        pthread_mutex_unlock(&stdio_lock);
+    }
+    double t = now_seconds() - t0;
+    fclose(f);
+    unlink(baseline_path);
+    return t;
+}
+
+/* (b) the floor: one write(2) of an already formatted line per entry. */
+static double run_write_baseline(void)
+{
+    int fd = open(baseline_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0)
+        die("open");
+    double t0 = now_seconds();
+    for (size_t i = 0; i < n_regions; i++)
+        if (write(fd, lines[i], line_lens[i]) != (ssize_t)line_lens[i])
+            die("write");
+    double t = now_seconds() - t0;
+    close(fd);
+    unlink(baseline_path);
+    return t;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v)
+{
+    qsort(v, RUNS, sizeof *v, by_value);
+    return v[RUNS / 2];
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        n_regions = strtoul(argv[1], NULL, 10);
+    if (n_regions == 0)
+        n_regions = 1;
+    snprintf(perf_map_path, sizeof perf_map_path, "/tmp/perf-%ld.map", (long)getpid());
+    snprintf(baseline_path, sizeof baseline_path, "/tmp/jf-bench-baseline-%ld.map", (long)getpid());
+    prepare_inputs();
+
+    double rate_jf[RUNS], rate_a[RUNS], rate_b[RUNS];
+    for (int run = 0; run < RUNS; run++) {
+        /* Rotate the order so no writer always runs first (page cache, CPU clock). */
+        for (int k = 0; k < 3; k++) {
+            switch ((run + k) % 3) {
+            case 0: rate_jf[run] = (double)n_regions / run_jitframes(); break;
+            case 1: rate_a[run] = (double)n_regions / run_stdio_baseline(); break;
+            default: rate_b[run] = (double)n_regions / run_write_baseline(); break;
+            }
+        }
+        fprintf(stderr, "run %d: jitframes %.0f/s, (a) %.0f/s, (b) %.0f/s\n", run + 1, rate_jf[run],
+                rate_a[run], rate_b[run]);
+    }
+    double jf = median(rate_jf), a = median(rate_a), b = median(rate_b);
+    printf("perf map registration, %zu regions, median of %d interleaved runs\n", n_regions, RUNS);
+    printf("  jitframes (jf_register, perfmap)   %12.0f entries/s\n", jf);
+    printf("  (a) mutex + fprintf + fflush       %12.0f entries/s\n", a);
+    printf("  (b) write(2) of formatted lines    %12.0f entries/s\n", b);
+    printf("  jitframes / (a) = %.2fx   (target >= 1.10x) %s\n", jf / a, jf / a >= 1.1 ? "ok" : "MISSED");
+    printf("  jitframes / (b) = %.2fx   (target >= 0.75x) %s\n", jf / b, jf / b >= 0.75 ? "ok" : "MISSED");
+    return 0;
+}
