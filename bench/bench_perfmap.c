@@ -7,7 +7,8 @@
  * All three write a real file in /tmp (jitframes its /tmp/perf-<pid>.map,
  * the baselines a temporary file next to it). Targets: jitframes >= 1.1x
  * (a) and >= 0.75x (b).
- * Usage: bench_perfmap [N]   (default 1000000)
+ * Usage: bench_perfmap [N [jitframes|a|b]]   (default 1000000; naming one
+ * writer runs only it, once: for profiling with perf record)
  */
 #define _GNU_SOURCE
 #include "jitframes.h"
@@ -151,6 +152,13 @@ int main(int argc, char **argv)
     snprintf(perf_map_path, sizeof perf_map_path, "/tmp/perf-%ld.map", (long)getpid());
     snprintf(baseline_path, sizeof baseline_path, "/tmp/jf-bench-baseline-%ld.map", (long)getpid());
     prepare_inputs();
+    if (argc > 2) {
+        double t = strcmp(argv[2], "a") == 0   ? run_stdio_baseline()
+                   : strcmp(argv[2], "b") == 0 ? run_write_baseline()
+                                               : run_jitframes();
+        printf("%s: %.0f entries/s\n", argv[2], (double)n_regions / t);
+        return 0;
+    }
 
     double rate_jf[RUNS], rate_a[RUNS], rate_b[RUNS];
     for (int run = 0; run < RUNS; run++) {
