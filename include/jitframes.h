@@ -234,8 +234,20 @@ JF_API int jf_unregister(const void *addr);
  * rsp + 8, return address at CFA - 8; aarch64: CFA = sp, return address in
  * x30; riscv64: CFA = sp, return address in ra). Parts of a region not
  * covered by any FDE get no unwind information — never a guessed one.
- * Registers are DWARF numbers of the host architecture (JF_DWARF_*).
+ * Registers are DWARF numbers of the host architecture (JF_DWARF_*), at most
+ * 4095.
  * A region's jf_cfi is copied at registration; free yours when done.
+ *
+ * Encoding limits (DWARF factors, as the system assembler uses them):
+ * - offsets given to jf_cfi_advance_to must differ by multiples of the code
+ *   alignment (1 on x86_64 and riscv64, 4 on aarch64);
+ * - jf_cfi_offset's cfa_offset, and negative CFA offsets, must be multiples
+ *   of the data alignment (-8 on x86_64 and aarch64, -4 on riscv64).
+ * Anything else is JF_EINVAL.
+ *
+ * Errors are sticky: after a builder call fails (JF_EINVAL, JF_ENOMEM...),
+ * the description is incomplete and registering a region with it fails with
+ * JF_EINVAL. Build a new one.
  */
 #if defined(__x86_64__)
 #define JF_DWARF_SP 7u
@@ -267,6 +279,69 @@ JF_API int jf_cfi_restore(jf_cfi *cfi, unsigned reg);
 JF_API int jf_cfi_same_value(jf_cfi *cfi, unsigned reg);
 JF_API int jf_cfi_remember_state(jf_cfi *cfi);
 JF_API int jf_cfi_restore_state(jf_cfi *cfi);
+
+/*
+ * Common shapes. Each adds one FDE for [start, end).
+ *
+ * Frameless code: CFA = SP + cfa_sp_offset over the whole range, the return
+ * address where it was at entry (x86_64: at CFA - 8; aarch64, riscv64: in the
+ * link register). cfa_sp_offset is the full distance, entry state included:
+ * x86_64 code that did `sub $24, %rsp` after being called runs with 32;
+ * aarch64 code that did `sub sp, sp, #32` runs with 32. cfa_sp_offset >= 0.
+ */
+JF_API int jf_cfi_add_frameless(jf_cfi *cfi, size_t start, size_t end, int64_t cfa_sp_offset);
+
+/*
+ * The standard frame-pointer frame of the host architecture: a 16-byte frame
+ * record {caller's FP, return address} pushed at entry, FP pointing at it,
+ * then any stack use at all in the body (the CFA is FP-based there):
+ *
+ *   x86_64   push %rbp                  after_push = offset after it   CFA = rsp + 16
+ *            mov  %rsp, %rbp            after_fp_set = offset after it CFA = rbp + 16
+ *            ... body (ends with mov %rbp, %rsp if it moved rsp) ...
+ *            pop  %rbp                  epilogue_start = its offset (optional)
+ *                                       after_pop = offset after it    CFA = rsp + 8
+ *            ret
+ *            (`leave` instead of mov+pop: epilogue_start 0, after_pop after leave)
+ *   aarch64  stp  x29, x30, [sp, #-16]! after_push                     CFA = sp + 16
+ *            mov  x29, sp               after_fp_set                   CFA = x29 + 16
+ *            ... body (ends with mov sp, x29 if it moved sp) ...
+ *            ldp  x29, x30, [sp], #16   epilogue_start = its offset (optional)
+ *                                       after_pop                      CFA = sp
+ *            ret
+ *   riscv64  addi sp, sp, -16           after_push                     CFA = sp + 16
+ *            sd   ra, 8(sp)
+ *            sd   s0, 0(sp)
+ *            addi s0, sp, 16            after_fp_set                   CFA = s0
+ *            ... body (ends with addi sp, s0, -16 if it moved sp) ...
+ *            ld   ra, 8(sp)             epilogue_start = its offset (REQUIRED with after_pop)
+ *            ld   s0, 0(sp)
+ *            addi sp, sp, 16            after_pop                      CFA = sp
+ *            ret
+ *
+ * after_* are region offsets just after the named instruction; epilogue_start
+ * is the offset of the first epilogue instruction, where SP points at the
+ * frame record again (SP = CFA - 16) and FP still holds its value: from there
+ * the CFA is SP-based. start < after_push < after_fp_set [<= epilogue_start]
+ * < after_pop <= end. after_pop = 0: no epilogue in the range (the frame
+ * stays up to `end`). The saved FP and return address are at CFA - 16 and
+ * CFA - 8 (on riscv64 described from after_fp_set: until then both registers
+ * still hold their values) and restored after the pop. A function with
+ * several epilogues or other saved registers needs the rule calls above
+ * (remember_state / restore_state).
+ */
+typedef struct jf_standard_frame {
+    size_t struct_size; /* sizeof(jf_standard_frame) */
+    size_t start, end;
+    size_t after_push;
+    size_t after_fp_set;
+    size_t epilogue_start; /* 0: none */
+    size_t after_pop;      /* 0: none */
+} jf_standard_frame;
+
+#define JF_STANDARD_FRAME_INIT {sizeof(jf_standard_frame), 0, 0, 0, 0, 0, 0}
+
+JF_API int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame);
 
 /* ------------------------------------------------------------------------ */
 /* Trampolines for interpreters                                              */

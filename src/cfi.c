@@ -1,24 +1,968 @@
 /*
- * Placeholder for the DWARF CFI assembler (issue 3 replaces this file):
- * until then no jf_cfi can be built, so regions never carry one.
+ * The DWARF CFI assembler. Runtimes describe how to unwind their code with
+ * calls mirroring the assembler's .cfi_* directives; this file encodes them
+ * as DWARF call frame instructions and emits .eh_frame + .eh_frame_hdr
+ * images, either for perf's synthesized DSO (pc-relative fields computed for
+ * the layout perf gives them, FORMATS.md) or for use in place.
+ *
+ * Representation: a jf_cfi carries its CIE parameters and one byte buffer,
+ * `ops`, holding the CIE's initial instructions first and then each FDE's
+ * instructions as one contiguous slice. Builder calls append instructions
+ * already encoded, so emitting an image only copies bytes and fills in
+ * addresses. Architecture specifics live in the `arches` table only.
  */
 #include "cfi.h"
 
-struct jf_cfi *jf__cfi_clone(const struct jf_cfi *cfi)
+#include "byte_writer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* DWARF call frame instruction opcodes (DWARF 5, 6.4.2; GNU extensions). */
+enum {
+    DW_CFA_nop = 0x00,
+    DW_CFA_set_loc = 0x01,
+    DW_CFA_advance_loc1 = 0x02,
+    DW_CFA_advance_loc2 = 0x03,
+    DW_CFA_advance_loc4 = 0x04,
+    DW_CFA_offset_extended = 0x05,
+    DW_CFA_restore_extended = 0x06,
+    DW_CFA_undefined = 0x07,
+    DW_CFA_same_value = 0x08,
+    DW_CFA_register = 0x09,
+    DW_CFA_remember_state = 0x0a,
+    DW_CFA_restore_state = 0x0b,
+    DW_CFA_def_cfa = 0x0c,
+    DW_CFA_def_cfa_register = 0x0d,
+    DW_CFA_def_cfa_offset = 0x0e,
+    DW_CFA_def_cfa_expression = 0x0f,
+    DW_CFA_expression = 0x10,
+    DW_CFA_offset_extended_sf = 0x11,
+    DW_CFA_def_cfa_sf = 0x12,
+    DW_CFA_def_cfa_offset_sf = 0x13,
+    DW_CFA_val_offset = 0x14,
+    DW_CFA_val_offset_sf = 0x15,
+    DW_CFA_val_expression = 0x16,
+    DW_CFA_GNU_window_save = 0x2d, /* aarch64: negate_ra_state */
+    DW_CFA_GNU_args_size = 0x2e,
+    DW_CFA_GNU_negative_offset_extended = 0x2f,
+    DW_CFA_advance_loc = 0x40, /* high 2 bits; low 6: delta */
+    DW_CFA_offset = 0x80,      /* low 6: register; ULEB128 factored offset */
+    DW_CFA_restore = 0xc0,     /* low 6: register */
+};
+
+/* Pointer encodings (LSB Core, .eh_frame). */
+enum {
+    DW_EH_PE_udata4 = 0x03,
+    DW_EH_PE_sdata4 = 0x0b,
+    DW_EH_PE_pcrel = 0x10,
+    DW_EH_PE_datarel = 0x30,
+};
+
+#define CFI_REG_MAX 4095u
+#define CFI_RECORD_ALIGN 4u /* CIE/FDE sizes: 4 suffices for every reader, keeps images small */
+#define EH_FRAME_HDR_FIXED 12u
+#define EH_FRAME_HDR_ROW 8u
+#define NO_FDE SIZE_MAX
+
+/* What differs between architectures: the CIE and the standard frame. */
+typedef struct cfi_arch {
+    const char *name;
+    uint16_t elf_machine;
+    uint32_t code_align;
+    int32_t data_align;
+    uint8_t sp, fp, ra;
+    uint8_t entry_cfa_offset;  /* CFA = SP + this at function entry */
+    uint8_t ra_rule_in_cie;    /* the CIE already says where RA is (x86_64: CFA-8) */
+    uint8_t push_saves;        /* the push instruction itself stores FP and RA */
+    uint8_t fp_cfa_offset;     /* CFA = FP + this once FP is set */
+    uint8_t fp_reloaded_apart; /* FP is reloaded before SP pops: epilogue_start needed */
+    uint8_t cie_insns_len;
+    uint8_t cie_insns[6];
+} cfi_arch;
+
+static const cfi_arch arches[JF_CFI_ARCH_COUNT] = {
+    [JF_CFI_ARCH_X86_64] = {"x86_64", 62, 1, -8, 7, 6, 16, 8, 1, 1, 16, 0,
+                            5, {DW_CFA_def_cfa, 7, 8, DW_CFA_offset | 16, 1}},
+    [JF_CFI_ARCH_AARCH64] = {"aarch64", 183, 4, -8, 31, 29, 30, 0, 0, 1, 16, 0,
+                             3, {DW_CFA_def_cfa, 31, 0}},
+    /* gas on riscv64 uses code alignment 1 and data alignment -4. */
+    [JF_CFI_ARCH_RISCV64] = {"riscv64", 243, 1, -4, 2, 8, 1, 0, 0, 0, 0, 1,
+                             3, {DW_CFA_def_cfa, 2, 0}},
+};
+
+typedef struct cfi_fde {
+    size_t start, end;       /* region offsets */
+    size_t ops_off, ops_len; /* slice of jf_cfi.ops */
+} cfi_fde;
+
+struct jf_cfi {
+    const cfi_arch *arch; /* NULL for descriptions built from raw bytes */
+    uint32_t code_align;
+    int32_t data_align;
+    uint32_t ra_reg;
+    size_t cie_len;  /* ops[0, cie_len): the CIE's initial instructions */
+    uint8_t *ops;
+    size_t ops_len, ops_cap;
+    cfi_fde *fdes;   /* sorted by start, never overlapping */
+    size_t n_fdes, fdes_cap;
+    int one_block;   /* a clone: ops and fdes live in this allocation */
+    /* Builder state. */
+    size_t cur;      /* index of the open FDE, NO_FDE if none */
+    size_t loc;      /* region offset the next rules take effect at */
+    unsigned depth;  /* remember_state nesting in the open FDE */
+    const char *failed; /* first builder call that failed, NULL if none */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Architectures                                                            */
+/* ------------------------------------------------------------------------ */
+
+int jf__cfi_host_arch(void)
 {
-    (void)cfi;
-    jf__fail(JF_ENOTSUP, "unwind descriptions are not supported by this build");
-    return NULL;
+#if defined(__x86_64__)
+    return JF_CFI_ARCH_X86_64;
+#elif defined(__aarch64__)
+    return JF_CFI_ARCH_AARCH64;
+#elif defined(__riscv) && __riscv_xlen == 64
+    return JF_CFI_ARCH_RISCV64;
+#else
+    return -1;
+#endif
+}
+
+uint16_t jf__cfi_arch_elf_machine(jf_cfi_arch arch)
+{
+    return (unsigned)arch < JF_CFI_ARCH_COUNT ? arches[arch].elf_machine : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Construction                                                             */
+/* ------------------------------------------------------------------------ */
+
+static int ops_append(struct jf_cfi *c, const uint8_t *bytes, size_t n)
+{
+    if (n > c->ops_cap - c->ops_len) {
+        size_t cap = c->ops_cap ? c->ops_cap : 32;
+        while (cap - c->ops_len < n) {
+            if (cap > SIZE_MAX / 2)
+                return jf__fail(JF_ENOMEM, "unwind description too large");
+            cap *= 2;
+        }
+        uint8_t *ops = realloc(c->ops, cap);
+        if (!ops)
+            return jf__fail(JF_ENOMEM, "out of memory growing an unwind description");
+        c->ops = ops;
+        c->ops_cap = cap;
+    }
+    memcpy(c->ops + c->ops_len, bytes, n);
+    c->ops_len += n;
+    return 0;
+}
+
+static struct jf_cfi *cfi_alloc(uint32_t code_align, int32_t data_align, uint32_t ra_reg,
+                                const uint8_t *cie_insns, size_t cie_len)
+{
+    struct jf_cfi *c = calloc(1, sizeof *c);
+    if (!c) {
+        jf__fail(JF_ENOMEM, "out of memory allocating an unwind description");
+        return NULL;
+    }
+    c->code_align = code_align;
+    c->data_align = data_align;
+    c->ra_reg = ra_reg;
+    c->cur = NO_FDE;
+    if (ops_append(c, cie_insns, cie_len) != 0) {
+        free(c);
+        return NULL;
+    }
+    c->cie_len = cie_len;
+    return c;
+}
+
+int jf__cfi_new_arch(jf_cfi_arch arch, struct jf_cfi **out)
+{
+    if (!out)
+        return jf__fail(JF_EINVAL, "jf_cfi_new: out is NULL");
+    *out = NULL;
+    if ((unsigned)arch >= JF_CFI_ARCH_COUNT)
+        return jf__fail(JF_ENOTSUP, "unwind descriptions: unknown architecture %d", (int)arch);
+    const cfi_arch *a = &arches[arch];
+    struct jf_cfi *c = cfi_alloc(a->code_align, a->data_align, a->ra, a->cie_insns, a->cie_insns_len);
+    if (!c)
+        return JF_ENOMEM;
+    c->arch = a;
+    *out = c;
+    return 0;
+}
+
+int jf_cfi_new(jf_cfi **out)
+{
+    jf__clear_error();
+    int arch = jf__cfi_host_arch();
+    if (arch < 0) {
+        if (out)
+            *out = NULL;
+        return jf__fail(JF_ENOTSUP, "unwind descriptions are not supported on this architecture");
+    }
+    return jf__cfi_new_arch((jf_cfi_arch)arch, out);
 }
 
 void jf__cfi_free(struct jf_cfi *cfi)
 {
-    (void)cfi;
+    if (!cfi)
+        return;
+    if (!cfi->one_block) {
+        free(cfi->ops);
+        free(cfi->fdes);
+    }
+    free(cfi);
 }
+
+void jf_cfi_free(jf_cfi *cfi)
+{
+    jf__cfi_free(cfi);
+}
+
+/* One allocation holding the struct, the FDE array and the ops: the registry
+ * keeps one per region, so a clone costs one malloc. Clones are never built
+ * on further. */
+struct jf_cfi *jf__cfi_clone(const struct jf_cfi *cfi)
+{
+    if (!cfi) {
+        jf__fail(JF_EINVAL, "unwind description is NULL");
+        return NULL;
+    }
+    size_t fdes_bytes = cfi->n_fdes * sizeof(cfi_fde);
+    struct jf_cfi *c = malloc(sizeof *c + fdes_bytes + cfi->ops_len);
+    if (!c) {
+        jf__fail(JF_ENOMEM, "out of memory copying an unwind description");
+        return NULL;
+    }
+    *c = *cfi;
+    c->fdes = (cfi_fde *)(void *)(c + 1);
+    c->ops = (uint8_t *)c->fdes + fdes_bytes;
+    if (fdes_bytes)
+        memcpy(c->fdes, cfi->fdes, fdes_bytes);
+    if (cfi->ops_len)
+        memcpy(c->ops, cfi->ops, cfi->ops_len);
+    c->ops_cap = c->ops_len;
+    c->fdes_cap = c->n_fdes;
+    c->one_block = 1;
+    c->cur = NO_FDE;
+    return c;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The builder                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Record a failed builder call: the description stays incomplete. */
+static int builder_fail(struct jf_cfi *c, const char *fn, int code)
+{
+    if (c && !c->failed)
+        c->failed = fn;
+    return code;
+}
+
+/* Common checks for calls that add a rule to the open FDE. */
+static int rule_start(struct jf_cfi *c, const char *fn)
+{
+    jf__clear_error();
+    if (!c)
+        return jf__fail(JF_EINVAL, "%s: cfi is NULL", fn);
+    if (c->one_block)
+        return jf__fail(JF_EINVAL, "%s: this description is read-only", fn);
+    if (c->cur == NO_FDE)
+        return builder_fail(c, fn, jf__fail(JF_EINVAL, "%s: no open FDE; call jf_cfi_begin_fde first", fn));
+    return 0;
+}
+
+static int check_reg(struct jf_cfi *c, const char *fn, unsigned reg)
+{
+    if (reg > CFI_REG_MAX)
+        return builder_fail(c, fn, jf__fail(JF_EINVAL, "%s: register %u is above %u", fn, reg, CFI_REG_MAX));
+    return 0;
+}
+
+/* cfa_offset / data_align, if exact. */
+static int factor_offset(struct jf_cfi *c, const char *fn, int64_t offset, int64_t *factored)
+{
+    int64_t da = c->data_align;
+    if ((offset == INT64_MIN && da == -1) || offset % da != 0)
+        return builder_fail(c, fn, jf__fail(JF_EINVAL, "%s: offset %lld is not a multiple of the data alignment %lld",
+                                            fn, (long long)offset, (long long)da));
+    *factored = offset / da;
+    return 0;
+}
+
+/* Append one encoded instruction to the open FDE. */
+static int emit_op(struct jf_cfi *c, const char *fn, const jf_writer *w)
+{
+    if (!jf__writer_ok(w))
+        return builder_fail(c, fn, jf__fail(JF_ERANGE, "%s: instruction too long", fn));
+    int rc = ops_append(c, w->buf, w->pos);
+    if (rc)
+        return builder_fail(c, fn, rc);
+    c->fdes[c->cur].ops_len += w->pos;
+    return 0;
+}
+
+#define OP_BUF_SIZE 24 /* opcode + two 10-byte LEB128 operands */
+
+/* An opcode followed by one ULEB128 operand (register or unfactored offset). */
+static int emit_op_uleb(struct jf_cfi *c, const char *fn, uint8_t opcode, uint64_t operand)
+{
+    uint8_t buf[OP_BUF_SIZE];
+    jf_writer w;
+    jf__writer_init(&w, buf, sizeof buf);
+    jf__put_u8(&w, opcode);
+    jf__put_uleb128(&w, operand);
+    return emit_op(c, fn, &w);
+}
+
+/* An opcode with a register and a signed factored operand. */
+static int emit_op_reg_sleb(struct jf_cfi *c, const char *fn, uint8_t opcode, unsigned reg, int64_t operand)
+{
+    uint8_t buf[OP_BUF_SIZE];
+    jf_writer w;
+    jf__writer_init(&w, buf, sizeof buf);
+    jf__put_u8(&w, opcode);
+    jf__put_uleb128(&w, reg);
+    jf__put_sleb128(&w, operand);
+    return emit_op(c, fn, &w);
+}
+
+static int fde_overlaps(const struct jf_cfi *c, size_t at, size_t start, size_t end)
+{
+    return (at > 0 && c->fdes[at - 1].end > start) || (at < c->n_fdes && c->fdes[at].start < end);
+}
+
+static size_t fde_insert_point(const struct jf_cfi *c, size_t start)
+{
+    size_t at = c->n_fdes;
+    while (at > 0 && c->fdes[at - 1].start > start)
+        at--;
+    return at;
+}
+
+/* Insert [start, end) keeping fdes sorted; returns its index or NO_FDE. */
+static size_t fde_insert(struct jf_cfi *c, size_t start, size_t end)
+{
+    if (c->n_fdes == c->fdes_cap) {
+        size_t cap = c->fdes_cap ? 2 * c->fdes_cap : 4;
+        cfi_fde *fdes = cap < SIZE_MAX / sizeof *fdes ? realloc(c->fdes, cap * sizeof *fdes) : NULL;
+        if (!fdes)
+            return NO_FDE;
+        c->fdes = fdes;
+        c->fdes_cap = cap;
+    }
+    size_t at = fde_insert_point(c, start);
+    memmove(&c->fdes[at + 1], &c->fdes[at], (c->n_fdes - at) * sizeof *c->fdes);
+    c->fdes[at] = (cfi_fde){start, end, c->ops_len, 0};
+    c->n_fdes++;
+    return at;
+}
+
+int jf_cfi_begin_fde(jf_cfi *cfi, size_t start, size_t end)
+{
+    static const char fn[] = "jf_cfi_begin_fde";
+    jf__clear_error();
+    if (!cfi)
+        return jf__fail(JF_EINVAL, "%s: cfi is NULL", fn);
+    if (cfi->one_block)
+        return jf__fail(JF_EINVAL, "%s: this description is read-only", fn);
+    if (start >= end)
+        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: empty range [%zu, %zu)", fn, start, end));
+    if (end - start > UINT32_MAX)
+        return builder_fail(cfi, fn, jf__fail(JF_ERANGE, "%s: range [%zu, %zu) exceeds 4 GiB", fn, start, end));
+    if (fde_overlaps(cfi, fde_insert_point(cfi, start), start, end))
+        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: [%zu, %zu) overlaps another FDE", fn, start, end));
+    size_t at = fde_insert(cfi, start, end);
+    if (at == NO_FDE)
+        return builder_fail(cfi, fn, jf__fail(JF_ENOMEM, "%s: out of memory", fn));
+    cfi->cur = at;
+    cfi->loc = start;
+    cfi->depth = 0;
+    return 0;
+}
+
+int jf_cfi_advance_to(jf_cfi *cfi, size_t offset)
+{
+    static const char fn[] = "jf_cfi_advance_to";
+    int rc = rule_start(cfi, fn);
+    if (rc)
+        return rc;
+    const cfi_fde *f = &cfi->fdes[cfi->cur];
+    if (offset < cfi->loc || offset >= f->end)
+        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: offset %zu is not in [%zu, %zu) (current location to FDE end)",
+                                              fn, offset, cfi->loc, f->end));
+    size_t delta = offset - cfi->loc;
+    if (delta % cfi->code_align)
+        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: advance of %zu bytes is not a multiple of the code alignment %u",
+                                              fn, delta, (unsigned)cfi->code_align));
+    uint64_t units = delta / cfi->code_align;
+    if (units == 0)
+        return 0;
+    uint8_t buf[OP_BUF_SIZE];
+    jf_writer w;
+    jf__writer_init(&w, buf, sizeof buf);
+    if (units < 0x40) {
+        jf__put_u8(&w, (uint8_t)(DW_CFA_advance_loc | units));
+    } else if (units <= UINT8_MAX) {
+        jf__put_u8(&w, DW_CFA_advance_loc1);
+        jf__put_u8(&w, (uint8_t)units);
+    } else if (units <= UINT16_MAX) {
+        jf__put_u8(&w, DW_CFA_advance_loc2);
+        jf__put_u16(&w, (uint16_t)units);
+    } else {
+        jf__put_u8(&w, DW_CFA_advance_loc4);
+        jf__put_u32(&w, (uint32_t)units); /* FDE ranges are < 4 GiB */
+    }
+    if ((rc = emit_op(cfi, fn, &w)) != 0)
+        return rc;
+    cfi->loc = offset;
+    return 0;
+}
+
+int jf_cfi_def_cfa(jf_cfi *cfi, unsigned reg, int64_t offset)
+{
+    static const char fn[] = "jf_cfi_def_cfa";
+    int64_t factored;
+    int rc = rule_start(cfi, fn);
+    if (rc || (rc = check_reg(cfi, fn, reg)) != 0)
+        return rc;
+    if (offset >= 0) {
+        uint8_t buf[OP_BUF_SIZE];
+        jf_writer w;
+        jf__writer_init(&w, buf, sizeof buf);
+        jf__put_u8(&w, DW_CFA_def_cfa);
+        jf__put_uleb128(&w, reg);
+        jf__put_uleb128(&w, (uint64_t)offset);
+        return emit_op(cfi, fn, &w);
+    }
+    if ((rc = factor_offset(cfi, fn, offset, &factored)) != 0)
+        return rc;
+    return emit_op_reg_sleb(cfi, fn, DW_CFA_def_cfa_sf, reg, factored);
+}
+
+int jf_cfi_def_cfa_offset(jf_cfi *cfi, int64_t offset)
+{
+    static const char fn[] = "jf_cfi_def_cfa_offset";
+    int64_t factored;
+    int rc = rule_start(cfi, fn);
+    if (rc)
+        return rc;
+    if (offset >= 0)
+        return emit_op_uleb(cfi, fn, DW_CFA_def_cfa_offset, (uint64_t)offset);
+    if ((rc = factor_offset(cfi, fn, offset, &factored)) != 0)
+        return rc;
+    uint8_t buf[OP_BUF_SIZE];
+    jf_writer w;
+    jf__writer_init(&w, buf, sizeof buf);
+    jf__put_u8(&w, DW_CFA_def_cfa_offset_sf);
+    jf__put_sleb128(&w, factored);
+    return emit_op(cfi, fn, &w);
+}
+
+int jf_cfi_def_cfa_register(jf_cfi *cfi, unsigned reg)
+{
+    static const char fn[] = "jf_cfi_def_cfa_register";
+    int rc = rule_start(cfi, fn);
+    if (rc || (rc = check_reg(cfi, fn, reg)) != 0)
+        return rc;
+    return emit_op_uleb(cfi, fn, DW_CFA_def_cfa_register, reg);
+}
+
+int jf_cfi_offset(jf_cfi *cfi, unsigned reg, int64_t cfa_offset)
+{
+    static const char fn[] = "jf_cfi_offset";
+    int64_t factored;
+    int rc = rule_start(cfi, fn);
+    if (rc || (rc = check_reg(cfi, fn, reg)) != 0 || (rc = factor_offset(cfi, fn, cfa_offset, &factored)) != 0)
+        return rc;
+    if (factored < 0)
+        return emit_op_reg_sleb(cfi, fn, DW_CFA_offset_extended_sf, reg, factored);
+    uint8_t buf[OP_BUF_SIZE];
+    jf_writer w;
+    jf__writer_init(&w, buf, sizeof buf);
+    if (reg < 0x40) {
+        jf__put_u8(&w, (uint8_t)(DW_CFA_offset | reg));
+    } else {
+        jf__put_u8(&w, DW_CFA_offset_extended);
+        jf__put_uleb128(&w, reg);
+    }
+    jf__put_uleb128(&w, (uint64_t)factored);
+    return emit_op(cfi, fn, &w);
+}
+
+int jf_cfi_restore(jf_cfi *cfi, unsigned reg)
+{
+    static const char fn[] = "jf_cfi_restore";
+    int rc = rule_start(cfi, fn);
+    if (rc || (rc = check_reg(cfi, fn, reg)) != 0)
+        return rc;
+    if (reg < 0x40) {
+        uint8_t op = (uint8_t)(DW_CFA_restore | reg);
+        jf_writer w = {&op, 1, 1, 0};
+        return emit_op(cfi, fn, &w);
+    }
+    return emit_op_uleb(cfi, fn, DW_CFA_restore_extended, reg);
+}
+
+int jf_cfi_same_value(jf_cfi *cfi, unsigned reg)
+{
+    static const char fn[] = "jf_cfi_same_value";
+    int rc = rule_start(cfi, fn);
+    if (rc || (rc = check_reg(cfi, fn, reg)) != 0)
+        return rc;
+    return emit_op_uleb(cfi, fn, DW_CFA_same_value, reg);
+}
+
+static int emit_op_bare(struct jf_cfi *c, const char *fn, uint8_t opcode)
+{
+    jf_writer w = {&opcode, 1, 1, 0};
+    return emit_op(c, fn, &w);
+}
+
+int jf_cfi_remember_state(jf_cfi *cfi)
+{
+    static const char fn[] = "jf_cfi_remember_state";
+    int rc = rule_start(cfi, fn);
+    if (rc)
+        return rc;
+    if (cfi->depth == UINT32_MAX)
+        return builder_fail(cfi, fn, jf__fail(JF_ERANGE, "%s: nesting too deep", fn));
+    if ((rc = emit_op_bare(cfi, fn, DW_CFA_remember_state)) != 0)
+        return rc;
+    cfi->depth++;
+    return 0;
+}
+
+int jf_cfi_restore_state(jf_cfi *cfi)
+{
+    static const char fn[] = "jf_cfi_restore_state";
+    int rc = rule_start(cfi, fn);
+    if (rc)
+        return rc;
+    if (cfi->depth == 0)
+        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: no remembered state in this FDE", fn));
+    if ((rc = emit_op_bare(cfi, fn, DW_CFA_restore_state)) != 0)
+        return rc;
+    cfi->depth--;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Common shapes                                                            */
+/* ------------------------------------------------------------------------ */
+
+static int shape_start(jf_cfi *cfi, const char *fn)
+{
+    jf__clear_error();
+    if (!cfi)
+        return jf__fail(JF_EINVAL, "%s: cfi is NULL", fn);
+    if (!cfi->arch)
+        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: description has no known architecture", fn));
+    return 0;
+}
+
+int jf_cfi_add_frameless(jf_cfi *cfi, size_t start, size_t end, int64_t cfa_sp_offset)
+{
+    static const char fn[] = "jf_cfi_add_frameless";
+    int rc = shape_start(cfi, fn);
+    if (rc)
+        return rc;
+    if (cfa_sp_offset < 0)
+        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: negative CFA offset %lld", fn, (long long)cfa_sp_offset));
+    if ((rc = jf_cfi_begin_fde(cfi, start, end)) != 0)
+        return rc;
+    if (cfa_sp_offset != cfi->arch->entry_cfa_offset)
+        rc = jf_cfi_def_cfa_offset(cfi, cfa_sp_offset);
+    return rc;
+}
+
+static int check_frame_order(const jf_standard_frame *f, int needs_epilogue_start)
+{
+    static const char fn[] = "jf_cfi_add_standard_frame";
+    if (!(f->start < f->after_push && f->after_push < f->after_fp_set && f->after_fp_set <= f->end))
+        return jf__fail(JF_EINVAL, "%s: need start < after_push < after_fp_set <= end (%zu, %zu, %zu, %zu)",
+                        fn, f->start, f->after_push, f->after_fp_set, f->end);
+    if (f->after_pop == 0)
+        return f->epilogue_start ? jf__fail(JF_EINVAL, "%s: epilogue_start without after_pop", fn) : 0;
+    if (f->after_pop <= f->after_fp_set || f->after_pop > f->end)
+        return jf__fail(JF_EINVAL, "%s: after_pop %zu is not in (after_fp_set, end]", fn, f->after_pop);
+    if (f->epilogue_start && (f->epilogue_start < f->after_fp_set || f->epilogue_start >= f->after_pop))
+        return jf__fail(JF_EINVAL, "%s: epilogue_start %zu is not in [after_fp_set, after_pop)", fn,
+                        f->epilogue_start);
+    if (needs_epilogue_start && !f->epilogue_start)
+        return jf__fail(JF_EINVAL, "%s: this architecture reloads the frame pointer before popping: "
+                        "epilogue_start is required with after_pop", fn);
+    return 0;
+}
+
+/* Describe the frame record saves: FP at CFA-16, RA at CFA-8. */
+static int frame_saves(jf_cfi *cfi, const cfi_arch *a)
+{
+    int rc = jf_cfi_offset(cfi, a->fp, -16);
+    if (!rc && !a->ra_rule_in_cie)
+        rc = jf_cfi_offset(cfi, a->ra, -8);
+    return rc;
+}
+
+/* Rules up to the end of the prologue. */
+static int frame_prologue(jf_cfi *cfi, const cfi_arch *a, const jf_standard_frame *f)
+{
+    int rc = jf_cfi_advance_to(cfi, f->after_push);
+    if (!rc)
+        rc = jf_cfi_def_cfa_offset(cfi, 16);
+    if (!rc && a->push_saves)
+        rc = frame_saves(cfi, a);
+    if (rc || f->after_fp_set == f->end)
+        return rc;
+    rc = jf_cfi_advance_to(cfi, f->after_fp_set);
+    if (!rc)
+        rc = a->fp_cfa_offset == 16 ? jf_cfi_def_cfa_register(cfi, a->fp) : jf_cfi_def_cfa(cfi, a->fp, a->fp_cfa_offset);
+    if (!rc && !a->push_saves)
+        rc = frame_saves(cfi, a);
+    return rc;
+}
+
+/* Rules from the epilogue on: CFA back to SP, then the entry state. */
+static int frame_epilogue(jf_cfi *cfi, const cfi_arch *a, const jf_standard_frame *f)
+{
+    int rc = 0;
+    if (f->epilogue_start) {
+        rc = jf_cfi_advance_to(cfi, f->epilogue_start);
+        if (!rc)
+            rc = jf_cfi_def_cfa(cfi, a->sp, 16);
+    }
+    if (rc || f->after_pop == f->end)
+        return rc;
+    rc = jf_cfi_advance_to(cfi, f->after_pop);
+    if (!rc)
+        rc = jf_cfi_def_cfa(cfi, a->sp, a->entry_cfa_offset);
+    if (!rc)
+        rc = jf_cfi_restore(cfi, a->fp);
+    if (!rc && !a->ra_rule_in_cie)
+        rc = jf_cfi_restore(cfi, a->ra);
+    return rc;
+}
+
+int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame)
+{
+    static const char fn[] = "jf_cfi_add_standard_frame";
+    int rc = shape_start(cfi, fn);
+    if (rc)
+        return rc;
+    if (!frame || frame->struct_size < sizeof *frame)
+        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: frame is NULL or its struct_size is wrong", fn));
+    const cfi_arch *a = cfi->arch;
+    if ((rc = check_frame_order(frame, a->fp_reloaded_apart)) != 0)
+        return builder_fail(cfi, fn, rc);
+    if ((rc = jf_cfi_begin_fde(cfi, frame->start, frame->end)) != 0)
+        return rc;
+    if ((rc = frame_prologue(cfi, a, frame)) != 0)
+        return rc;
+    return frame->after_pop ? frame_epilogue(cfi, a, frame) : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Raw instruction bytes (trampoline templates)                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct insn_reader {
+    const uint8_t *p, *end;
+} insn_reader;
+
+static int read_uleb(insn_reader *r, uint64_t *v)
+{
+    *v = 0;
+    for (unsigned shift = 0; r->p < r->end; shift += 7) {
+        uint8_t b = *r->p++;
+        if (shift < 64)
+            *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return 0;
+    }
+    return -1;
+}
+
+static int skip_bytes(insn_reader *r, uint64_t n)
+{
+    if (n > (uint64_t)(r->end - r->p))
+        return -1;
+    r->p += n;
+    return 0;
+}
+
+/* Operand shapes of the non-primary opcodes. */
+static int skip_operands(insn_reader *r, uint8_t op, uint64_t *advance)
+{
+    uint64_t a, b;
+    switch (op) {
+    case DW_CFA_nop: case DW_CFA_remember_state: case DW_CFA_restore_state: case DW_CFA_GNU_window_save:
+        return 0;
+    case DW_CFA_advance_loc1: return r->p < r->end ? (*advance = *r->p++, 0) : -1;
+    case DW_CFA_advance_loc2:
+        if (r->end - r->p < 2) return -1;
+        *advance = (uint64_t)r->p[0] | (uint64_t)r->p[1] << 8;
+        r->p += 2;
+        return 0;
+    case DW_CFA_advance_loc4:
+        if (r->end - r->p < 4) return -1;
+        *advance = (uint64_t)r->p[0] | (uint64_t)r->p[1] << 8 | (uint64_t)r->p[2] << 16 | (uint64_t)r->p[3] << 24;
+        r->p += 4;
+        return 0;
+    case DW_CFA_undefined: case DW_CFA_same_value: case DW_CFA_def_cfa_register:
+    case DW_CFA_def_cfa_offset: case DW_CFA_def_cfa_offset_sf: case DW_CFA_restore_extended:
+    case DW_CFA_GNU_args_size:
+        return read_uleb(r, &a);
+    case DW_CFA_offset_extended: case DW_CFA_register: case DW_CFA_def_cfa: case DW_CFA_offset_extended_sf:
+    case DW_CFA_def_cfa_sf: case DW_CFA_val_offset: case DW_CFA_val_offset_sf:
+    case DW_CFA_GNU_negative_offset_extended:
+        return read_uleb(r, &a) || read_uleb(r, &b) ? -1 : 0;
+    case DW_CFA_def_cfa_expression:
+        return read_uleb(r, &a) || skip_bytes(r, a) ? -1 : 0;
+    case DW_CFA_expression: case DW_CFA_val_expression:
+        return read_uleb(r, &a) || read_uleb(r, &b) || skip_bytes(r, b) ? -1 : 0;
+    default:
+        return -1; /* DW_CFA_set_loc (address encoding unknown here) and unknown opcodes */
+    }
+}
+
+/* Check raw CFA instructions; `range` bounds the location (0: a CIE, no
+ * advances allowed). */
+static int check_raw_insns(const uint8_t *insns, size_t len, uint32_t code_align, uint64_t range, int is_cie)
+{
+    insn_reader r = {insns, insns + len};
+    uint64_t loc = 0, depth = 0;
+    while (r.p < r.end) {
+        size_t at = (size_t)(r.p - insns);
+        uint8_t op = *r.p++;
+        uint64_t advance = 0, offset;
+        if ((op & 0xc0) == DW_CFA_advance_loc)
+            advance = op & 0x3f;
+        else if ((op & 0xc0) == DW_CFA_offset && read_uleb(&r, &offset))
+            return jf__fail(JF_EINVAL, "raw CFI: truncated DW_CFA_offset at byte %zu", at);
+        else if ((op & 0xc0) == 0 && skip_operands(&r, op, &advance))
+            return jf__fail(JF_EINVAL, "raw CFI: unsupported or truncated opcode 0x%02x at byte %zu", op, at);
+        if (op == DW_CFA_remember_state)
+            depth++;
+        if (op == DW_CFA_restore_state && depth-- == 0)
+            return jf__fail(JF_EINVAL, "raw CFI: restore_state without remember_state at byte %zu", at);
+        if (advance && (is_cie || advance > (range - loc) / code_align))
+            return jf__fail(JF_EINVAL, "raw CFI: advance past the end of the range at byte %zu", at);
+        loc += advance * code_align;
+    }
+    return 0;
+}
+
+struct jf_cfi *jf__cfi_from_raw(const jf_raw_cie *cie, const uint8_t *fde_insns, size_t fde_insns_len,
+                                size_t start, size_t end)
+{
+    if (!cie || (!cie->insns && cie->insns_len) || (!fde_insns && fde_insns_len)) {
+        jf__fail(JF_EINVAL, "jf__cfi_from_raw: NULL argument");
+        return NULL;
+    }
+    if (cie->code_align == 0 || cie->data_align == 0 || cie->ra_reg > CFI_REG_MAX || start >= end ||
+        end - start > UINT32_MAX) {
+        jf__fail(JF_EINVAL, "jf__cfi_from_raw: bad CIE parameters or range [%zu, %zu)", start, end);
+        return NULL;
+    }
+    if (check_raw_insns(cie->insns, cie->insns_len, cie->code_align, 0, 1) ||
+        check_raw_insns(fde_insns, fde_insns_len, cie->code_align, end - start, 0))
+        return NULL;
+    struct jf_cfi *c = cfi_alloc(cie->code_align, cie->data_align, cie->ra_reg, cie->insns, cie->insns_len);
+    if (!c)
+        return NULL;
+    if (fde_insert(c, start, end) == NO_FDE || ops_append(c, fde_insns, fde_insns_len) != 0) {
+        jf__cfi_free(c);
+        jf__fail(JF_ENOMEM, "out of memory building an unwind description");
+        return NULL;
+    }
+    c->fdes[0].ops_len = fde_insns_len;
+    return c;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Validation and emission                                                  */
+/* ------------------------------------------------------------------------ */
 
 int jf__cfi_validate(const struct jf_cfi *cfi, size_t size)
 {
-    (void)cfi;
-    (void)size;
-    return jf__fail(JF_ENOTSUP, "unwind descriptions are not supported by this build");
+    if (!cfi)
+        return jf__fail(JF_EINVAL, "unwind description is NULL");
+    if (cfi->failed)
+        return jf__fail(JF_EINVAL, "unwind description is incomplete: an earlier %s call failed", cfi->failed);
+    if (cfi->n_fdes == 0)
+        return jf__fail(JF_EINVAL, "unwind description has no FDE");
+    const cfi_fde *last = &cfi->fdes[cfi->n_fdes - 1];
+    if (last->end > size)
+        return jf__fail(JF_EINVAL, "unwind description: FDE [%zu, %zu) ends past the %zu-byte region",
+                        last->start, last->end, size);
+    return 0;
+}
+
+static size_t round_up(size_t n, size_t align)
+{
+    return (n + align - 1) & ~(align - 1);
+}
+
+static int cie_version(const struct jf_cfi *c)
+{
+    return c->ra_reg > UINT8_MAX ? 3 : 1;
+}
+
+/* length, id, version, "zR", factors, RA, augmentation data, instructions */
+static size_t cie_size(const struct jf_cfi *c)
+{
+    size_t n = 4 + 4 + 1 + 3 + jf__uleb128_size(c->code_align) + jf__sleb128_size(c->data_align) +
+               (cie_version(c) == 1 ? 1 : jf__uleb128_size(c->ra_reg)) + 1 + 1 + c->cie_len;
+    return round_up(n, CFI_RECORD_ALIGN);
+}
+
+/* length, CIE pointer, pc_begin, pc_range, augmentation length 0, instructions */
+static size_t fde_size(const cfi_fde *f)
+{
+    return round_up(4 + 4 + 4 + 4 + 1 + f->ops_len, CFI_RECORD_ALIGN);
+}
+
+static size_t eh_frame_size(const struct jf_cfi *c, int terminated)
+{
+    size_t n = cie_size(c) + (terminated ? 4 : 0);
+    for (size_t i = 0; i < c->n_fdes; i++)
+        n += fde_size(&c->fdes[i]);
+    return n;
+}
+
+size_t jf__cfi_max_image_size(const struct jf_cfi *cfi)
+{
+    if (!cfi)
+        return 0;
+    return eh_frame_size(cfi, 1) + EH_FRAME_HDR_FIXED + EH_FRAME_HDR_ROW * cfi->n_fdes;
+}
+
+/* Where the image lives: region offset 0 is at code_base, .eh_frame at eh_addr. */
+typedef struct eh_layout {
+    uint64_t code_base;
+    uint64_t eh_addr;
+} eh_layout;
+
+/* target - place as a signed 32-bit value, if it fits. */
+static int rel32(uint64_t target, uint64_t place, int32_t *out)
+{
+    uint64_t d = target - place;
+    if (d > (uint64_t)INT32_MAX && d < (uint64_t)0 - ((uint64_t)INT32_MAX + 1))
+        return jf__fail(JF_ERANGE, "unwind image: address 0x%llx is out of 32-bit reach of 0x%llx",
+                        (unsigned long long)target, (unsigned long long)place);
+    *out = d > (uint64_t)INT32_MAX ? (int32_t)-(int64_t)((uint64_t)0 - d) : (int32_t)d;
+    return 0;
+}
+
+/* Pad a record with DW_CFA_nop to the record alignment, then fill in its length. */
+static void finish_record(jf_writer *w, size_t at)
+{
+    jf__put_align(w, CFI_RECORD_ALIGN);
+    jf__patch_u32(w, at, (uint32_t)(w->pos - at - 4));
+}
+
+static void put_cie(jf_writer *w, const struct jf_cfi *c)
+{
+    size_t at = w->pos;
+    jf__put_u32(w, 0);
+    jf__put_u32(w, 0); /* CIE id in .eh_frame */
+    jf__put_u8(w, (uint8_t)cie_version(c));
+    jf__put_cstr(w, "zR");
+    jf__put_uleb128(w, c->code_align);
+    jf__put_sleb128(w, c->data_align);
+    if (cie_version(c) == 1)
+        jf__put_u8(w, (uint8_t)c->ra_reg);
+    else
+        jf__put_uleb128(w, c->ra_reg);
+    jf__put_uleb128(w, 1);
+    jf__put_u8(w, DW_EH_PE_pcrel | DW_EH_PE_sdata4);
+    jf__put_bytes(w, c->ops, c->cie_len);
+    finish_record(w, at);
+}
+
+static int put_fde(jf_writer *w, const struct jf_cfi *c, const cfi_fde *f, const eh_layout *l)
+{
+    size_t at = w->pos;
+    int32_t pc_begin;
+    jf__put_u32(w, 0);
+    jf__put_u32(w, (uint32_t)(w->pos)); /* back to the CIE at offset 0 */
+    int rc = rel32(l->code_base + f->start, l->eh_addr + w->pos, &pc_begin);
+    if (rc)
+        return rc;
+    jf__put_s32(w, pc_begin);
+    jf__put_u32(w, (uint32_t)(f->end - f->start));
+    jf__put_uleb128(w, 0);
+    jf__put_bytes(w, c->ops + f->ops_off, f->ops_len);
+    finish_record(w, at);
+    return 0;
+}
+
+/* .eh_frame_hdr: fixed part then one row per FDE, sorted by start. */
+static int put_hdr(jf_writer *w, const struct jf_cfi *c, const eh_layout *l)
+{
+    uint64_t hdr_addr = l->eh_addr + w->pos;
+    int32_t v;
+    jf__put_u8(w, 1);
+    jf__put_u8(w, DW_EH_PE_pcrel | DW_EH_PE_sdata4);
+    jf__put_u8(w, DW_EH_PE_udata4);
+    jf__put_u8(w, DW_EH_PE_datarel | DW_EH_PE_sdata4);
+    int rc = rel32(l->eh_addr, hdr_addr + 4, &v);
+    if (rc)
+        return rc;
+    jf__put_s32(w, v);
+    jf__put_u32(w, (uint32_t)c->n_fdes);
+    uint64_t fde_addr = l->eh_addr + cie_size(c);
+    for (size_t i = 0; i < c->n_fdes; i++) {
+        const cfi_fde *f = &c->fdes[i];
+        if ((rc = rel32(l->code_base + f->start, hdr_addr, &v)) != 0)
+            return rc;
+        jf__put_s32(w, v);
+        if ((rc = rel32(fde_addr, hdr_addr, &v)) != 0)
+            return rc;
+        jf__put_s32(w, v);
+        fde_addr += fde_size(f);
+    }
+    return 0;
+}
+
+int jf__cfi_emit(const struct jf_cfi *cfi, jf_eh_layout layout, uint64_t code_addr, uint64_t code_size,
+                 uint64_t image_addr, uint8_t *buf, size_t cap, jf_eh_image *out)
+{
+    if (!cfi || !out || (!buf && cap))
+        return jf__fail(JF_EINVAL, "jf__cfi_emit: NULL argument");
+    if (layout != JF_EH_LAYOUT_PERF_JITDUMP && layout != JF_EH_LAYOUT_ABSOLUTE)
+        return jf__fail(JF_EINVAL, "jf__cfi_emit: unknown layout %d", (int)layout);
+    if (code_size > SIZE_MAX - 8)
+        return jf__fail(JF_ERANGE, "jf__cfi_emit: code size too large");
+    int rc = jf__cfi_validate(cfi, (size_t)code_size);
+    if (rc)
+        return rc;
+    int terminated = layout == JF_EH_LAYOUT_ABSOLUTE;
+    size_t eh_size = eh_frame_size(cfi, terminated);
+    size_t need = eh_size + EH_FRAME_HDR_FIXED + EH_FRAME_HDR_ROW * cfi->n_fdes;
+    if (need > cap)
+        return jf__fail(JF_ERANGE, "jf__cfi_emit: %zu-byte buffer, %zu bytes needed", cap, need);
+    eh_layout l = terminated ? (eh_layout){code_addr, image_addr}
+                             : (eh_layout){0, round_up((size_t)code_size, 8)};
+    jf_writer w;
+    jf__writer_init(&w, buf, cap);
+    put_cie(&w, cfi);
+    for (size_t i = 0; i < cfi->n_fdes; i++)
+        if ((rc = put_fde(&w, cfi, &cfi->fdes[i], &l)) != 0)
+            return rc;
+    if (terminated)
+        jf__put_u32(&w, 0);
+    if ((rc = put_hdr(&w, cfi, &l)) != 0)
+        return rc;
+    if (!jf__writer_ok(&w) || w.pos != need)
+        return jf__fail(JF_ERANGE, "jf__cfi_emit: internal size mismatch (%zu of %zu bytes)", w.pos, need);
+    out->eh_frame_size = eh_size;
+    out->hdr_size = need - eh_size;
+    return 0;
 }

@@ -7,6 +7,47 @@
 
 #include "internal.h"
 
+/* Architectures the assembler knows (one table in cfi.c). */
+typedef enum jf_cfi_arch {
+    JF_CFI_ARCH_X86_64,
+    JF_CFI_ARCH_AARCH64,
+    JF_CFI_ARCH_RISCV64,
+    JF_CFI_ARCH_COUNT,
+} jf_cfi_arch;
+
+/* The architecture this library was built for, or -1 if none of the above. */
+int jf__cfi_host_arch(void);
+
+/* ELF e_machine of an architecture (62, 183, 243), 0 if out of range. */
+uint16_t jf__cfi_arch_elf_machine(jf_cfi_arch arch);
+
+/* jf_cfi_new for a given architecture (tests build every architecture's
+ * descriptions on any host). */
+int jf__cfi_new_arch(jf_cfi_arch arch, struct jf_cfi **out);
+
+/*
+ * A CIE as read from an assembled object: the factors, the return address
+ * column and the initial instructions (DWARF CFA opcodes, nops allowed).
+ */
+typedef struct jf_raw_cie {
+    uint32_t code_align;
+    int32_t data_align;
+    uint32_t ra_reg;
+    const uint8_t *insns;
+    size_t insns_len;
+} jf_raw_cie;
+
+/*
+ * A description with one FDE for region offsets [start, end) whose CFA
+ * instructions are `fde_insns` (as found in an assembled template's FDE,
+ * trailing nops allowed), under the CIE `cie`. The instructions are checked:
+ * known opcodes only, no DW_CFA_set_loc, advances within the range, balanced
+ * restore_state. Returns NULL with the last error set if they are not valid.
+ * The result is closed: builder calls on it fail. Free with jf_cfi_free.
+ */
+struct jf_cfi *jf__cfi_from_raw(const jf_raw_cie *cie, const uint8_t *fde_insns,
+                                size_t fde_insns_len, size_t start, size_t end);
+
 /* Deep copy for the registry (the caller keeps ownership of the original).
  * Returns NULL with the last error set on failure. */
 struct jf_cfi *jf__cfi_clone(const struct jf_cfi *cfi);
