@@ -428,7 +428,7 @@ int jf_cfi_advance_to(jf_cfi *cfi, size_t offset)
 int jf_cfi_def_cfa(jf_cfi *cfi, unsigned reg, int64_t offset)
 {
     static const char fn[] = "jf_cfi_def_cfa";
-    int64_t factored;
+    int64_t factored = 0;
     int rc = rule_start(cfi, fn);
     if (rc || (rc = check_reg(cfi, fn, reg)) != 0)
         return rc;
@@ -449,7 +449,7 @@ int jf_cfi_def_cfa(jf_cfi *cfi, unsigned reg, int64_t offset)
 int jf_cfi_def_cfa_offset(jf_cfi *cfi, int64_t offset)
 {
     static const char fn[] = "jf_cfi_def_cfa_offset";
-    int64_t factored;
+    int64_t factored = 0;
     int rc = rule_start(cfi, fn);
     if (rc)
         return rc;
@@ -477,7 +477,7 @@ int jf_cfi_def_cfa_register(jf_cfi *cfi, unsigned reg)
 int jf_cfi_offset(jf_cfi *cfi, unsigned reg, int64_t cfa_offset)
 {
     static const char fn[] = "jf_cfi_offset";
-    int64_t factored;
+    int64_t factored = 0;
     int rc = rule_start(cfi, fn);
     if (rc || (rc = check_reg(cfi, fn, reg)) != 0 || (rc = factor_offset(cfi, fn, cfa_offset, &factored)) != 0)
         return rc;
@@ -889,7 +889,7 @@ static void put_cie(jf_writer *w, const struct jf_cfi *c)
 static int put_fde(jf_writer *w, const struct jf_cfi *c, const cfi_fde *f, const eh_layout *l)
 {
     size_t at = w->pos;
-    int32_t pc_begin;
+    int32_t pc_begin = 0;
     jf__put_u32(w, 0);
     jf__put_u32(w, (uint32_t)(w->pos)); /* back to the CIE at offset 0 */
     int rc = rel32(l->code_base + f->start, l->eh_addr + w->pos, &pc_begin);
@@ -907,7 +907,7 @@ static int put_fde(jf_writer *w, const struct jf_cfi *c, const cfi_fde *f, const
 static int put_hdr(jf_writer *w, const struct jf_cfi *c, const eh_layout *l)
 {
     uint64_t hdr_addr = l->eh_addr + w->pos;
-    int32_t v;
+    int32_t v = 0;
     jf__put_u8(w, 1);
     jf__put_u8(w, DW_EH_PE_pcrel | DW_EH_PE_sdata4);
     jf__put_u8(w, DW_EH_PE_udata4);

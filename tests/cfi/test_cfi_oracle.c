@@ -438,8 +438,8 @@ static void check_pc(const program *p, Dwarf_CFI *dcfi, uint64_t base, size_t pc
         return;
     }
     const row *r = row_at(f, pc);
-    unsigned reg;
-    int64_t off;
+    unsigned reg = 0;
+    int64_t off = 0;
     if (libdw_cfa(frame, &reg, &off) != 0 || reg != r->cfa_reg || off != r->cfa_off)
         fail(p, "%s pc %zu: CFA r%u%+" PRId64 ", expected r%u%+" PRId64, what, pc, reg, off, r->cfa_reg,
              r->cfa_off);
