@@ -1,0 +1,805 @@
+/*
+ * Sink: the process's own unwinder. Each region's .eh_frame (absolute
+ * layout, from the CFI assembler) is registered with the unwinder that
+ * glibc backtrace(), _Unwind_Backtrace and C++ exceptions really use, so
+ * they walk through JIT frames and trampolines.
+ *
+ * Binding happens at run time, never through a link-time reference (a
+ * -static-libgcc host would bind a private copy nobody consults):
+ *  - the unwinder in global scope (dlsym(RTLD_DEFAULT)): libgcc_s in a C++
+ *    host, LLVM libunwind when it is linked first;
+ *  - libgcc_s.so.1 through dlopen, which finds the copy glibc loaded
+ *    RTLD_LOCAL for backtrace() (or loads it), when it is another library.
+ * LLVM libunwind (recognised by __unw_add_dynamic_fde in the same library)
+ * takes one FDE per __register_frame call; libgcc takes a whole table
+ * ending in a zero terminator.
+ *
+ * Scale: GCC <= 12 searches registered tables linearly on every unwind in
+ * the process, so FDEs share tables: one per batch (split into chunks), and
+ * small tables merge in levels (FANOUT of one level become one table of the
+ * next), which keeps the number of tables logarithmic plus one per chunk.
+ * A replacement table is always registered before the tables it replaces
+ * are deregistered, so no FDE is ever missing for a concurrent unwind.
+ * We only ever deregister tables we registered: libgcc aborts otherwise.
+ */
+#define _GNU_SOURCE
+#include "cfi.h"
+#include "internal.h"
+#include "sink.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------ */
+/* Binding to the process's unwinders                                        */
+/* ------------------------------------------------------------------------ */
+
+typedef void (*frame_fn)(void *);
+
+typedef struct unwinder {
+    frame_fn register_frame;
+    frame_fn deregister_frame;
+    int per_fde;        /* LLVM libunwind: one FDE per call */
+    const void *base;   /* load address of the library that defines them */
+    void *handle;       /* keeps that library loaded while tables point into it */
+} unwinder;
+
+enum { MAX_UNWINDERS = 2 };
+
+/* Set once per process (kept across stop/start and fork). Guarded by the
+ * registry lock like everything in a sink. */
+static unwinder unwinders[MAX_UNWINDERS];
+static int n_unwinders;
+static int bound;
+
+/* The load address of the object defining `sym`, or NULL. */
+static const void *object_base(const void *sym)
+{
+    Dl_info info;
+    if (!sym || !dladdr(sym, &info))
+        return NULL;
+    return info.dli_fbase;
+}
+
+static const char *object_name(const void *sym)
+{
+    Dl_info info;
+    if (!sym || !dladdr(sym, &info) || !info.dli_fname || !info.dli_fname[0])
+        return "the main program";
+    return info.dli_fname;
+}
+
+/* dlsym returns data pointers; going through memcpy keeps -Wpedantic quiet. */
+static frame_fn as_frame_fn(void *sym)
+{
+    frame_fn fn;
+    memcpy(&fn, &sym, sizeof fn);
+    return fn;
+}
+
+/* Fill *u from `lookup` (a dlopen handle or RTLD_DEFAULT). 0 if this scope
+ * has no usable unwinder. `handle` is only used to look for the LLVM
+ * marker in the same library. */
+static int unwinder_from_scope(void *lookup, unwinder *u)
+{
+    void *reg = dlsym(lookup, "__register_frame");
+    void *dereg = dlsym(lookup, "__deregister_frame");
+    const void *base = object_base(reg);
+    if (!reg || !dereg || !base || object_base(dereg) != base)
+        return 0;
+    /* Look the marker up in the defining library itself, so another
+     * library's libunwind elsewhere in the process does not count. */
+    Dl_info info;
+    void *own = NULL;
+    if (dladdr(reg, &info) && info.dli_fname && info.dli_fname[0])
+        own = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    void *marker = dlsym(own ? own : lookup, "__unw_add_dynamic_fde");
+    u->register_frame = as_frame_fn(reg);
+    u->deregister_frame = as_frame_fn(dereg);
+    u->per_fde = marker && object_base(marker) == base;
+    u->base = base;
+    u->handle = own;
+    return 1;
+}
+
+static int already_bound(const void *base)
+{
+    for (int i = 0; i < n_unwinders; i++)
+        if (unwinders[i].base == base)
+            return 1;
+    return 0;
+}
+
+static void keep_unwinder(const unwinder *u, const char *how)
+{
+    if (already_bound(u->base) || n_unwinders == MAX_UNWINDERS) {
+        if (u->handle)
+            dlclose(u->handle);
+        return;
+    }
+    unwinders[n_unwinders++] = *u;
+    jf__log(JF_LOG_INFO, "unwind sink: %s unwinder in %s (%s)", u->per_fde ? "LLVM libunwind" : "libgcc",
+            object_name((const void *)u->base), how);
+}
+
+/* libgcc_s.so.1 as glibc's backtrace() uses it: the copy already loaded
+ * (possibly RTLD_LOCAL), else a fresh load (glibc would load it anyway). */
+static void bind_libgcc_s(void)
+{
+    void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!h)
+        h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return;
+    unwinder u;
+    if (!unwinder_from_scope(h, &u)) {
+        dlclose(h);
+        return;
+    }
+    if (u.handle)
+        dlclose(u.handle);
+    u.handle = h;
+    keep_unwinder(&u, "libgcc_s.so.1, used by backtrace()");
+}
+
+static int bind_unwinders(void)
+{
+    if (bound)
+        return 0;
+    unwinder u;
+    if (unwinder_from_scope(RTLD_DEFAULT, &u))
+        keep_unwinder(&u, "global scope");
+    bind_libgcc_s();
+    if (n_unwinders == 0) {
+        const char *why = dlerror();
+        return jf__fail(JF_ENOTSUP, "no unwinder with __register_frame/__deregister_frame found in "
+                                    "the process or in libgcc_s.so.1 (%s)", why ? why : "not defined");
+    }
+    bound = 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tables                                                                    */
+/* ------------------------------------------------------------------------ */
+
+enum {
+    FANOUT = 4,          /* this many tables of one level merge into one */
+    FULL_WEIGHT = 256,   /* regions in a table that is never merged again */
+    CHUNK = FULL_WEIGHT, /* a batch is split into tables of at most this many regions */
+    MERGE_LEVELS = 4,    /* weights 1-3, 4-15, 16-63, 64-255 */
+    LEVEL_FULL = MERGE_LEVELS,
+    N_LEVELS = MERGE_LEVELS + 1,
+    /* The CFI assembler writes pc-relative 32-bit code addresses, so a table
+     * must lie within 2 GiB of the code it describes: code is grouped in
+     * windows of 1 GiB, and each table is mapped close to its window. */
+    WINDOW_SHIFT = 30,
+};
+
+typedef struct unwind_table {
+    uint8_t *bytes;    /* .eh_frame at its final address, zero terminator included */
+    size_t size;
+    size_t map_size;   /* bytes mapped at `bytes` */
+    size_t *fde_offsets; /* for one-FDE-per-call unwinders */
+    size_t n_fdes;
+    jf_live **members; /* the regions described, owned by the registry */
+    size_t n_members;
+    size_t window;     /* index in windows[] */
+    int level;
+    size_t slot;       /* index in windows[window].levels[level] */
+} unwind_table;
+
+typedef struct table_list {
+    unwind_table **items;
+    size_t count, capacity;
+} table_list;
+
+typedef struct code_window {
+    uintptr_t key; /* code address >> WINDOW_SHIFT */
+    table_list levels[N_LEVELS];
+} code_window;
+
+static code_window *windows;
+static size_t n_windows, windows_capacity;
+/* The registry's counters for this sink, to zero what stop() releases. */
+static jf_sink_stats *held_stats;
+
+static uintptr_t window_key(const jf_live *r)
+{
+    return r->start >> WINDOW_SHIFT;
+}
+
+/* Index of the window for `key`, created if needed; SIZE_MAX on ENOMEM. */
+static size_t window_for(uintptr_t key)
+{
+    for (size_t i = 0; i < n_windows; i++)
+        if (windows[i].key == key)
+            return i;
+    if (n_windows == windows_capacity) {
+        size_t cap = windows_capacity ? windows_capacity * 2 : 4;
+        code_window *grown = realloc(windows, cap * sizeof *grown);
+        if (!grown) {
+            jf__fail(JF_ENOMEM, "out of memory for the unwind sink's windows");
+            return SIZE_MAX;
+        }
+        windows = grown;
+        windows_capacity = cap;
+    }
+    memset(&windows[n_windows], 0, sizeof windows[n_windows]);
+    windows[n_windows].key = key;
+    return n_windows++;
+}
+
+static int level_for_weight(size_t weight)
+{
+    int level = 0;
+    for (size_t limit = FANOUT; level < MERGE_LEVELS && weight >= limit; limit *= FANOUT)
+        level++;
+    return level;
+}
+
+static uint32_t load_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t load_u64(const uint8_t *p)
+{
+    return (uint64_t)load_u32(p) | (uint64_t)load_u32(p + 4) << 32;
+}
+
+/* Walk the table's entries; record where each FDE starts when `offsets`
+ * is not NULL. Returns the number of FDEs, or SIZE_MAX if malformed. */
+static size_t walk_fdes(const unwind_table *t, size_t *offsets)
+{
+    size_t count = 0, pos = 0;
+    while (pos + 4 <= t->size) {
+        uint64_t len = load_u32(t->bytes + pos);
+        size_t header = 4;
+        if (len == 0)
+            return count;
+        if (len == 0xffffffffu) {
+            if (pos + 12 > t->size)
+                return SIZE_MAX;
+            len = load_u64(t->bytes + pos + 4);
+            header = 12;
+        }
+        if (len < 4 || len > t->size - pos - header)
+            return SIZE_MAX;
+        uint64_t id = header == 4 ? load_u32(t->bytes + pos + 4) : load_u64(t->bytes + pos + 12);
+        if (id != 0 && offsets)
+            offsets[count] = pos;
+        count += id != 0;
+        pos += header + (size_t)len;
+    }
+    return SIZE_MAX; /* no terminator */
+}
+
+static int index_fdes(unwind_table *t)
+{
+    size_t count = walk_fdes(t, NULL);
+    if (count == SIZE_MAX)
+        return jf__fail(JF_EINVAL, "unwind table: malformed .eh_frame");
+    if (count && !(t->fde_offsets = malloc(count * sizeof *t->fde_offsets)))
+        return jf__fail(JF_ENOMEM, "out of memory indexing %zu FDEs", count);
+    walk_fdes(t, t->fde_offsets);
+    t->n_fdes = count;
+    return 0;
+}
+
+/* Room for every member's image; SIZE_MAX on overflow. */
+static size_t table_capacity(jf_live *const *members, size_t n)
+{
+    size_t cap = 4;
+    for (size_t i = 0; i < n; i++) {
+        size_t one = jf__cfi_max_image_size(members[i]->cfi);
+        if (one > SIZE_MAX - cap)
+            return SIZE_MAX;
+        cap += one;
+    }
+    return cap;
+}
+
+static uint64_t distance(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : b - a;
+}
+
+/* 1 if every byte of [p, p + len) is within a signed 32-bit reach of every
+ * code address in [lo, hi]. */
+static int in_reach(uintptr_t p, size_t len, uintptr_t lo, uintptr_t hi)
+{
+    const uint64_t reach = (uint64_t)INT32_MAX - 4096;
+    uint64_t end = (uint64_t)p + len;
+    return distance(p, lo) < reach && distance(p, hi) < reach && distance(end, lo) < reach &&
+           distance(end, hi) < reach;
+}
+
+/* Anonymous read-write memory within reach of [lo, hi]: the kernel takes a
+ * hint when that range is free, so try a few spots around the code, then
+ * wherever it likes. NULL if none is in reach. */
+static uint8_t *map_near(uintptr_t lo, uintptr_t hi, size_t len)
+{
+    static const unsigned shifts[] = {21, 26, 29};
+    uintptr_t hints[2 * (sizeof shifts / sizeof shifts[0]) + 1];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof shifts / sizeof shifts[0]; i++) {
+        uintptr_t d = (uintptr_t)1 << shifts[i];
+        if (lo > d + len)
+            hints[n++] = (lo - d - len) & ~(uintptr_t)0xfff;
+        if (hi < UINTPTR_MAX - d - len)
+            hints[n++] = (hi + d) & ~(uintptr_t)0xfff;
+    }
+    hints[n++] = 0;
+    for (size_t i = 0; i < n; i++) {
+        void *p = mmap((void *)hints[i], len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            continue;
+        if (in_reach((uintptr_t)p, len, lo, hi))
+            return p;
+        munmap(p, len);
+    }
+    return NULL;
+}
+
+static void members_span(jf_live *const *members, size_t n, uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = UINTPTR_MAX;
+    *hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (members[i]->start < *lo)
+            *lo = members[i]->start;
+        if (members[i]->start + members[i]->size > *hi)
+            *hi = members[i]->start + members[i]->size;
+    }
+}
+
+/* Emit every member's .eh_frame back to back at its final address. Each
+ * image ends with a terminator (and .eh_frame_hdr) that the next member's
+ * image overwrites, so only the last terminator remains. */
+static int emit_members(unwind_table *t, size_t cap)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < t->n_members; i++) {
+        const jf_live *r = t->members[i];
+        jf_eh_image img;
+        int rc = jf__cfi_emit(r->cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size,
+                              (uint64_t)(uintptr_t)(t->bytes + used), t->bytes + used, cap - used, &img);
+        if (rc)
+            return rc;
+        if (img.eh_frame_size < 4 || img.eh_frame_size > cap - used || (img.eh_frame_size - 4) % 4)
+            return jf__fail(JF_EINVAL, "region %s: unexpected .eh_frame size %zu", r->name,
+                            img.eh_frame_size);
+        used += img.eh_frame_size - 4;
+    }
+    memset(t->bytes + used, 0, 4);
+    t->size = used + 4;
+    return 0;
+}
+
+static void table_free(unwind_table *t)
+{
+    if (!t)
+        return;
+    if (t->bytes)
+        munmap(t->bytes, t->map_size);
+    free(t->fde_offsets);
+    free(t->members);
+    free(t);
+}
+
+/* Map and fill the table's bytes near its code, then make them read-only. */
+static int table_fill(unwind_table *t)
+{
+    size_t cap = table_capacity(t->members, t->n_members);
+    long page = sysconf(_SC_PAGESIZE);
+    size_t mask = (page > 0 ? (size_t)page : 4096) - 1;
+    if (cap > SIZE_MAX - mask)
+        return jf__fail(JF_ENOMEM, "unwind table too large");
+    t->map_size = (cap + mask) & ~mask;
+    uintptr_t lo, hi;
+    members_span(t->members, t->n_members, &lo, &hi);
+    t->bytes = map_near(lo, hi, t->map_size);
+    if (!t->bytes)
+        return jf__fail(JF_ERANGE, "no memory for an unwind table within 2 GiB of code at %p-%p",
+                        (void *)lo, (void *)hi);
+    int rc = emit_members(t, cap);
+    if (!rc && mprotect(t->bytes, t->map_size, PROT_READ) != 0)
+        rc = jf__fail(JF_ENOMEM, "cannot protect an unwind table");
+    return rc ? rc : index_fdes(t);
+}
+
+/* A table describing `members` (copied), not yet registered. */
+static int table_build(jf_live *const *members, size_t n, size_t window, int level, unwind_table **out)
+{
+    unwind_table *t = calloc(1, sizeof *t);
+    if (!t || !(t->members = malloc(n * sizeof *members))) {
+        free(t);
+        return jf__fail(JF_ENOMEM, "out of memory for an unwind table of %zu regions", n);
+    }
+    memcpy(t->members, members, n * sizeof *members);
+    t->n_members = n;
+    t->window = window;
+    t->level = level;
+    int rc = table_fill(t);
+    if (rc) {
+        table_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+static void table_register(unwind_table *t)
+{
+    for (int u = 0; u < n_unwinders; u++) {
+        if (!unwinders[u].per_fde) {
+            unwinders[u].register_frame(t->bytes);
+            continue;
+        }
+        for (size_t i = 0; i < t->n_fdes; i++)
+            unwinders[u].register_frame(t->bytes + t->fde_offsets[i]);
+    }
+}
+
+static void table_deregister(unwind_table *t)
+{
+    for (int u = n_unwinders - 1; u >= 0; u--) {
+        if (!unwinders[u].per_fde) {
+            unwinders[u].deregister_frame(t->bytes);
+            continue;
+        }
+        for (size_t i = 0; i < t->n_fdes; i++)
+            unwinders[u].deregister_frame(t->bytes + t->fde_offsets[i]);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Which table describes a region: start address -> table                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct owner_slot {
+    uintptr_t start; /* 0 = empty (regions never start at 0) */
+    unwind_table *table;
+} owner_slot;
+
+static owner_slot *owners;
+static size_t owner_capacity, owner_count;
+
+static size_t owner_hash(uintptr_t start)
+{
+    return (size_t)(((uint64_t)start >> 4) * 0x9e3779b97f4a7c15ull >> 17);
+}
+
+static owner_slot *owner_find(uintptr_t start)
+{
+    if (!owner_capacity)
+        return NULL;
+    size_t mask = owner_capacity - 1;
+    for (size_t i = owner_hash(start) & mask;; i = (i + 1) & mask) {
+        if (owners[i].start == start)
+            return &owners[i];
+        if (!owners[i].start)
+            return NULL;
+    }
+}
+
+static void owner_put_unchecked(uintptr_t start, unwind_table *t)
+{
+    size_t mask = owner_capacity - 1;
+    size_t i = owner_hash(start) & mask;
+    while (owners[i].start && owners[i].start != start)
+        i = (i + 1) & mask;
+    if (!owners[i].start)
+        owner_count++;
+    owners[i].start = start;
+    owners[i].table = t;
+}
+
+/* Room for `extra` more entries at a load factor of at most 1/2. */
+static int owner_reserve(size_t extra)
+{
+    if (extra > SIZE_MAX / 4 - owner_count)
+        return jf__fail(JF_ENOMEM, "too many regions for the unwind sink");
+    size_t need = (owner_count + extra) * 2;
+    if (need <= owner_capacity)
+        return 0;
+    size_t cap = owner_capacity ? owner_capacity : 64;
+    while (cap < need)
+        cap *= 2;
+    owner_slot *old = owners;
+    size_t old_cap = owner_capacity;
+    owners = calloc(cap, sizeof *owners);
+    if (!owners) {
+        owners = old;
+        return jf__fail(JF_ENOMEM, "out of memory for the unwind sink's region index");
+    }
+    owner_capacity = cap;
+    owner_count = 0;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].start)
+            owner_put_unchecked(old[i].start, old[i].table);
+    free(old);
+    return 0;
+}
+
+/* Backward-shift deletion keeps probe chains intact without tombstones. */
+static void owner_remove(uintptr_t start)
+{
+    owner_slot *s = owner_find(start);
+    if (!s)
+        return;
+    size_t mask = owner_capacity - 1;
+    size_t hole = (size_t)(s - owners);
+    for (size_t i = (hole + 1) & mask; owners[i].start; i = (i + 1) & mask) {
+        size_t home = owner_hash(owners[i].start) & mask;
+        /* Move entry i into the hole unless its home lies cyclically in (hole, i]. */
+        int stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
+        if (!stays) {
+            owners[hole] = owners[i];
+            hole = i;
+        }
+    }
+    owners[hole].start = 0;
+    owners[hole].table = NULL;
+    owner_count--;
+}
+
+static void owners_point_to(unwind_table *t)
+{
+    for (size_t i = 0; i < t->n_members; i++)
+        owner_put_unchecked(t->members[i]->start, t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Levels: adding, replacing and merging tables                              */
+/* ------------------------------------------------------------------------ */
+
+static int list_reserve(table_list *l, size_t extra)
+{
+    if (l->count + extra <= l->capacity)
+        return 0;
+    size_t cap = l->capacity ? l->capacity * 2 : 16;
+    while (cap < l->count + extra)
+        cap *= 2;
+    unwind_table **items = realloc(l->items, cap * sizeof *items);
+    if (!items)
+        return jf__fail(JF_ENOMEM, "out of memory for the unwind sink's table list");
+    l->items = items;
+    l->capacity = cap;
+    return 0;
+}
+
+static table_list *list_of(const unwind_table *t)
+{
+    return &windows[t->window].levels[t->level];
+}
+
+static void list_append(unwind_table *t)
+{
+    table_list *l = list_of(t);
+    t->slot = l->count;
+    l->items[l->count++] = t;
+}
+
+static void list_unlink(unwind_table *t)
+{
+    table_list *l = list_of(t);
+    unwind_table *last = l->items[--l->count];
+    l->items[t->slot] = last;
+    last->slot = t->slot;
+}
+
+/* Register a new table and take it into its level (room reserved). */
+static void table_adopt(unwind_table *t, jf_sink_stats *stats)
+{
+    table_register(t);
+    list_append(t);
+    owners_point_to(t);
+    stats->objects++;
+    stats->bytes += t->size;
+}
+
+/* Deregister and free a table (after its replacement, if any, is live). */
+static void table_retire(unwind_table *t, jf_sink_stats *stats)
+{
+    table_deregister(t);
+    list_unlink(t);
+    stats->objects--;
+    stats->bytes -= t->size;
+    table_free(t);
+}
+
+/* Build, register and adopt a table for `members` in a window. */
+static int table_add(jf_live *const *members, size_t n, size_t window, int level, jf_sink_stats *stats)
+{
+    unwind_table *t = NULL;
+    int rc = list_reserve(&windows[window].levels[level], 1);
+    if (!rc)
+        rc = table_build(members, n, window, level, &t);
+    if (!rc)
+        table_adopt(t, stats);
+    return rc;
+}
+
+/* Merge `parts` (FANOUT tables of one level) into one table. */
+static int merge_tables(unwind_table *const *parts, jf_sink_stats *stats)
+{
+    size_t n = 0;
+    for (int i = 0; i < FANOUT; i++)
+        n += parts[i]->n_members;
+    jf_live **members = malloc(n * sizeof *members);
+    if (!members)
+        return jf__fail(JF_ENOMEM, "out of memory merging unwind tables");
+    n = 0;
+    for (int i = 0; i < FANOUT; i++) {
+        memcpy(members + n, parts[i]->members, parts[i]->n_members * sizeof *members);
+        n += parts[i]->n_members;
+    }
+    /* One level up at least; the top mergeable level merges into itself
+     * until its tables are full (each merge still removes FANOUT - 1). */
+    int level = parts[0]->level;
+    int target = level_for_weight(n);
+    int next = level + 1 < LEVEL_FULL ? level + 1 : level;
+    int rc = table_add(members, n, parts[0]->window, target > next ? target : next, stats);
+    free(members);
+    if (rc)
+        return rc;
+    for (int i = 0; i < FANOUT; i++)
+        table_retire(parts[i], stats);
+    return 0;
+}
+
+static int merge_window(size_t window, jf_sink_stats *stats)
+{
+    for (int level = 0; level < MERGE_LEVELS; level++) {
+        table_list *l = &windows[window].levels[level];
+        while (l->count >= FANOUT) {
+            unwind_table *parts[FANOUT];
+            memcpy(parts, l->items + l->count - FANOUT, sizeof parts);
+            int rc = merge_tables(parts, stats);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const jf_live *x = *(jf_live *const *)a, *y = *(jf_live *const *)b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Tables for sorted regions: runs within one window, CHUNK at most. */
+static int add_sorted(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t run = 1;
+        while (i + run < n && run < CHUNK && window_key(regions[i + run]) == window_key(regions[i]))
+            run++;
+        size_t window = window_for(window_key(regions[i]));
+        if (window == SIZE_MAX)
+            return JF_ENOMEM;
+        int rc = table_add(regions + i, run, window, level_for_weight(run), stats);
+        if (!rc)
+            rc = merge_window(window, stats);
+        if (rc)
+            return rc;
+        i += run;
+    }
+    return 0;
+}
+
+/* The regions of a group that need describing: with unwind rules, and not
+ * already held (a replay after fork hands us what the child inherited). */
+static size_t select_new(jf_live *const *regions, size_t n, jf_live **out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (regions[i]->cfi && !owner_find(regions[i]->start))
+            out[k++] = regions[i];
+    return k;
+}
+
+static int unwind_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+{
+    jf_live **fresh = malloc((n ? n : 1) * sizeof *fresh);
+    if (!fresh)
+        return jf__fail(JF_ENOMEM, "out of memory for a group of %zu regions", n);
+    size_t k = select_new(regions, n, fresh);
+    qsort(fresh, k, sizeof *fresh, by_start);
+    int rc = owner_reserve(k);
+    if (!rc)
+        rc = add_sorted(fresh, k, stats);
+    free(fresh);
+    if (!rc)
+        stats->regions += k;
+    return rc;
+}
+
+/* Replace t by a table without `gone` (registered before t goes away). */
+static int table_drop_member(unwind_table *t, const jf_live *gone, jf_sink_stats *stats)
+{
+    size_t n = 0;
+    jf_live **rest = malloc(t->n_members * sizeof *rest);
+    if (!rest)
+        return jf__fail(JF_ENOMEM, "out of memory rebuilding an unwind table");
+    for (size_t i = 0; i < t->n_members; i++)
+        if (t->members[i] != gone)
+            rest[n++] = t->members[i];
+    int rc = n > 0 ? table_add(rest, n, t->window, t->level, stats) : 0;
+    free(rest);
+    if (!rc) {
+        owner_remove(gone->start);
+        table_retire(t, stats);
+    }
+    return rc;
+}
+
+static int unwind_remove(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+{
+    for (size_t i = 0; i < n; i++) {
+        owner_slot *s = owner_find(regions[i]->start);
+        if (!s)
+            continue;
+        int rc = table_drop_member(s->table, regions[i], stats);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int unwind_start(const char *dump_dir, jf_sink_stats *stats)
+{
+    (void)dump_dir;
+    held_stats = stats;
+    return bind_unwinders();
+}
+
+/* Deregister and free everything (the registry replays on re-enable). */
+static void unwind_stop(int final)
+{
+    (void)final;
+    for (size_t w = 0; w < n_windows; w++) {
+        for (int level = 0; level < N_LEVELS; level++) {
+            table_list *l = &windows[w].levels[level];
+            while (l->count) {
+                unwind_table *t = l->items[--l->count];
+                table_deregister(t);
+                table_free(t);
+            }
+            free(l->items);
+        }
+    }
+    free(windows);
+    windows = NULL;
+    n_windows = windows_capacity = 0;
+    free(owners);
+    owners = NULL;
+    owner_capacity = owner_count = 0;
+    if (held_stats) {
+        held_stats->objects = 0;
+        held_stats->bytes = 0;
+    }
+}
+
+/* The child inherited the registrations along with the memory they point
+ * to: keep both. The replay that follows finds every region already held. */
+static void unwind_forget_after_fork(void)
+{
+}
+
+const sink_ops jf_unwind_sink = {
+    .word = "unwind",
+    .bit = JF_SINK_UNWIND,
+    .start = unwind_start,
+    .add = unwind_add,
+    .remove = unwind_remove,
+    .stop = unwind_stop,
+    .forget_after_fork = unwind_forget_after_fork,
+};

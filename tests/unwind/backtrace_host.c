@@ -1,0 +1,132 @@
+/*
+ * A C host walking its stack through JIT code:
+ *   main -> run_chain -> [jit frameless] -> callback_a -> [jit trampoline]
+ *        -> callback_b -> backtrace() / _Unwind_Backtrace
+ *
+ * Usage: backtrace_host with|without plain|llvm|any
+ *   with     the unwind sink is on: every frame down to main is found, by
+ *            glibc backtrace() and by the _Unwind_Backtrace in global scope
+ *            (if any); disabling the sink cuts the walk again, re-enabling
+ *            restores it.
+ *   without  negative control: no sink, the walk stops at the JIT code.
+ *   plain    assert no unwinder is in global scope (libgcc_s is private to
+ *            glibc's backtrace(), the case FORMATS.md describes)
+ *   llvm     assert _Unwind_Backtrace in global scope is LLVM libunwind's
+ * Exit 0 when everything matches the mode.
+ */
+#define _GNU_SOURCE
+#include "frames.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Exported (see CMakeLists.txt) so that dladdr names their frames. */
+long callback_b(long x);
+long callback_a(long x);
+long run_chain(long x);
+
+static jit_function jit, tramp;
+static int check_with_sink = 1;
+static int failures;
+
+static const char *const full_chain[] = {"callback_b", "[jit trampoline]", "callback_a",
+                                         "[jit frameless]", "run_chain", "main"};
+enum { FULL_CHAIN = sizeof full_chain / sizeof full_chain[0] };
+
+static void expect(int ok, const char *what)
+{
+    fprintf(stderr, "%s: %s\n", ok ? "ok" : "FAIL", what);
+    failures += !ok;
+}
+
+/* The walk reaches main through both JIT frames (expect_full) or stops
+ * inside the JIT code: main and the frames below the trampoline are absent. */
+static void check_walk(const frame_walk *w, const char *title, int expect_full)
+{
+    if (expect_full) {
+        expect(walk_has_in_order(w, title, full_chain, FULL_CHAIN, &jit, &tramp), title);
+        return;
+    }
+    walk_has_in_order(w, title, full_chain, 1, &jit, &tramp);
+    expect(walk_has(w, "callback_b", &jit, &tramp) && !walk_has(w, "callback_a", &jit, &tramp) &&
+               !walk_has(w, "main", &jit, &tramp),
+           title);
+}
+
+__attribute__((noinline)) long callback_b(long x)
+{
+    frame_walk w;
+    walk_with_backtrace(&w);
+    check_walk(&w, check_with_sink ? "backtrace() walks through the JIT frames"
+                                   : "backtrace() stops at the JIT frames (no sink)",
+               check_with_sink);
+    if (walk_with_unwind_backtrace(&w, RTLD_DEFAULT) == 0)
+        check_walk(&w, check_with_sink ? "_Unwind_Backtrace walks through the JIT frames"
+                                       : "_Unwind_Backtrace stops at the JIT frames (no sink)",
+                   check_with_sink);
+    return x + 1;
+}
+
+__attribute__((noinline)) long callback_a(long x)
+{
+    return tramp.fn(callback_b, x + 1) + 1;
+}
+
+__attribute__((noinline)) long run_chain(long x)
+{
+    return jit.fn(callback_a, x) + 1;
+}
+
+static void check_scope(const char *scope)
+{
+    const char *lib = library_of(RTLD_DEFAULT, "_Unwind_Backtrace");
+    fprintf(stderr, "_Unwind_Backtrace in global scope: %s\n", lib ? lib : "none");
+    if (strcmp(scope, "plain") == 0)
+        expect(!lib && !dlsym(RTLD_DEFAULT, "__register_frame"),
+               "plain C host: no unwinder in global scope");
+    else if (strcmp(scope, "llvm") == 0)
+        expect(lib && strstr(lib, "libunwind.so.1") && dlsym(RTLD_DEFAULT, "__unw_add_dynamic_fde"),
+               "LLVM libunwind is the unwinder in global scope");
+}
+
+/* Disable the sink: the walk is cut again (the tables are gone); enable it:
+ * the live regions are replayed and the walk is whole again. */
+static void check_disable_enable(void)
+{
+    struct jf_stats st = JF_STATS_INIT;
+    jf_stats(&st);
+    expect(st.sink[3].objects == 1, "one table registered for the batch");
+    expect(jf_disable(JF_SINK_UNWIND) == 0, "jf_disable(unwind)");
+    jf_stats(&st);
+    expect(st.sink[3].objects == 0, "no table registered after jf_disable");
+    check_with_sink = 0;
+    run_chain(1);
+    expect(jf_enable(JF_SINK_UNWIND) == 0, "jf_enable(unwind) replays the live regions");
+    check_with_sink = 1;
+    run_chain(1);
+    expect(jf_unregister(jit.addr) == 0 && jf_unregister(tramp.addr) == 0, "jf_unregister");
+    jf_stats(&st);
+    expect(st.sink[3].objects == 0, "no table registered after unregistering");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3 || (strcmp(argv[1], "with") && strcmp(argv[1], "without"))) {
+        fprintf(stderr, "usage: %s with|without plain|llvm|any\n", argv[0]);
+        return 2;
+    }
+    int with = strcmp(argv[1], "with") == 0;
+    check_scope(argv[2]);
+    if (jit_setup(with ? JF_SINK_UNWIND : 0, &jit, &tramp) != 0)
+        return 1;
+    check_with_sink = with;
+    expect(run_chain(1) == 5, "the JIT code returns the callbacks' result");
+    if (with)
+        check_disable_enable();
+    jf_cfi_free(jit.cfi);
+    jf_cfi_free(tramp.cfi);
+    jf_shutdown();
+    fprintf(stderr, "%s\n", failures ? "FAILED" : "PASSED");
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,109 @@
+/*
+ * A C++ exception thrown in a C++ callback travels through a frameless JIT
+ * function and a trampoline and is caught by the C++ caller:
+ *   main -> run_and_catch [try] -> [jit frameless] -> callback_a
+ *        -> [jit trampoline] -> callback_b [throw]
+ * Each case runs in a child process:
+ *   with the unwind sink     the exception is caught (exit 0);
+ *   without (negative)       the unwinder finds no FDE for the JIT frames and
+ *                            calls std::terminate (SIGABRT).
+ * Usage: exceptions_host [llvm]   (llvm: assert LLVM libunwind is the
+ * unwinder in global scope, so the exceptions go through it)
+ */
+#include "jit_code.h"
+#include "frames.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <stdexcept>
+
+static jit_function jit, tramp;
+
+extern "C" __attribute__((noinline)) long callback_b(long x)
+{
+    if (x > 0)
+        throw std::runtime_error("thrown below the JIT frames");
+    return x;
+}
+
+extern "C" __attribute__((noinline)) long callback_a(long x)
+{
+    return tramp.fn(callback_b, x + 1) + 1;
+}
+
+/* 0 if the exception was caught here, 1 if the call returned normally. */
+static __attribute__((noinline)) int run_and_catch(void)
+{
+    try {
+        jit.fn(callback_a, 1);
+    } catch (const std::runtime_error &e) {
+        fprintf(stderr, "caught: %s\n", e.what());
+        return 0;
+    }
+    return 1;
+}
+
+/* The child's whole life: set up, throw, exit 0 if caught. */
+static int child_main(bool with_sink)
+{
+    if (jit_setup(with_sink ? JF_SINK_UNWIND : 0, &jit, &tramp) != 0)
+        return 3;
+    int rc = run_and_catch();
+    jf_unregister(jit.addr);
+    jf_unregister(tramp.addr);
+    jf_shutdown();
+    return rc;
+}
+
+/* Run one case in a child; returns its wait status. */
+static int run_case(bool with_sink)
+{
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        exit(1);
+    }
+    if (pid == 0) {
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core); /* the negative case aborts on purpose */
+        _exit(child_main(with_sink));
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    int failures = 0;
+    const char *lib = library_of(RTLD_DEFAULT, "_Unwind_RaiseException");
+    fprintf(stderr, "_Unwind_RaiseException in global scope: %s\n", lib ? lib : "none");
+    if (argc > 1 && strcmp(argv[1], "llvm") == 0 && !(lib && strstr(lib, "libunwind.so.1"))) {
+        fprintf(stderr, "FAIL: LLVM libunwind is not the unwinder in global scope\n");
+        failures++;
+    }
+
+    int st = run_case(true);
+    bool caught = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    fprintf(stderr, "%s: with the unwind sink the exception is caught (status 0x%x)\n",
+            caught ? "ok" : "FAIL", st);
+    failures += !caught;
+
+    st = run_case(false);
+    bool terminated = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
+    fprintf(stderr, "%s: without the sink std::terminate aborts (status 0x%x)\n",
+            terminated ? "ok" : "FAIL", st);
+    failures += !terminated;
+
+    fprintf(stderr, "%s\n", failures ? "FAILED" : "PASSED");
+    return failures ? 1 : 0;
+}

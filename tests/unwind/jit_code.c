@@ -1,0 +1,151 @@
+/* See jit_code.h. The byte sequences are spelled out with their offsets so
+ * that the CFI rules below can name the instruction boundaries. */
+#define _GNU_SOURCE
+#include "jit_code.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+int jit_supported(void)
+{
+#if defined(__x86_64__)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* Frameless: CFA = rsp + 8 at entry, rsp + 16 after the sub, rsp + 8 after the add. */
+static const uint8_t frameless_code[] = {
+    0x48, 0x83, 0xec, 0x08, /*  0: sub  $8, %rsp   */
+    0x48, 0x89, 0xf8,       /*  4: mov  %rdi, %rax */
+    0x48, 0x89, 0xf7,       /*  7: mov  %rsi, %rdi */
+    0xff, 0xd0,             /* 10: call *%rax      */
+    0x48, 0x83, 0xc4, 0x08, /* 12: add  $8, %rsp   */
+    0xc3,                   /* 16: ret             */
+};
+
+/* Framed: the standard frame record, like a trampoline. */
+static const uint8_t framed_code[] = {
+    0x55,             /*  0: push %rbp       */
+    0x48, 0x89, 0xe5, /*  1: mov  %rsp, %rbp */
+    0x48, 0x89, 0xf8, /*  4: mov  %rdi, %rax */
+    0x48, 0x89, 0xf7, /*  7: mov  %rsi, %rdi */
+    0xff, 0xd0,       /* 10: call *%rax      */
+    0x5d,             /* 12: pop  %rbp       */
+    0xc3,             /* 13: ret             */
+};
+
+static int frameless_cfi(jf_cfi **out)
+{
+    jf_cfi *c;
+    if (jf_cfi_new(&c) != 0)
+        return -1;
+    int rc = jf_cfi_begin_fde(c, 0, sizeof frameless_code);
+    rc = rc ? rc : jf_cfi_advance_to(c, 4);
+    rc = rc ? rc : jf_cfi_def_cfa_offset(c, 16);
+    rc = rc ? rc : jf_cfi_advance_to(c, 16);
+    rc = rc ? rc : jf_cfi_def_cfa_offset(c, 8);
+    if (rc) {
+        fprintf(stderr, "frameless CFI: %s\n", jf_last_error());
+        jf_cfi_free(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
+}
+
+static int framed_cfi(jf_cfi **out)
+{
+    jf_cfi *c;
+    if (jf_cfi_new(&c) != 0)
+        return -1;
+    jf_standard_frame f = JF_STANDARD_FRAME_INIT;
+    f.start = 0;
+    f.end = sizeof framed_code;
+    f.after_push = 1;
+    f.after_fp_set = 4;
+    f.epilogue_start = 12;
+    f.after_pop = 13;
+    if (jf_cfi_add_standard_frame(c, &f) != 0) {
+        fprintf(stderr, "framed CFI: %s\n", jf_last_error());
+        jf_cfi_free(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
+}
+
+static void set_function(jit_function *f, uint8_t *at, size_t size)
+{
+    jit_call_fn fn;
+    void *p = at;
+    memcpy(&fn, &p, sizeof fn);
+    f->fn = fn;
+    f->addr = at;
+    f->size = size;
+}
+
+int jit_make(jit_function *frameless, jit_function *framed)
+{
+    memset(frameless, 0, sizeof *frameless);
+    memset(framed, 0, sizeof *framed);
+    if (!jit_supported()) {
+        fprintf(stderr, "the test JIT code is x86_64 machine code\n");
+        return -1;
+    }
+    uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) {
+        perror("mmap");
+        return -1;
+    }
+    memcpy(page, frameless_code, sizeof frameless_code);
+    memcpy(page + 64, framed_code, sizeof framed_code);
+    __builtin___clear_cache((char *)page, (char *)page + 4096);
+    if (mprotect(page, 4096, PROT_READ | PROT_EXEC) != 0) {
+        perror("mprotect");
+        return -1;
+    }
+    set_function(frameless, page, sizeof frameless_code);
+    set_function(framed, page + 64, sizeof framed_code);
+    if (frameless_cfi(&frameless->cfi) != 0 || framed_cfi(&framed->cfi) != 0)
+        return -1;
+    return 0;
+}
+
+jf_region jit_region(const jit_function *f, const char *name)
+{
+    jf_region r = JF_REGION_INIT;
+    r.addr = f->addr;
+    r.size = f->size;
+    r.name = name;
+    r.cfi = f->cfi;
+    return r;
+}
+
+int jit_contains(const jit_function *f, const void *pc)
+{
+    uintptr_t p = (uintptr_t)pc, a = (uintptr_t)f->addr;
+    return p >= a && p < a + f->size;
+}
+
+int jit_setup(unsigned sinks, jit_function *frameless, jit_function *framed)
+{
+    jf_config cfg = JF_CONFIG_INIT;
+    cfg.flags = JF_CONFIG_IGNORE_ENV;
+    cfg.sinks = sinks;
+    if (jf_init(&cfg) != 0) {
+        fprintf(stderr, "jf_init: %s\n", jf_last_error());
+        return -1;
+    }
+    if (jit_make(frameless, framed) != 0)
+        return -1;
+    jf_region regions[2] = {jit_region(frameless, "jit_frameless"), jit_region(framed, "jit_trampoline")};
+    if (jf_register_batch(regions, 2) != 0) {
+        fprintf(stderr, "jf_register_batch: %s\n", jf_last_error());
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,52 @@
+/*
+ * Small x86_64 machine-code functions for the unwind tests, written into
+ * anonymous executable memory (as a JIT would), each with its unwind rules
+ * built through the public CFI assembler:
+ *  - a frameless function: sub $8,%rsp; call *%rdi with %rsi as argument
+ *  - a framed trampoline-like function: push %rbp; mov %rsp,%rbp; call ...
+ * Both have the signature of jit_call_fn and return what the callback returns.
+ */
+#ifndef JIT_CODE_H
+#define JIT_CODE_H
+
+#include "jitframes.h"
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef long (*jit_callback)(long);
+typedef long (*jit_call_fn)(jit_callback cb, long arg);
+
+typedef struct jit_function {
+    jit_call_fn fn;
+    const void *addr;
+    size_t size;
+    jf_cfi *cfi; /* owned; registered copies are made by jitframes */
+} jit_function;
+
+/* 1 on x86_64, where the generated code runs. */
+int jit_supported(void);
+
+/* Write both functions into one fresh executable mapping. Returns 0 or -1
+ * (message on stderr). */
+int jit_make(jit_function *frameless, jit_function *framed);
+
+/* jf_init with exactly `sinks` (environment ignored), then jit_make and
+ * one batch registering both as "jit_frameless" and "jit_trampoline".
+ * Returns 0 or -1 (message on stderr). */
+int jit_setup(unsigned sinks, jit_function *frameless, jit_function *framed);
+
+/* A jf_region for f with the given name. */
+jf_region jit_region(const jit_function *f, const char *name);
+
+/* 1 if pc lies inside f. */
+int jit_contains(const jit_function *f, const void *pc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
