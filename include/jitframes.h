@@ -371,6 +371,38 @@ JF_API int jf_trampoline_create(jf_fn target, const char *name, const jf_trampol
 JF_API int jf_trampoline_destroy(jf_fn entry);
 
 /* ------------------------------------------------------------------------ */
+/* jitdump specifics                                                         */
+/* ------------------------------------------------------------------------ */
+/*
+ * Every CODE_LOAD record carries the region's real code followed by this many
+ * unique bytes (a nonce), counted in its code_size. A perf that derives
+ * build-ids from the code bytes can then never merge two regions with
+ * identical code. The live code is never touched; `perf annotate` shows the
+ * real instructions followed by the nonce bytes.
+ */
+#define JF_JITDUMP_NONCE_SIZE 8u
+
+/*
+ * Bytes from a region's first byte that the mapping perf synthesizes for its
+ * CODE_LOAD covers: code_size + JF_JITDUMP_NONCE_SIZE without unwind info;
+ * with unwind info (cfi not NULL) the load rounded up to 8 plus the mapped
+ * size of its .eh_frame and .eh_frame_hdr. Leave at least this much room
+ * between the start of a region and the start of the next one: perf splits
+ * overlapping mappings, and the older region then loses its unwind data (or
+ * its first bytes get the newer name). Returns 0 with jf_last_error() set if
+ * code_size is 0 or cfi is invalid for it. Needs no jf_init().
+ */
+JF_API size_t jf_jitdump_footprint(size_t code_size, const jf_cfi *cfi);
+
+/*
+ * How many regions were written whose synthesized mapping cut into the
+ * previously written, still live region (see jf_jitdump_footprint). Such a
+ * region is still written; each occurrence is counted here and the 1st,
+ * 2nd, 4th, 8th... are logged as warnings.
+ */
+JF_API uint64_t jf_jitdump_overlaps(void);
+
+/* ------------------------------------------------------------------------ */
 /* Statistics                                                                */
 /* ------------------------------------------------------------------------ */
 

@@ -1,0 +1,678 @@
+/*
+ * Sink: <dir>/jit-<pid>.dump, the file `perf inject --jit` turns into one
+ * ELF object per CODE_LOAD (names, source lines, unwind tables).
+ *
+ * Why it is written this way:
+ * - Durable without a syscall per record: the file is mapped MAP_SHARED and
+ *   records are copied into the mapping, so they are in the page cache (the
+ *   kernel) the moment the copy is done; a SIGKILL loses nothing. The file is
+ *   grown in chunks with posix_fallocate *before* new pages are touched (a
+ *   full disk becomes JF_ENOSPC instead of SIGBUS) after checking
+ *   RLIMIT_FSIZE ourselves (JF_EFBIG instead of SIGXFSZ).
+ * - perf stops reading at a record header whose size is < 16, so the
+ *   zero-filled reserved tail reads as the end. A group is published by
+ *   storing its first record's size field last: until then the group reads
+ *   as the end of the file, so a killed writer never leaves half a group.
+ *   At shutdown the file is cut to its real length.
+ * - Every CODE_LOAD carries JF_JITDUMP_NONCE_SIZE unique bytes after the real
+ *   code, counted in code_size, so a perf that derives build-ids from the
+ *   code bytes alone can never merge two regions with identical code. The
+ *   live code and the real instructions are never touched.
+ * - A marker mapping of the first page (PROT_READ|PROT_EXEC, MAP_PRIVATE) is
+ *   how perf finds the file; it stays mapped for the life of the process.
+ *
+ * The registry lock serialises every entry point, which makes each batch's
+ * record group atomic with respect to other threads.
+ */
+#define _GNU_SOURCE
+#include "byte_writer.h"
+#include "cfi.h"
+#include "internal.h"
+#include "safe_file.h"
+#include "sink.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The format, as perf's reader (tools/perf/util/jitdump.c) expects it. */
+#define JITDUMP_MAGIC 0x4A695444u
+#define JITDUMP_VERSION 1u
+
+enum jitdump_record_id {
+    JIT_CODE_LOAD = 0,
+    JIT_CODE_MOVE = 1,
+    JIT_CODE_DEBUG_INFO = 2,
+    JIT_CODE_CLOSE = 3,
+    JIT_CODE_UNWINDING_INFO = 4,
+};
+
+enum {
+    FILE_HEADER_SIZE = 40,   /* magic, version, size, mach, reserved, pid, timestamp, flags */
+    RECORD_HEADER_SIZE = 16, /* id u32, total_size u32, timestamp u64 */
+    CODE_LOAD_FIXED = RECORD_HEADER_SIZE + 40, /* pid, tid, vma, code_addr, code_size, index */
+    DEBUG_INFO_FIXED = RECORD_HEADER_SIZE + 16, /* code_addr, nr_entry */
+    DEBUG_ENTRY_FIXED = 16,                     /* addr u64, lineno u32, discrim u32 */
+    UNWIND_FIXED = RECORD_HEADER_SIZE + 24, /* unwind_data_size, hdr_size, mapped_size */
+    RECORD_ALIGN = 8, /* debug and unwinding records are padded to this */
+};
+
+#if defined(__x86_64__)
+#define JITDUMP_ELF_MACHINE 62u
+#elif defined(__aarch64__)
+#define JITDUMP_ELF_MACHINE 183u
+#elif defined(__riscv)
+#define JITDUMP_ELF_MACHINE 243u
+#else
+#define JITDUMP_ELF_MACHINE 0u
+#endif
+
+/* File growth: at least MIN_GROWTH, half the current size, at most MAX_GROWTH. */
+#define MIN_GROWTH ((size_t)256 * 1024)
+#define MAX_GROWTH ((size_t)64 * 1024 * 1024)
+
+/*
+ * The open dump. Invariants: bytes [0, used) are the header and complete
+ * records; bytes [used, reserved) are zero; the file is `reserved` bytes
+ * long with its blocks allocated; map covers [0, map_len) with
+ * map_len >= reserved. Guarded by the registry lock.
+ */
+typedef struct jitdump_file {
+    int fd;
+    uint8_t *map;
+    size_t map_len;
+    size_t used;
+    size_t reserved;
+    char path[4096];
+} jitdump_file;
+
+static jitdump_file dump = {.fd = -1};
+
+/* The marker mapping, kept across stop/start for the life of the process,
+ * and the identity of the file it marks (to resume it after a restart). */
+static void *marker = MAP_FAILED;
+static size_t marker_len;
+static dev_t marker_dev;
+static ino_t marker_ino;
+static size_t resume_len; /* length of our file when we last closed it */
+
+static uint64_t next_code_index = 1;
+static uint64_t nonce_seed;
+
+/* The previous CODE_LOAD's ranges, for the overlap report. `protected_end`
+ * is where perf's mapping of it may not be cut: its code end, or its whole
+ * synthesized range when it carries unwind data. */
+static struct {
+    int valid;
+    uintptr_t start;
+    uintptr_t protected_end;
+} prev_load;
+
+static uint64_t overlap_count; /* read with __atomic_load_n by any thread */
+
+/* Thread id cache: gettid is a syscall. The generation changes after fork. */
+static unsigned fork_generation = 1;
+static _Thread_local unsigned tid_generation;
+static _Thread_local uint32_t cached_tid;
+
+static uint32_t current_tid(void)
+{
+    if (tid_generation != fork_generation) {
+        cached_tid = (uint32_t)syscall(SYS_gettid);
+        tid_generation = fork_generation;
+    }
+    return cached_tid;
+}
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A bijection on 64-bit values (splitmix64's finaliser): distinct code
+ * indices give distinct nonces, and the seed makes them differ between runs. */
+static uint64_t mix64(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    return x ^ (x >> 31);
+}
+
+static size_t round_up(size_t v, size_t align)
+{
+    return (v + align - 1) & ~(align - 1);
+}
+
+static size_t page_size(void)
+{
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? (size_t)p : 4096;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The synthesized mapping perf makes for a CODE_LOAD                         */
+/* ------------------------------------------------------------------------ */
+
+/* Size of the unwind data (eh_frame + hdr) for cfi, emitted for a load of
+ * load_size bytes at code_addr; 0 with the error set on failure. */
+static size_t unwind_image_size(const struct jf_cfi *cfi, uint64_t code_addr, size_t load_size,
+                                jf_eh_image *img)
+{
+    size_t cap = jf__cfi_max_image_size(cfi);
+    uint8_t stack_buf[512];
+    uint8_t *buf = cap <= sizeof stack_buf ? stack_buf : malloc(cap);
+    if (!buf) {
+        jf__fail(JF_ENOMEM, "out of memory measuring an unwind table");
+        return 0;
+    }
+    int rc = jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, code_addr, load_size, 0, buf, cap, img);
+    if (buf != stack_buf)
+        free(buf);
+    return rc ? 0 : img->eh_frame_size + img->hdr_size;
+}
+
+static size_t mapped_size_for(size_t unwind_data_size)
+{
+    return round_up(unwind_data_size, 16);
+}
+
+size_t jf_jitdump_footprint(size_t code_size, const jf_cfi *cfi)
+{
+    jf__clear_error();
+    if (code_size == 0 || code_size > SIZE_MAX / 2) {
+        jf__fail(JF_EINVAL, "jf_jitdump_footprint: code_size %zu out of range", code_size);
+        return 0;
+    }
+    size_t load_size = code_size + JF_JITDUMP_NONCE_SIZE;
+    if (!cfi)
+        return load_size;
+    if (jf__cfi_validate(cfi, code_size) != 0)
+        return 0;
+    jf_eh_image img;
+    size_t data = unwind_image_size(cfi, 0x10000, load_size, &img);
+    return data ? round_up(load_size, 8) + mapped_size_for(data) : 0;
+}
+
+uint64_t jf_jitdump_overlaps(void)
+{
+    return __atomic_load_n(&overlap_count, __ATOMIC_RELAXED);
+}
+
+/* Report a region whose synthesized mapping cuts into the previous one's
+ * (perf would split the older mapping: the older region loses its unwind
+ * data, or its first bytes get the newer name). */
+static void check_overlap(const jf_live *r, uintptr_t synth_end)
+{
+    if (prev_load.valid && r->start < prev_load.protected_end && synth_end > prev_load.start) {
+        uint64_t n = __atomic_add_fetch(&overlap_count, 1, __ATOMIC_RELAXED);
+        if ((n & (n - 1)) == 0) /* 1st, 2nd, 4th...: never floods the log */
+            jf__log(JF_LOG_WARNING,
+                    "jitdump: %s at %p: perf's mapping [%p, %p) overlaps the previous region's "
+                    "[%p, %p); leave jf_jitdump_footprint() bytes per region (%llu overlaps so far)",
+                    r->name, (void *)r->start, (void *)r->start, (void *)synth_end,
+                    (void *)prev_load.start, (void *)prev_load.protected_end, (unsigned long long)n);
+    }
+}
+
+static void remember_load(const jf_live *r, uintptr_t synth_end, int has_unwind)
+{
+    prev_load.valid = 1;
+    prev_load.start = r->start;
+    prev_load.protected_end = has_unwind ? synth_end : r->start + r->size;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Growing the file and the mapping                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Reserve blocks up to new_size (ftruncate back on failure: some file
+ * systems extend the file before giving up). */
+static int reserve_blocks(size_t new_size)
+{
+    int rc = safe_file_check_size_limit((off_t)new_size);
+    if (rc)
+        return rc;
+    int err = posix_fallocate(dump.fd, 0, (off_t)new_size);
+    if (err == 0)
+        return 0;
+    (void)!ftruncate(dump.fd, (off_t)dump.reserved);
+    return jf__fail(jf__errno_code(err), "%s: cannot reserve %zu bytes: %s", dump.path, new_size,
+                    strerror(err));
+}
+
+static int map_at_least(size_t len)
+{
+    if (len <= dump.map_len)
+        return 0;
+    size_t new_len = round_up(len, page_size());
+    void *p = dump.map ? mremap(dump.map, dump.map_len, new_len, MREMAP_MAYMOVE)
+                       : mmap(NULL, new_len, PROT_READ | PROT_WRITE, MAP_SHARED, dump.fd, 0);
+    if (p == MAP_FAILED)
+        return jf__fail(jf__errno_code(errno), "%s: cannot map %zu bytes: %s", dump.path, new_len,
+                        strerror(errno));
+    dump.map = p;
+    dump.map_len = new_len;
+    return 0;
+}
+
+/* Make [used, used + need) writable: reserved on disk and mapped. Tries a
+ * generous chunk first, then exactly what is needed (a nearly full disk or
+ * a nearby RLIMIT_FSIZE still takes the last records that fit). */
+static int ensure_room(size_t need)
+{
+    if (need <= dump.reserved - dump.used)
+        return 0;
+    if (need > SIZE_MAX / 2 - dump.used)
+        return jf__fail(JF_ERANGE, "%s: record group too large", dump.path);
+    size_t minimum = dump.used + need;
+    size_t growth = dump.reserved / 2;
+    growth = growth < MIN_GROWTH ? MIN_GROWTH : growth > MAX_GROWTH ? MAX_GROWTH : growth;
+    size_t generous = round_up(minimum + growth, page_size());
+    int rc = reserve_blocks(generous);
+    size_t got = generous;
+    if (rc) {
+        got = minimum;
+        rc = reserve_blocks(minimum);
+    }
+    if (rc)
+        return rc;
+    dump.reserved = got;
+    return map_at_least(got);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Records                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static void put_record_header(jf_writer *w, uint32_t id, uint64_t timestamp)
+{
+    jf__put_u32(w, id);
+    jf__put_u32(w, 0); /* total size, patched by end_record */
+    jf__put_u64(w, timestamp);
+}
+
+/* The size of a group's first record, held back until the group is
+ * complete (see publish_group). */
+static uint32_t held_first_size;
+
+/* Pad the record that started at `start` to `align` and set its size. The
+ * writer starts at the group's first byte, so start 0 is the first record. */
+static void end_record(jf_writer *w, size_t start, size_t align)
+{
+    size_t len = w->pos - start;
+    if (align > 1 && len % align)
+        jf__put_zeros(w, align - len % align);
+    if (start == 0)
+        held_first_size = (uint32_t)(w->pos - start);
+    else
+        jf__patch_u32(w, start + 4, (uint32_t)(w->pos - start));
+}
+
+static const char *line_file(const jf_live *r, const jf_line *l)
+{
+    return l->file ? l->file : r->file;
+}
+
+/* Line entries the region gets: its table, or its file:line at offset 0;
+ * plus the closing entry at the region's end (perf ends the line sequence
+ * at the last entry, which therefore covers nothing). 0 if no lines. */
+static size_t debug_entry_count(const jf_live *r)
+{
+    if (r->n_lines)
+        return r->n_lines + 1;
+    return r->file && r->line ? 2 : 0;
+}
+
+static size_t debug_record_bound(const jf_live *r)
+{
+    size_t n = debug_entry_count(r);
+    if (!n)
+        return 0;
+    size_t bytes = DEBUG_INFO_FIXED + n * DEBUG_ENTRY_FIXED + RECORD_ALIGN;
+    if (!r->n_lines)
+        return bytes + 2 * (strlen(r->file) + 1);
+    for (size_t k = 0; k < r->n_lines; k++)
+        bytes += strlen(line_file(r, &r->lines[k])) + 1;
+    return bytes + strlen(line_file(r, &r->lines[r->n_lines - 1])) + 1;
+}
+
+static void put_debug_entry(jf_writer *w, uint64_t addr, uint32_t line, const char *file)
+{
+    jf__put_u64(w, addr);
+    jf__put_u32(w, line);
+    jf__put_u32(w, 0); /* discriminator */
+    jf__put_cstr(w, file);
+}
+
+static void write_debug_info(jf_writer *w, const jf_live *r, uint64_t timestamp)
+{
+    size_t n = debug_entry_count(r);
+    if (!n)
+        return;
+    size_t start = w->pos;
+    put_record_header(w, JIT_CODE_DEBUG_INFO, timestamp);
+    jf__put_u64(w, r->start);
+    jf__put_u64(w, n);
+    uint32_t last_line = r->line;
+    const char *last_file = r->file;
+    for (size_t k = 0; k < r->n_lines; k++) {
+        last_line = r->lines[k].line;
+        last_file = line_file(r, &r->lines[k]);
+        put_debug_entry(w, r->start + r->lines[k].offset, last_line, last_file);
+    }
+    if (!r->n_lines)
+        put_debug_entry(w, r->start, last_line, last_file);
+    put_debug_entry(w, (uint64_t)r->start + r->size, last_line, last_file);
+    end_record(w, start, RECORD_ALIGN);
+}
+
+static size_t unwind_record_bound(const jf_live *r)
+{
+    return r->cfi ? UNWIND_FIXED + jf__cfi_max_image_size(r->cfi) + RECORD_ALIGN : 0;
+}
+
+/* Emit the unwinding record straight into the output. Returns the mapped
+ * size written (0: no record, either no CFI or emission failed — then the
+ * region goes out without unwind data and the failure is logged). */
+static size_t write_unwinding_info(jf_writer *w, const jf_live *r, uint64_t timestamp,
+                                   jf_sink_stats *stats)
+{
+    if (!r->cfi)
+        return 0;
+    size_t start = w->pos;
+    put_record_header(w, JIT_CODE_UNWINDING_INFO, timestamp);
+    size_t sizes_at = w->pos;
+    jf__put_zeros(w, 24);
+    size_t cap = jf__cfi_max_image_size(r->cfi);
+    uint8_t *data = jf__writer_reserve(w, cap);
+    jf_eh_image img;
+    int rc = data ? jf__cfi_emit(r->cfi, JF_EH_LAYOUT_PERF_JITDUMP, r->start,
+                                 (uint64_t)r->size + JF_JITDUMP_NONCE_SIZE, 0, data, cap, &img)
+                  : JF_ERANGE;
+    if (rc) {
+        stats->errors++;
+        jf__log(JF_LOG_WARNING, "jitdump: %s: cannot emit its unwind table (%s); written without one",
+                r->name, jf_last_error());
+        if (data)
+            memset(w->buf + start, 0, w->pos - start);
+        w->pos = start;
+        return 0;
+    }
+    size_t data_size = img.eh_frame_size + img.hdr_size;
+    memset(data + data_size, 0, cap - data_size);
+    w->pos = sizes_at + 24 + data_size;
+    size_t mapped = mapped_size_for(data_size);
+    jf__patch_u64(w, sizes_at, data_size);
+    jf__patch_u64(w, sizes_at + 8, img.hdr_size);
+    jf__patch_u64(w, sizes_at + 16, mapped);
+    end_record(w, start, RECORD_ALIGN);
+    return mapped;
+}
+
+static size_t code_load_bound(const jf_live *r)
+{
+    return CODE_LOAD_FIXED + strlen(r->name) + 1 + r->size + JF_JITDUMP_NONCE_SIZE;
+}
+
+/* CODE_LOAD: not padded — perf takes the code from the record's last
+ * code_size bytes. The real code is followed by the nonce. */
+static void write_code_load(jf_writer *w, const jf_live *r, uint64_t timestamp)
+{
+    size_t start = w->pos;
+    uint64_t index = next_code_index++;
+    put_record_header(w, JIT_CODE_LOAD, timestamp);
+    jf__put_u32(w, (uint32_t)getpid());
+    jf__put_u32(w, current_tid());
+    jf__put_u64(w, r->start); /* vma */
+    jf__put_u64(w, r->start); /* code_addr */
+    jf__put_u64(w, (uint64_t)r->size + JF_JITDUMP_NONCE_SIZE);
+    jf__put_u64(w, index);
+    jf__put_cstr(w, r->name);
+    jf__put_bytes(w, (const void *)r->start, r->size);
+    jf__put_u64(w, mix64(nonce_seed + index));
+    end_record(w, start, 1);
+}
+
+/* One region's records: debug info, unwinding info, then its load. */
+static void write_region_group(jf_writer *w, const jf_live *r, uint64_t timestamp,
+                               jf_sink_stats *stats)
+{
+    write_debug_info(w, r, timestamp);
+    size_t mapped = write_unwinding_info(w, r, timestamp, stats);
+    size_t load_size = r->size + JF_JITDUMP_NONCE_SIZE;
+    uintptr_t synth_end = r->start + (mapped ? round_up(load_size, 8) + mapped : load_size);
+    check_overlap(r, synth_end);
+    remember_load(r, synth_end, mapped != 0);
+    write_code_load(w, r, timestamp);
+}
+
+/*
+ * Make the group at [used, used + len) visible: its first record's size is
+ * stored last, in one 4-byte store, after everything else (signal fences
+ * keep the compiler from moving the group's stores past it). Until then the
+ * zero size reads as the end of the file, so a writer killed mid-group
+ * leaves a valid file.
+ */
+static void publish_group(size_t len)
+{
+    uint8_t le[4];
+    jf__store_le(le, held_first_size, 4);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    memcpy(dump.map + dump.used + 4, le, 4); /* a constant 4-byte copy: one store */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    dump.used += len;
+}
+
+static size_t group_bound(jf_live *const *regions, size_t n)
+{
+    size_t bound = 0;
+    for (size_t i = 0; i < n; i++)
+        bound += debug_record_bound(regions[i]) + unwind_record_bound(regions[i]) +
+                 code_load_bound(regions[i]);
+    return bound;
+}
+
+static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+{
+    if (dump.fd < 0)
+        return jf__fail(JF_EDISABLED, "jitdump is not open");
+    size_t bound = group_bound(regions, n);
+    int rc = ensure_room(bound);
+    if (rc)
+        return rc;
+    jf_writer w;
+    jf__writer_init(&w, dump.map + dump.used, dump.reserved - dump.used);
+    uint64_t timestamp = monotonic_ns();
+    for (size_t i = 0; i < n; i++)
+        write_region_group(&w, regions[i], timestamp, stats);
+    if (!jf__writer_ok(&w)) { /* cannot happen: the bound covers the group */
+        memset(dump.map + dump.used, 0, dump.reserved - dump.used);
+        return jf__fail(JF_EIO, "jitdump: record group larger than its bound");
+    }
+    publish_group(w.pos);
+    stats->bytes += w.pos;
+    stats->regions += n;
+    return 0;
+}
+
+static int jitdump_remove(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+{
+    (void)stats;
+    /* Nothing is written: a later CODE_LOAD at the same address is
+     * timestamped. A removed region no longer takes part in the overlap
+     * report (its address range may be reused). */
+    for (size_t i = 0; i < n; i++)
+        if (prev_load.valid && regions[i]->start == prev_load.start)
+            prev_load.valid = 0;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Opening, resuming and closing the file                                     */
+/* ------------------------------------------------------------------------ */
+
+static void write_file_header(void)
+{
+    jf_writer w;
+    jf__writer_init(&w, dump.map, FILE_HEADER_SIZE);
+    jf__put_u32(&w, JITDUMP_MAGIC);
+    jf__put_u32(&w, JITDUMP_VERSION);
+    jf__put_u32(&w, FILE_HEADER_SIZE);
+    jf__put_u32(&w, JITDUMP_ELF_MACHINE);
+    jf__put_u32(&w, 0); /* reserved */
+    jf__put_u32(&w, (uint32_t)getpid());
+    jf__put_u64(&w, monotonic_ns());
+    jf__put_u64(&w, 0); /* flags: no arch timestamps, nothing else */
+    dump.used = FILE_HEADER_SIZE;
+}
+
+/* Map the first page executable: the MMAP event perf records for it is how
+ * `perf inject` finds the dump. A noexec mount refuses it. */
+static int map_marker(const struct stat *st)
+{
+    size_t len = page_size();
+    void *p = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE, dump.fd, 0);
+    if (p == MAP_FAILED)
+        return jf__fail(jf__errno_code(errno),
+                        "%s: cannot map it PROT_EXEC for perf to find (is the directory on a "
+                        "noexec mount? set JITFRAMES_DIR elsewhere): %s",
+                        dump.path, strerror(errno));
+    if (marker != MAP_FAILED)
+        munmap(marker, marker_len);
+    marker = p;
+    marker_len = len;
+    marker_dev = st->st_dev;
+    marker_ino = st->st_ino;
+    return 0;
+}
+
+static int begin_file(const struct stat *st)
+{
+    int rc = ensure_room(FILE_HEADER_SIZE);
+    if (rc == 0)
+        rc = map_marker(st);
+    if (rc)
+        return rc;
+    write_file_header();
+    nonce_seed = mix64(monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL));
+    prev_load.valid = 0;
+    return 0;
+}
+
+/* Our own file, left by an earlier stop in this process: append to it. */
+static int resume_file(const struct stat *st)
+{
+    int ours = marker != MAP_FAILED && st->st_dev == marker_dev && st->st_ino == marker_ino &&
+               resume_len >= FILE_HEADER_SIZE && (size_t)st->st_size == resume_len;
+    if (!ours)
+        return jf__fail(JF_EUNSAFE,
+                        "%s is being written by another jitdump writer in this process; refusing "
+                        "to mix records into it (use another directory: JITFRAMES_DIR)",
+                        dump.path);
+    dump.reserved = dump.used = resume_len;
+    return map_at_least(dump.reserved);
+}
+
+static void close_file(void)
+{
+    if (dump.map)
+        munmap(dump.map, dump.map_len);
+    if (dump.fd >= 0)
+        close(dump.fd);
+    dump.map = NULL;
+    dump.map_len = dump.used = dump.reserved = 0;
+    dump.fd = -1;
+}
+
+static int jitdump_start(const char *dir, jf_sink_stats *stats)
+{
+    (void)stats;
+    if (dump.fd >= 0)
+        return 0;
+    if (JITDUMP_ELF_MACHINE == 0)
+        return jf__fail(JF_ENOTSUP, "jitdump: unknown ELF machine for this architecture");
+    char name[64];
+    snprintf(name, sizeof name, "jit-%ld.dump", (long)getpid());
+    if (snprintf(dump.path, sizeof dump.path, "%s/%s", dir, name) >= (int)sizeof dump.path)
+        return jf__fail(JF_EINVAL, "jitdump directory path too long: %s", dir);
+    int reused;
+    int fd = safe_file_open(dir, name, O_RDWR, &reused);
+    if (fd < 0)
+        return fd;
+    dump.fd = fd;
+    struct stat st;
+    int rc = fstat(fd, &st) == 0 ? 0 : jf__fail(jf__errno_code(errno), "%s: fstat: %s", dump.path,
+                                                strerror(errno));
+    if (rc == 0)
+        rc = reused ? resume_file(&st) : begin_file(&st);
+    if (rc) {
+        close_file();
+        if (!reused)
+            unlink(dump.path); /* ours, just created, and useless without a marker */
+    }
+    return rc;
+}
+
+static void write_code_close(void)
+{
+    if (ensure_room(RECORD_HEADER_SIZE) != 0) {
+        jf__log(JF_LOG_WARNING, "jitdump: no room for CODE_CLOSE: %s", jf_last_error());
+        return;
+    }
+    jf_writer w;
+    jf__writer_init(&w, dump.map + dump.used, RECORD_HEADER_SIZE);
+    put_record_header(&w, JIT_CODE_CLOSE, monotonic_ns());
+    end_record(&w, 0, 1);
+    publish_group(w.pos);
+}
+
+/* Cut the reserved zero tail off (perf would read it as the end anyway,
+ * but other readers and `ls -l` should see the real size). The marker
+ * mapping stays: the code described may still run. */
+static void jitdump_stop(int final)
+{
+    if (dump.fd < 0)
+        return;
+    if (final)
+        write_code_close();
+    if (dump.map)
+        munmap(dump.map, dump.map_len);
+    dump.map = NULL;
+    if (ftruncate(dump.fd, (off_t)dump.used) != 0)
+        jf__log(JF_LOG_WARNING, "jitdump: cannot trim %s to %zu bytes: %s", dump.path, dump.used,
+                strerror(errno));
+    resume_len = dump.used;
+    close_file();
+}
+
+/* In the child after fork: the parent's file and marker are not ours. Drop
+ * them without writing a byte; start() then opens jit-<child pid>.dump. */
+static void jitdump_forget_after_fork(void)
+{
+    close_file();
+    if (marker != MAP_FAILED)
+        munmap(marker, marker_len);
+    marker = MAP_FAILED;
+    resume_len = 0;
+    prev_load.valid = 0;
+    fork_generation++;
+}
+
+const sink_ops jf_jitdump_sink = {
+    .word = "jitdump",
+    .bit = JF_SINK_JITDUMP,
+    .start = jitdump_start,
+    .add = jitdump_add,
+    .remove = jitdump_remove,
+    .stop = jitdump_stop,
+    .forget_after_fork = jitdump_forget_after_fork,
+};
