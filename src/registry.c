@@ -17,7 +17,7 @@
 #include <string.h>
 
 /* Indexed like jf_stats.sink[]; NULL until a sink is built. */
-static const sink_ops *const sink_table[JF_SINK_COUNT] = {&jf_perfmap_sink, &jf_jitdump_sink, NULL, &jf_unwind_sink};
+static const sink_ops *const sink_table[JF_SINK_COUNT] = {&jf_perfmap_sink, &jf_jitdump_sink, &jf_gdb_sink, &jf_unwind_sink};
 static const char *const sink_words[JF_SINK_COUNT] = {"perfmap", "jitdump", "gdb", "unwind"};
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -31,6 +31,7 @@ typedef struct sink_ops {
 } sink_ops;
 
 extern const sink_ops jf_perfmap_sink;
+extern const sink_ops jf_gdb_sink;
 extern const sink_ops jf_jitdump_sink;
 extern const sink_ops jf_unwind_sink;
 

@@ -1,0 +1,56 @@
+/*
+ * A minimal ELF64 object writer for GDB JIT symfiles (FORMATS.md, "GDB JIT
+ * interface"). The image describes code that already lives in memory: it
+ * never contains the code, only where it is, its names, its unwind rules and
+ * its source lines.
+ */
+#ifndef JF_ELF_IMAGE_H
+#define JF_ELF_IMAGE_H
+
+#include "internal.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* An address range [lo, hi) that becomes one SHT_NOBITS .text section and
+ * one PT_LOAD segment. */
+typedef struct jf_elf_span {
+    uint64_t lo;
+    uint64_t hi;
+} jf_elf_span;
+
+/* A built image. `bytes` is mapped near the code it describes and must not
+ * move: its .eh_frame holds pc-relative 32-bit references from these very
+ * bytes to the code. */
+typedef struct jf_elf_image {
+    uint8_t *bytes;
+    size_t size;
+    size_t mapped; /* bytes mapped at `bytes` */
+} jf_elf_image;
+
+/* The most .text sections one image may have (section indices stay below
+ * SHN_LORESERVE, so no extended numbering is needed). */
+#define JF_ELF_MAX_SPANS 0xfe00u
+
+/*
+ * Build an ET_REL symfile for the host machine describing `n` regions sorted
+ * by start address, every one of them inside one of the `n_spans` spans
+ * (sorted, disjoint, at most JF_ELF_MAX_SPANS):
+ *   .text (one per span)  SHT_NOBITS at the span's address
+ *   .symtab/.strtab       a FUNC symbol with its size per region; st_value
+ *                         relative to its .text section, as for ET_REL
+ *   .eh_frame             every region's CFI, absolute layout, sh_addr = the
+ *                         address of these very bytes (only if any region has CFI)
+ *   .debug_abbrev/.debug_info/.debug_line
+ *                         one DWARF 4 compile unit with a subprogram and a
+ *                         line program per region that has source lines
+ *   one PT_LOAD per span.
+ * Returns 0, JF_ENOMEM, JF_ERANGE (too many spans) or the CFI emitter's error.
+ */
+int jf__elf_image_build(jf_live *const *regions, size_t n, const jf_elf_span *spans,
+                        size_t n_spans, jf_elf_image *out);
+
+/* Free an image (NULL bytes is fine). */
+void jf__elf_image_free(jf_elf_image *image);
+
+#endif

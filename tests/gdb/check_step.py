@@ -1,0 +1,73 @@
+# gdb -batch -x check_step.py --args jitprog step
+# Single-steps every instruction of each JIT call and checks the whole
+# backtrace at every stop against a shadow stack: each JIT frame's caller pc
+# must be the real return address and its stack pointer the real CFA.
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gdb  # noqa: E402
+import jitcheck as jc  # noqa: E402
+
+jc.setup()
+gdb.execute("break call_jit")
+gdb.execute("run")
+
+arch = gdb.selected_frame().architecture().name()
+STEP_CAP = 400
+
+
+def entry_frame():
+    """Return address and CFA at the first instruction of a function."""
+    sp = int(gdb.parse_and_eval("$sp"))
+    if arch.startswith("i386"):
+        ra = int.from_bytes(gdb.selected_inferior().read_memory(sp, 8).tobytes(), "little")
+        return ra, sp + 8
+    lr = "$x30" if arch.startswith("aarch64") else "$ra"
+    return int(gdb.parse_and_eval(lr)), sp
+
+
+def check_stack(stack, where):
+    fs = jc.check_names(where, len(stack))
+    for i, (ra, cfa) in enumerate(reversed(stack)):
+        caller = fs[i + 1]
+        if caller.pc() != ra:
+            jc.fail("%s: frame %d pc %#x, expected %#x" % (where, i + 1, caller.pc(), ra))
+        sp = int(caller.read_register("sp"))
+        if sp != cfa:
+            jc.fail("%s: frame %d sp %#x, expected %#x" % (where, i + 1, sp, cfa))
+
+
+calls = 0
+total_steps = 0
+while jc.alive() and calls < 10:
+    entries = jc.entries()
+    # From the breakpoint in call_jit, step into the JIT code.
+    for _ in range(STEP_CAP):
+        if jc.stop_pc() in entries:
+            break
+        gdb.execute("stepi", to_string=True)
+    else:
+        jc.fail("never entered JIT code from call_jit")
+    stack = [entry_frame()]
+    steps = 0
+    while stack:
+        where = "call %d step %d pc %#x" % (calls, steps, jc.stop_pc())
+        check_stack(stack, where)
+        gdb.execute("stepi", to_string=True)
+        steps += 1
+        if steps > STEP_CAP:
+            jc.fail("%s: too many steps" % where)
+        pc = jc.stop_pc()
+        if pc == stack[-1][0]:
+            stack.pop()
+        elif pc in entries:
+            stack.append(entry_frame())
+    print("call %d: %d instructions checked" % (calls, steps))
+    total_steps += steps
+    calls += 1
+    gdb.execute("continue")
+
+if calls != 4:
+    jc.fail("stepped through %d calls, expected 4" % calls)
+print("PASS (%d instructions)" % total_steps)

@@ -1,0 +1,384 @@
+/*
+ * The program the gdb/lldb tests debug: a tiny "JIT" that copies
+ * hand-assembled functions into executable memory, describes them to
+ * jitframes (names, lines, CFI) with the gdb sink on, and calls them from
+ * noinline C functions. Stops come from int3 in the JIT code, or from a
+ * signal delivered while JIT code spins.
+ *
+ * Before each call it sets `expect_tail` to the C frames a correct backtrace
+ * must show under the JIT frames (down to main), and exports the regions in
+ * `jit_regions` so the gdb scripts can check every frame without guessing.
+ *
+ * Usage: jitprog MODE   (see the modes table at the bottom)
+ */
+#define _GNU_SOURCE
+#include "jitframes.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline, used))
+
+/* ---- what the debugger scripts read ------------------------------------ */
+
+typedef struct jit_region_info {
+    uintptr_t start;
+    uintptr_t end;
+    const char *name;
+} jit_region_info;
+
+enum { MAX_REGIONS = 32 };
+jit_region_info jit_regions[MAX_REGIONS];
+int n_jit_regions;
+/* Entry points of every JIT function (a region may hold several). */
+uintptr_t jit_entries[MAX_REGIONS];
+int n_jit_entries;
+/* C frames expected under the JIT frames, innermost first. */
+const char *volatile expect_tail = "";
+/* An address whose region was unregistered. */
+void *volatile jit_dead_addr;
+volatile long spin_flag;
+
+void checkpoint(const char *what);
+long call_jit(void *code, long arg);
+void run_one(void *code, long arg, const char *what);
+void run_spin(void *code);
+int run(const char *mode);
+
+/* A place for gdb breakpoints between phases. */
+NOINLINE void checkpoint(const char *what)
+{
+    __asm__ volatile("" ::"r"(what) : "memory");
+}
+
+static void die(const char *what, int rc)
+{
+    fprintf(stderr, "jitprog: %s: %s (%s)\n", what, jf_strerror(rc), jf_last_error());
+    exit(2);
+}
+
+/* ---- the JIT's code ----------------------------------------------------- */
+
+/* One function template: bytes (TRAP_MARK where a breakpoint may go) and a
+ * routine describing its CFI at a given offset. */
+typedef struct fn_template {
+    const char *name;
+    const uint8_t *code;
+    size_t size;
+    size_t trap_at;    /* offset of the trap-or-nop byte */
+    void (*cfi)(jf_cfi *cfi, size_t at);
+} fn_template;
+
+static void check(int rc, const char *what)
+{
+    if (rc)
+        die(what, rc);
+}
+
+#if defined(__x86_64__)
+#define TRAP 0xcc
+#define NOP 0x90
+
+/* Framed: push rbp; mov rbp,rsp; <trap>; pop rbp; ret */
+static const uint8_t framed_code[] = {0x55, 0x48, 0x89, 0xe5, NOP, 0x5d, 0xc3};
+
+static void framed_cfi(jf_cfi *c, size_t at)
+{
+    jf_standard_frame f = JF_STANDARD_FRAME_INIT;
+    f.start = at;
+    f.end = at + sizeof framed_code;
+    f.after_push = at + 1;
+    f.after_fp_set = at + 4;
+    f.epilogue_start = at + 5;
+    f.after_pop = at + 6;
+    check(jf_cfi_add_standard_frame(c, &f), "framed cfi");
+}
+
+/* Frameless, callee-saved pushes, two exits (rdi == 0 takes the early one):
+ *  0 push rbx; 1 push r12; 3 sub rsp,24; 7 <trap>; 8 test rdi,rdi; b je 15
+ *  d add rsp,24; 11 pop r12; 13 pop rbx; 14 ret
+ * 15 add rsp,24; 19 pop r12; 1b pop rbx; 1c ret */
+static const uint8_t frameless_code[] = {
+    0x53, 0x41, 0x54, 0x48, 0x83, 0xec, 0x18, NOP, 0x48, 0x85, 0xff, 0x74, 0x08,
+    0x48, 0x83, 0xc4, 0x18, 0x41, 0x5c, 0x5b, 0xc3,
+    0x48, 0x83, 0xc4, 0x18, 0x41, 0x5c, 0x5b, 0xc3,
+};
+
+/* The unwind rules after the epilogue's stack pops. */
+static void frameless_epilogue(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_advance_to(c, at + 4), "advance");
+    check(jf_cfi_def_cfa_offset(c, 24), "cfa");
+    check(jf_cfi_advance_to(c, at + 6), "advance");
+    check(jf_cfi_def_cfa_offset(c, 16), "cfa");
+    check(jf_cfi_restore(c, 12), "restore r12");
+    check(jf_cfi_advance_to(c, at + 7), "advance");
+    check(jf_cfi_def_cfa_offset(c, 8), "cfa");
+    check(jf_cfi_restore(c, 3), "restore rbx");
+}
+
+static void frameless_cfi(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_begin_fde(c, at, at + sizeof frameless_code), "fde");
+    check(jf_cfi_advance_to(c, at + 1), "advance");
+    check(jf_cfi_def_cfa_offset(c, 16), "cfa");
+    check(jf_cfi_offset(c, 3, -16), "rbx");
+    check(jf_cfi_advance_to(c, at + 3), "advance");
+    check(jf_cfi_def_cfa_offset(c, 24), "cfa");
+    check(jf_cfi_offset(c, 12, -24), "r12");
+    check(jf_cfi_advance_to(c, at + 7), "advance");
+    check(jf_cfi_def_cfa_offset(c, 48), "cfa");
+    check(jf_cfi_advance_to(c, at + 0xd), "advance");
+    check(jf_cfi_remember_state(c), "remember");
+    frameless_epilogue(c, at + 0xd);
+    check(jf_cfi_advance_to(c, at + 0x15), "advance");
+    check(jf_cfi_restore_state(c), "restore state");
+    frameless_epilogue(c, at + 0x15);
+}
+
+/* Two functions in one region, one FDE each: A (frameless) calls B (framed).
+ *  0 sub rsp,8; 4 call B(0x20); 9 add rsp,8; d ret; ... 20: B = framed_code */
+static const uint8_t multi_code[] = {
+    0x48, 0x83, 0xec, 0x08, 0xe8, 0x17, 0x00, 0x00, 0x00, 0x48, 0x83, 0xc4, 0x08, 0xc3,
+    0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+    0xcc, 0xcc, 0x55, 0x48, 0x89, 0xe5, NOP, 0x5d, 0xc3,
+};
+#define MULTI_B 0x20
+
+static void multi_cfi(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_add_frameless(c, at, at + 4, 8), "multi A entry");
+    check(jf_cfi_add_frameless(c, at + 4, at + 9, 16), "multi A body");
+    check(jf_cfi_add_frameless(c, at + 9, at + 0xd, 16), "multi A epilogue");
+    check(jf_cfi_add_frameless(c, at + 0xd, at + 0xe, 8), "multi A ret");
+    jf_standard_frame f = JF_STANDARD_FRAME_INIT;
+    f.start = at + MULTI_B;
+    f.end = at + sizeof multi_code;
+    f.after_push = at + MULTI_B + 1;
+    f.after_fp_set = at + MULTI_B + 4;
+    f.epilogue_start = at + MULTI_B + 5;
+    f.after_pop = at + MULTI_B + 6;
+    check(jf_cfi_add_standard_frame(c, &f), "multi B");
+}
+
+/* Spins while *rdi == 0, frameless with a callee-saved push:
+ *  0 push rbx; 1 sub rsp,16; 5 mov rax,[rdi]; 8 test rax,rax; b je 5
+ *  d add rsp,16; 11 pop rbx; 12 ret */
+static const uint8_t spin_code[] = {
+    0x53, 0x48, 0x83, 0xec, 0x10, 0x48, 0x8b, 0x07, 0x48, 0x85, 0xc0, 0x74, 0xf8,
+    0x48, 0x83, 0xc4, 0x10, 0x5b, 0xc3,
+};
+
+static void spin_cfi(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_begin_fde(c, at, at + sizeof spin_code), "fde");
+    check(jf_cfi_advance_to(c, at + 1), "advance");
+    check(jf_cfi_def_cfa_offset(c, 16), "cfa");
+    check(jf_cfi_offset(c, 3, -16), "rbx");
+    check(jf_cfi_advance_to(c, at + 5), "advance");
+    check(jf_cfi_def_cfa_offset(c, 32), "cfa");
+    check(jf_cfi_advance_to(c, at + 0x11), "advance");
+    check(jf_cfi_def_cfa_offset(c, 16), "cfa");
+    check(jf_cfi_advance_to(c, at + 0x12), "advance");
+    check(jf_cfi_def_cfa_offset(c, 8), "cfa");
+    check(jf_cfi_restore(c, 3), "rbx");
+}
+
+#define HAVE_JIT 1
+#endif
+
+#ifdef HAVE_JIT
+static const fn_template framed_fn = {"jit_framed", framed_code, sizeof framed_code, 4, framed_cfi};
+static const fn_template frameless_fn = {"jit_frameless", frameless_code, sizeof frameless_code, 7,
+                                         frameless_cfi};
+static const fn_template multi_fn = {"jit_multi", multi_code, sizeof multi_code, MULTI_B + 4, multi_cfi};
+static const fn_template spin_fn = {"jit_spin", spin_code, sizeof spin_code, (size_t)-1, spin_cfi};
+
+/* ---- the code arena ------------------------------------------------------ */
+
+static uint8_t *arena;
+static size_t arena_used;
+enum { ARENA_SIZE = 64 * 1024 };
+
+static void arena_open(void)
+{
+    void *p = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        perror("mmap");
+        exit(2);
+    }
+    arena = p;
+}
+
+static void arena_seal(void)
+{
+    if (mprotect(arena, ARENA_SIZE, PROT_READ | PROT_EXEC) != 0) {
+        perror("mprotect");
+        exit(2);
+    }
+    __builtin___clear_cache((char *)arena, (char *)arena + ARENA_SIZE);
+}
+
+/* Copy a template into the arena (16-byte aligned), with a trap or not. */
+static uint8_t *place(const fn_template *t, int trap)
+{
+    arena_used = (arena_used + 15) & ~(size_t)15;
+    uint8_t *code = arena + arena_used;
+    memcpy(code, t->code, t->size);
+    if (t->trap_at != (size_t)-1)
+        code[t->trap_at] = trap ? TRAP : NOP;
+    arena_used += t->size;
+    return code;
+}
+
+static void note_region(const uint8_t *code, size_t size, const char *name)
+{
+    jit_region_info *i = &jit_regions[n_jit_regions++];
+    i->start = (uintptr_t)code;
+    i->end = (uintptr_t)code + size;
+    i->name = name;
+}
+
+/* A region for template t placed at code, with its CFI (and lines if any). */
+static jf_region region_for(const fn_template *t, const uint8_t *code, const char *name, jf_cfi **cfi)
+{
+    check(jf_cfi_new(cfi), "cfi");
+    t->cfi(*cfi, 0);
+    jf_region r = JF_REGION_INIT;
+    r.addr = code;
+    r.size = t->size;
+    r.name = name;
+    r.cfi = *cfi;
+    note_region(code, t->size, name);
+    jit_entries[n_jit_entries++] = (uintptr_t)code;
+    return r;
+}
+
+/* ---- callers ------------------------------------------------------------- */
+
+typedef long (*jit_fn)(long arg);
+
+NOINLINE long call_jit(void *code, long arg)
+{
+    long v = ((jit_fn)code)(arg);
+    __asm__ volatile("" ::: "memory");
+    return v;
+}
+
+NOINLINE void run_one(void *code, long arg, const char *what)
+{
+    expect_tail = "call_jit,run_one,run,main";
+    checkpoint(what);
+    call_jit(code, arg);
+    __asm__ volatile("" ::: "memory");
+}
+
+static void *sender(void *arg)
+{
+    usleep(100 * 1000);
+    pthread_kill(*(pthread_t *)arg, SIGUSR1);
+    return NULL;
+}
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    spin_flag = 1;
+}
+
+/* Run the spinning function until a signal (from another thread) stops it. */
+NOINLINE void run_spin(void *code)
+{
+    signal(SIGUSR1, on_usr1);
+    pthread_t self = pthread_self(), t;
+    pthread_create(&t, NULL, sender, &self);
+    expect_tail = "call_jit,run_spin,run,main";
+    call_jit(code, (long)(uintptr_t)&spin_flag);
+    pthread_join(t, NULL);
+}
+
+/* A region with a line table: file jitprog.mini, lines 10-13. */
+static void add_lines(jf_region *r)
+{
+    static const jf_line lines[] = {
+        {0, 10, NULL}, {4, 11, NULL}, {5, 12, NULL}, {6, 13, NULL},
+    };
+    r->file = "jitprog.mini";
+    r->line = 10;
+    r->lines = lines;
+    r->n_lines = sizeof lines / sizeof lines[0];
+}
+
+NOINLINE int run(const char *mode)
+{
+    int traps = strcmp(mode, "step") != 0;
+    arena_open();
+    jf_config cfg = JF_CONFIG_INIT;
+    cfg.sinks = JF_SINK_GDB;
+    cfg.flags = JF_CONFIG_IGNORE_ENV;
+    check(jf_init(&cfg), "jf_init");
+
+    uint8_t *framed = place(&framed_fn, traps);
+    uint8_t *frameless = place(&frameless_fn, traps);
+    uint8_t *multi = place(&multi_fn, traps);
+    uint8_t *spin = place(&spin_fn, 0);
+    uint8_t *doomed = place(&framed_fn, 0);
+    arena_seal();
+
+    jf_cfi *cfi[5];
+    jf_region regions[4] = {
+        region_for(&framed_fn, framed, "jit_framed", &cfi[0]),
+        region_for(&frameless_fn, frameless, "jit_frameless", &cfi[1]),
+        region_for(&multi_fn, multi, "jit_multi", &cfi[2]),
+        region_for(&spin_fn, spin, "jit_spin", &cfi[3]),
+    };
+    jit_entries[n_jit_entries++] = (uintptr_t)multi + MULTI_B;
+    add_lines(&regions[0]);
+    check(jf_register_batch(regions, 2), "register batch");
+    check(jf_register(&regions[2]), "register multi");
+    check(jf_register(&regions[3]), "register spin");
+    jf_region dead = region_for(&framed_fn, doomed, "jit_doomed", &cfi[4]);
+    check(jf_register(&dead), "register doomed");
+    for (int i = 0; i < 5; i++)
+        jf_cfi_free(cfi[i]);
+
+    run_one(framed, 0, "framed");
+    run_one(frameless, 1, "frameless-main-exit");
+    run_one(frameless, 0, "frameless-early-exit");
+    run_one(multi, 0, "multi");
+    if (strcmp(mode, "step") != 0)
+        run_spin(spin);
+
+    check(jf_unregister(doomed), "unregister");
+    jit_dead_addr = doomed;
+    checkpoint("unregistered");
+    check(jf_shutdown(), "jf_shutdown");
+    printf("jitprog: done\n");
+    return 0;
+}
+#else
+NOINLINE int run(const char *mode)
+{
+    (void)mode;
+    fprintf(stderr, "jitprog: no JIT code for this architecture\n");
+    return 77;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "traps";
+    if (strcmp(mode, "traps") != 0 && strcmp(mode, "step") != 0) {
+        fprintf(stderr, "usage: jitprog traps|step\n");
+        return 2;
+    }
+    int rc = run(mode);
+    __asm__ volatile("" : "+r"(rc)); /* no tail call: main stays on the stack */
+    return rc;
+}
