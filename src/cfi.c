@@ -142,6 +142,8 @@ uint16_t jf__cfi_arch_elf_machine(jf_cfi_arch arch)
 
 static int ops_append(struct jf_cfi *c, const uint8_t *bytes, size_t n)
 {
+    if (n == 0)
+        return 0;
     if (n > c->ops_cap - c->ops_len) {
         size_t cap = c->ops_cap ? c->ops_cap : 32;
         while (cap - c->ops_len < n) {
@@ -735,6 +737,8 @@ static int skip_operands(insn_reader *r, uint8_t op, uint64_t *advance)
  * advances allowed). */
 static int check_raw_insns(const uint8_t *insns, size_t len, uint32_t code_align, uint64_t range, int is_cie)
 {
+    if (len == 0)
+        return 0;
     insn_reader r = {insns, insns + len};
     uint64_t loc = 0, depth = 0;
     while (r.p < r.end) {
@@ -898,7 +902,8 @@ static int put_fde(jf_writer *w, const struct jf_cfi *c, const cfi_fde *f, const
     jf__put_s32(w, pc_begin);
     jf__put_u32(w, (uint32_t)(f->end - f->start));
     jf__put_uleb128(w, 0);
-    jf__put_bytes(w, c->ops + f->ops_off, f->ops_len);
+    if (f->ops_len)
+        jf__put_bytes(w, c->ops + f->ops_off, f->ops_len);
     finish_record(w, at);
     return 0;
 }

@@ -73,10 +73,15 @@ typedef struct program {
 } program;
 
 static int failures;
+static int quiet; /* negative controls: count failures, print nothing */
 
 static void fail(const program *p, const char *fmt, ...)
 {
     va_list ap;
+    if (quiet) {
+        failures++;
+        return;
+    }
     va_start(ap, fmt);
     fprintf(stderr, "FAIL %s/%s: ", p->a->name, p->name);
     vfprintf(stderr, fmt, ap);
@@ -472,6 +477,9 @@ static void write_file(const char *dir, const char *name, const uint8_t *buf, si
     }
 }
 
+/* Negative controls corrupt the image between emission and checking. */
+static void (*corrupt)(uint8_t *img, const jf_eh_image *out);
+
 /* Emit p in one layout, wrap it, check every pc with libdw. */
 static void check_layout(const program *p, jf_eh_layout layout, int with_hdr, const char *outdir)
 {
@@ -489,6 +497,8 @@ static void check_layout(const program *p, jf_eh_layout layout, int with_hdr, co
         fail(p, "%s: emit: %s", what, jf_last_error());
         goto done;
     }
+    if (corrupt)
+        corrupt(img, &out);
     elf_wrap_input in = {p->a->machine, code_addr, code_size, image_addr, img, out.eh_frame_size, out.hdr_size,
                          with_hdr};
     size_t n = elf_wrap(&in, elf, cap + 1024);
@@ -512,6 +522,46 @@ static void check_layout(const program *p, jf_eh_layout layout, int with_hdr, co
 done:
     free(img);
     free(elf);
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* x86_64 "framed": the operand of the FDE's first def_cfa_offset (16). */
+static void corrupt_first_cfa_offset(uint8_t *img, const jf_eh_image *out)
+{
+    (void)out;
+    img[4 + rd32(img) + 17 + 2] += 8;
+}
+
+/* The first .eh_frame_hdr row's start. */
+static void corrupt_first_hdr_row(uint8_t *img, const jf_eh_image *out)
+{
+    img[out->eh_frame_size + 12] += 4;
+}
+
+/* The checks must be able to fail: corrupt one byte of a correct image and
+ * expect libdw to disagree with the expectations somewhere. */
+static void negative_control(const char *what, void (*corruption)(uint8_t *, const jf_eh_image *), int with_hdr)
+{
+    program *p = calloc(1, sizeof *p);
+    p->name = what;
+    p->a = &arches[0];
+    if (jf__cfi_new_arch(p->a->arch, &p->cfi) == 0) {
+        prog_framed(p);
+        int before = failures;
+        quiet = 1, corrupt = corruption;
+        check_layout(p, JF_EH_LAYOUT_ABSOLUTE, with_hdr, NULL);
+        quiet = 0, corrupt = NULL;
+        int detected = failures - before;
+        failures = before;
+        if (!detected)
+            fail(p, "negative control: the corruption went unnoticed");
+    }
+    jf_cfi_free(p->cfi);
+    free(p);
 }
 
 int main(int argc, char **argv)
@@ -541,6 +591,8 @@ int main(int argc, char **argv)
             free(p);
         }
     }
+    negative_control("corrupt-rule", corrupt_first_cfa_offset, 0);
+    negative_control("corrupt-hdr-row", corrupt_first_hdr_row, 1);
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;
