@@ -5,15 +5,21 @@
 #include <stdio.h>
 #include <string.h>
 
-int jft_fail(jft_error *err, uint64_t where, const char *fmt, ...)
+int jft_vfail(jft_error *err, uint64_t where, const char *fmt, va_list ap)
 {
     if (!err || err->set)
         return -1;
     err->set = 1;
     err->where = where;
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    return -1;
+}
+
+int jft_fail(jft_error *err, uint64_t where, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    jft_vfail(err, where, fmt, ap);
     va_end(ap);
     return -1;
 }

@@ -7,6 +7,7 @@
 #ifndef JFT_COMMON_H
 #define JFT_COMMON_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,7 @@ typedef struct jft_error {
 /* Record a problem unless one is already recorded (the first one wins).
  * Always returns -1 so parsers can `return jft_fail(...)`. */
 int jft_fail(jft_error *err, uint64_t where, const char *fmt, ...) JFT_PRINTF(3, 4);
+int jft_vfail(jft_error *err, uint64_t where, const char *fmt, va_list ap) JFT_PRINTF(3, 0);
 
 /* A cursor over [data, data + len). Every read checks the bounds: on a
  * short read it sets `overrun` and yields zero, so callers check once. */

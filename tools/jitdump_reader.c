@@ -1,20 +1,644 @@
-/* jitdump reader: placeholder until the validator lands. */
+/*
+ * jitdump walker and validator. What perf relies on (tools/perf/util/
+ * jitdump.c and genelf.c, perf 6.x):
+ * - header: magic in either byte order, version <= 1, flags without bits
+ *   other than bit 0 (arch timestamps); header size is trusted to skip
+ *   extensions. We require exactly version 1, size 40, reserved 0.
+ * - records are read back to back: perf stops at a record header whose size
+ *   is < 16 (so a zero-filled tail ends the dump) and does NOT require any
+ *   alignment of record sizes or offsets; we check none either (the
+ *   unwinding data alone is zero padded to 8, per the format).
+ * - debug and unwinding info are kept until the next CODE_LOAD and used for
+ *   it; the code is the last code_size bytes of a CODE_LOAD record.
+ * - the synthesized DSO maps round8(code_size) + mapped_size bytes at
+ *   code_addr (code_size alone without unwinding info, and for CODE_MOVE),
+ *   with .eh_frame at offset round8(code_size) and .eh_frame_hdr after it.
+ * Everything else we check (order, indices, timestamps, overlaps, line
+ * table closing entry) is what makes perf's output right rather than what
+ * makes it read the file.
+ */
 #include "jitdump_reader.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A synthesized mapping [start, end) of a live load, sorted by start. */
+typedef struct live_map {
+    uint64_t start, end, code_end, index, load_offset;
+} live_map;
+
+typedef struct pending {
+    int present;
+    jd_record rec;
+    jd_line *lines; /* debug info: decoded entries */
+} pending;
+
+typedef struct walker {
+    const uint8_t *buf;
+    size_t len;
+    jd_header h;
+    unsigned address_size;
+    const jd_visitor *v;
+    void *ctx;
+    int keep_going;
+    uint64_t violations;
+    jd_summary *sum;
+    jft_error *err;
+    uint64_t last_timestamp;
+    int have_index;
+    uint64_t last_index;
+    int closed;
+    uint64_t close_offset;
+    pending debug, unwind;
+    live_map *live;
+    size_t n_live, cap_live;
+} walker;
+
+/* A rule was broken: record it; go on only when dumping. */
+static int violation(walker *w, uint64_t where, const char *fmt, ...) JFT_PRINTF(3, 4);
+static int violation(walker *w, uint64_t where, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    jft_vfail(w->err, where, fmt, ap);
+    va_end(ap);
+    w->violations++;
+    return w->keep_going ? 0 : -1;
+}
+
+const char *jd_record_name(uint32_t id)
+{
+    static const char *const names[] = {"CODE_LOAD", "CODE_MOVE", "CODE_DEBUG_INFO", "CODE_CLOSE",
+                                        "CODE_UNWINDING_INFO"};
+    return id < sizeof names / sizeof names[0] ? names[id] : "unknown record";
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+/* ---- header -------------------------------------------------------------- */
+
+static unsigned address_size_of(uint32_t elf_mach)
+{
+    switch (elf_mach) {
+    case 3: case 8: case 20: case 40: return 4; /* i386, MIPS, PPC, ARM */
+    default: return 8;
+    }
+}
+
+static int known_machine(uint32_t m)
+{
+    static const uint32_t known[] = {3, 8, 20, 21, 22, 40, 62, 183, 243, 258};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (known[i] == m)
+            return 1;
+    return 0;
+}
+
+static int read_header(walker *w)
+{
+    if (w->len < JD_HEADER_SIZE)
+        return jft_fail(w->err, 0, "file too short for a jitdump header (%zu bytes, need 40)", w->len);
+    jft_reader r;
+    jft_reader_init(&r, w->buf, w->len, 0);
+    jd_header *h = &w->h;
+    if (jft_u32(&r) != JD_MAGIC) {
+        jft_reader_init(&r, w->buf, w->len, 1);
+        if (jft_u32(&r) != JD_MAGIC)
+            return jft_fail(w->err, 0, "not a jitdump (bad magic)");
+    }
+    h->big_endian = r.big_endian;
+    h->version = jft_u32(&r);
+    h->total_size = jft_u32(&r);
+    h->elf_mach = jft_u32(&r);
+    h->reserved = jft_u32(&r);
+    h->pid = jft_u32(&r);
+    h->timestamp = jft_u64(&r);
+    h->flags = jft_u64(&r);
+    w->address_size = address_size_of(h->elf_mach);
+    w->last_timestamp = h->timestamp;
+    if (w->v && w->v->header)
+        w->v->header(w->ctx, h);
+    if (h->version != 1)
+        return violation(w, 4, "header version %u (perf reads version 1)", h->version);
+    if (h->total_size != JD_HEADER_SIZE)
+        return violation(w, 8, "header size %u (expected 40)", h->total_size);
+    if (!known_machine(h->elf_mach))
+        return violation(w, 12, "unknown ELF machine %u in the header", h->elf_mach);
+    if (h->reserved != 0)
+        return violation(w, 16, "header reserved field is 0x%x (must be 0)", h->reserved);
+    if (h->flags & ~(uint64_t)JD_FLAG_ARCH_TIMESTAMP)
+        return violation(w, 32, "header flags 0x%llx have unknown bits (perf rejects the file)",
+                         (unsigned long long)h->flags);
+    return 0;
+}
+
+/* ---- live synthesized mappings ------------------------------------------ */
+
+/* Index of the first live map ending after `start`. */
+static size_t first_ending_after(const walker *w, uint64_t start)
+{
+    size_t lo = 0, hi = w->n_live;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->live[mid].end <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void remove_live(walker *w, size_t i)
+{
+    memmove(&w->live[i], &w->live[i + 1], (w->n_live - i - 1) * sizeof *w->live);
+    w->n_live--;
+}
+
+static int insert_live(walker *w, const live_map *m)
+{
+    if (w->n_live == w->cap_live) {
+        size_t cap = w->cap_live ? w->cap_live * 2 : 64;
+        live_map *bigger = realloc(w->live, cap * sizeof *bigger);
+        if (!bigger)
+            return jft_fail(w->err, m->load_offset, "out of memory");
+        w->live = bigger;
+        w->cap_live = cap;
+    }
+    size_t i = first_ending_after(w, m->start);
+    memmove(&w->live[i + 1], &w->live[i], (w->n_live - i) * sizeof *w->live);
+    w->live[i] = *m;
+    w->n_live++;
+    return 0;
+}
+
+/*
+ * Add a load's synthesized mapping. Code overlapping an older load's code
+ * replaces it (address reuse, fine: records are timestamped). Any other
+ * overlap means perf splits the older mapping and its unwind data is lost.
+ */
+static int add_mapping(walker *w, const live_map *m, uint64_t where)
+{
+    size_t i = first_ending_after(w, m->start);
+    while (i < w->n_live && w->live[i].start < m->end) {
+        const live_map *old = &w->live[i];
+        int code_overlaps = old->start < m->code_end && m->start < old->code_end;
+        if (code_overlaps) {
+            remove_live(w, i);
+            continue;
+        }
+        if (violation(w, where,
+                      "synthesized mapping %llx-%llx overlaps the one of code_index %llu "
+                      "(%llx-%llx, loaded at 0x%llx): perf splits it and that region loses its unwind data",
+                      (unsigned long long)m->start, (unsigned long long)m->end,
+                      (unsigned long long)old->index, (unsigned long long)old->start,
+                      (unsigned long long)old->end, (unsigned long long)old->load_offset))
+            return -1;
+        remove_live(w, i); /* keep going with a consistent set */
+    }
+    return insert_live(w, m);
+}
+
+/* ---- CODE_DEBUG_INFO ----------------------------------------------------- */
+
+static void drop_pending(pending *p)
+{
+    free(p->lines);
+    memset(p, 0, sizeof *p);
+}
+
+static int parse_debug(walker *w, jd_record *rec, jft_reader *r)
+{
+    jd_debug *d = &rec->u.debug;
+    d->code_addr = jft_u64(r);
+    d->nr_entry = jft_u64(r);
+    if (r->overrun)
+        return violation(w, rec->offset, "CODE_DEBUG_INFO of %u bytes is shorter than its 32-byte fixed part",
+                         rec->total_size);
+    if (d->nr_entry == 0)
+        return violation(w, rec->offset + 24, "CODE_DEBUG_INFO has no entries");
+    if (d->nr_entry > jft_left(r) / 17)
+        return violation(w, rec->offset + 24, "nr_entry %llu cannot fit in the record's %zu bytes",
+                         (unsigned long long)d->nr_entry, jft_left(r));
+    jd_line *lines = calloc((size_t)d->nr_entry, sizeof *lines);
+    if (!lines)
+        return jft_fail(w->err, rec->offset, "out of memory");
+    w->debug.lines = lines;
+    d->lines = lines;
+    for (uint64_t i = 0; i < d->nr_entry; i++) {
+        uint64_t where = rec->offset + r->pos;
+        lines[i].addr = jft_u64(r);
+        lines[i].lineno = jft_u32(r);
+        lines[i].discrim = jft_u32(r);
+        const uint8_t *name = r->data + r->pos;
+        const uint8_t *nul = r->overrun ? NULL : memchr(name, 0, jft_left(r));
+        if (!nul)
+            return violation(w, where, "line entry %llu runs past the record (file name not NUL-terminated)",
+                             (unsigned long long)i);
+        lines[i].file = (const char *)name;
+        jft_skip(r, (size_t)(nul - name) + 1);
+        char why[128];
+        size_t bad;
+        if (jft_check_name(name, (size_t)(nul - name), &bad, why, sizeof why))
+            return violation(w, where + 16, "line entry %llu file name: %s", (unsigned long long)i, why);
+        if (i > 0 && lines[i].addr < lines[i - 1].addr)
+            return violation(w, where, "line entry %llu address %llx is below the previous entry's %llx",
+                             (unsigned long long)i, (unsigned long long)lines[i].addr,
+                             (unsigned long long)lines[i - 1].addr);
+    }
+    if (jft_left(r) >= 8 || !all_zero(r->data + r->pos, jft_left(r)))
+        return violation(w, rec->offset + r->pos,
+                         "%zu bytes after the last line entry (only zero padding below 8 bytes is allowed)",
+                         jft_left(r));
+    return 0;
+}
+
+static int check_debug_against_load(walker *w, const jd_record *rec, const jd_load *load)
+{
+    const jd_debug *d = &rec->u.debug;
+    uint64_t end = load->code_addr + load->code_size;
+    if (d->code_addr != load->code_addr)
+        return violation(w, rec->offset + 16, "CODE_DEBUG_INFO code_addr %llx differs from its CODE_LOAD's %llx",
+                         (unsigned long long)d->code_addr, (unsigned long long)load->code_addr);
+    for (uint64_t i = 0; i < d->nr_entry; i++)
+        if (d->lines[i].addr < load->code_addr || d->lines[i].addr > end)
+            return violation(w, rec->offset, "line entry %llu address %llx lies outside the code %llx-%llx",
+                             (unsigned long long)i, (unsigned long long)d->lines[i].addr,
+                             (unsigned long long)load->code_addr, (unsigned long long)end);
+    if (d->lines[d->nr_entry - 1].addr != end)
+        return violation(w, rec->offset,
+                         "last line entry at %llx does not close the code at %llx "
+                         "(perf gives the last range no line)",
+                         (unsigned long long)d->lines[d->nr_entry - 1].addr, (unsigned long long)end);
+    return 0;
+}
+
+/* ---- CODE_UNWINDING_INFO ------------------------------------------------- */
+
+static int parse_unwind(walker *w, jd_record *rec, jft_reader *r)
+{
+    jd_unwind *u = &rec->u.unwind;
+    u->unwinding_size = jft_u64(r);
+    u->eh_frame_hdr_size = jft_u64(r);
+    u->mapped_size = jft_u64(r);
+    if (r->overrun)
+        return violation(w, rec->offset, "CODE_UNWINDING_INFO of %u bytes is shorter than its 40-byte fixed part",
+                         rec->total_size);
+    size_t data = jft_left(r);
+    if (u->unwinding_size > data)
+        return violation(w, rec->offset + 16, "unwinding_size %llu exceeds the record's %zu data bytes",
+                         (unsigned long long)u->unwinding_size, data);
+    if (u->eh_frame_hdr_size > u->unwinding_size)
+        return violation(w, rec->offset + 24, "eh_frame_hdr_size %llu exceeds unwinding_size %llu",
+                         (unsigned long long)u->eh_frame_hdr_size, (unsigned long long)u->unwinding_size);
+    if (data - u->unwinding_size >= 8 || !all_zero(r->data + r->pos + u->unwinding_size, data - u->unwinding_size))
+        return violation(w, rec->offset + 40 + u->unwinding_size,
+                         "%zu bytes after the unwinding data (only zero padding to 8 is allowed)",
+                         data - (size_t)u->unwinding_size);
+    u->eh_frame_size = u->unwinding_size - u->eh_frame_hdr_size;
+    u->eh_frame = r->data + r->pos;
+    u->eh_frame_hdr = u->eh_frame + u->eh_frame_size;
+    if (u->mapped_size == 0)
+        return violation(w, rec->offset + 32,
+                         "mapped_size is 0 (perf then maps only the code and call chains come out wrong)");
+    if (u->eh_frame_size == 0)
+        return violation(w, rec->offset + 16, "no .eh_frame data");
+    if (u->eh_frame_hdr_size == 0)
+        return violation(w, rec->offset + 24, "no .eh_frame_hdr (perf's unwinder looks FDEs up in it)");
+    return 0;
+}
+
+static int check_fde_ranges(walker *w, const jd_record *rec, const ehf_table *t, uint64_t code_size)
+{
+    uint64_t base = rec->offset + 40;
+    for (size_t i = 0; i < t->n_fdes; i++) {
+        const ehf_fde *f = &t->fdes[i];
+        const ehf_cie *c = &t->cies[f->cie];
+        if ((c->fde_encoding & 0x70) != 0x10)
+            return violation(w, base + f->pc_begin_field,
+                             "FDE pc_begin encoding 0x%02x is not pc-relative (perf's synthesized DSO "
+                             "needs pc-relative pointers)", c->fde_encoding);
+        if (f->pc_begin < 0 || (uint64_t)f->pc_begin >= code_size || f->pc_range > code_size - (uint64_t)f->pc_begin)
+            return violation(w, base + f->pc_begin_field,
+                             "FDE at .eh_frame offset %llu covers code offsets [%lld, %lld), outside the code "
+                             "[0, %llu): pc_begin must be -(round8(code_size) + field offset) for offset 0",
+                             (unsigned long long)f->offset, (long long)f->pc_begin,
+                             (long long)(f->pc_begin + (int64_t)f->pc_range), (unsigned long long)code_size);
+        for (size_t j = 0; j < i; j++) {
+            const ehf_fde *g = &t->fdes[j];
+            if (f->pc_begin < g->pc_begin + (int64_t)g->pc_range && g->pc_begin < f->pc_begin + (int64_t)f->pc_range)
+                return violation(w, base + f->offset, "FDEs at .eh_frame offsets %llu and %llu overlap",
+                                 (unsigned long long)g->offset, (unsigned long long)f->offset);
+        }
+    }
+    return 0;
+}
+
+/* Decode the pending unwinding record's .eh_frame for a load of code_size
+ * bytes, placed as perf places it. The table is returned in *t. */
+static int check_unwind_against_load(walker *w, jd_record *rec, uint64_t code_size, ehf_table *t)
+{
+    jd_unwind *u = &rec->u.unwind;
+    u->layout.big_endian = w->h.big_endian;
+    u->layout.address_size = w->address_size;
+    u->layout.section_addr = (int64_t)jft_round_up(code_size, 8);
+    u->layout.error_base = rec->offset + 40;
+    jft_error local = {0};
+    if (ehf_decode(u->eh_frame, (size_t)u->eh_frame_size, &u->layout, t, &local))
+        return violation(w, local.where, ".eh_frame: %s", local.msg);
+    u->table = t;
+    if (t->n_fdes == 0)
+        return violation(w, rec->offset + 40, ".eh_frame has no FDE");
+    if (check_fde_ranges(w, rec, t, code_size))
+        return -1;
+    int64_t hdr_addr = u->layout.section_addr + (int64_t)u->eh_frame_size;
+    if (ehf_check_hdr(u->eh_frame_hdr, (size_t)u->eh_frame_hdr_size, hdr_addr, &u->layout, t,
+                      rec->offset + 40 + u->eh_frame_size, &local))
+        return violation(w, local.where, "%s", local.msg);
+    return 0;
+}
+
+/* ---- CODE_LOAD / CODE_MOVE ----------------------------------------------- */
+
+static int parse_load_fields(walker *w, jd_record *rec, jft_reader *r)
+{
+    jd_load *l = &rec->u.load;
+    l->pid = jft_u32(r);
+    l->tid = jft_u32(r);
+    l->vma = jft_u64(r);
+    l->code_addr = jft_u64(r);
+    l->code_size = jft_u64(r);
+    l->code_index = jft_u64(r);
+    if (r->overrun)
+        return violation(w, rec->offset, "CODE_LOAD of %u bytes is shorter than its 56-byte fixed part",
+                         rec->total_size);
+    size_t room = jft_left(r);
+    if (l->code_size > room)
+        return violation(w, rec->offset + 40, "code_size %llu does not fit in the record (%zu bytes after the fixed part)",
+                         (unsigned long long)l->code_size, room);
+    const uint8_t *name = r->data + r->pos;
+    const uint8_t *nul = memchr(name, 0, room - (size_t)l->code_size);
+    if (!nul)
+        return violation(w, rec->offset + 56, "name is not NUL-terminated before the code");
+    l->name = (const char *)name;
+    l->code = r->data + r->len - l->code_size;
+    if (!all_zero(nul + 1, (size_t)(l->code - nul - 1)))
+        return violation(w, rec->offset + 56 + (uint64_t)(nul + 1 - name), "non-zero bytes between the name and the code");
+    return 0;
+}
+
+static int check_load(walker *w, const jd_record *rec)
+{
+    const jd_load *l = &rec->u.load;
+    char why[128];
+    size_t bad;
+    if (jft_check_name((const uint8_t *)l->name, strlen(l->name), &bad, why, sizeof why))
+        return violation(w, rec->offset + 56 + bad, "name: %s", why);
+    if (l->code_size == 0)
+        return violation(w, rec->offset + 40, "code_size is 0");
+    if (l->code_size > INT_MAX)
+        return violation(w, rec->offset + 40, "code_size %llu is above INT_MAX (perf truncates it)",
+                         (unsigned long long)l->code_size);
+    if (l->code_addr + l->code_size < l->code_addr)
+        return violation(w, rec->offset + 32, "code %llx+%llu wraps past the end of the address space",
+                         (unsigned long long)l->code_addr, (unsigned long long)l->code_size);
+    if (l->pid != w->h.pid)
+        return violation(w, rec->offset + 16, "pid %u differs from the header's pid %u (a forked child "
+                         "writing into its parent's dump?)", l->pid, w->h.pid);
+    if (w->have_index && l->code_index <= w->last_index)
+        return violation(w, rec->offset + 48, "code_index %llu is not greater than the previous one (%llu)",
+                         (unsigned long long)l->code_index, (unsigned long long)w->last_index);
+    return 0;
+}
+
+static void report(walker *w, const jd_record *rec)
+{
+    if (w->v && w->v->record)
+        w->v->record(w->ctx, rec, w->h.elf_mach);
+}
+
+static int finish_load(walker *w, jd_record *rec)
+{
+    const jd_load *l = &rec->u.load;
+    ehf_table table = {0};
+    int rc = 0;
+    if (w->debug.present)
+        rc = check_debug_against_load(w, &w->debug.rec, l);
+    if (rc == 0 && w->unwind.present)
+        rc = check_unwind_against_load(w, &w->unwind.rec, l->code_size, &table);
+    if (w->debug.present)
+        report(w, &w->debug.rec);
+    if (w->unwind.present)
+        report(w, &w->unwind.rec);
+    report(w, rec);
+    uint64_t mapped = w->unwind.present ? jft_round_up(l->code_size, 8) + w->unwind.rec.u.unwind.mapped_size
+                                        : l->code_size;
+    live_map m = {l->code_addr, l->code_addr + mapped, l->code_addr + l->code_size, l->code_index, rec->offset};
+    if (m.end < m.start)
+        m.end = UINT64_MAX;
+    if (rc == 0)
+        rc = add_mapping(w, &m, rec->offset);
+    w->sum->loads++;
+    w->sum->debug_infos += (uint64_t)w->debug.present;
+    w->sum->unwind_infos += (uint64_t)w->unwind.present;
+    w->have_index = 1;
+    w->last_index = l->code_index;
+    drop_pending(&w->debug);
+    drop_pending(&w->unwind);
+    ehf_free(&table);
+    return rc;
+}
+
+static int handle_load(walker *w, jd_record *rec, jft_reader *r)
+{
+    uint64_t before = w->violations;
+    if (parse_load_fields(w, rec, r) || w->violations != before) {
+        drop_pending(&w->debug);
+        drop_pending(&w->unwind);
+        return w->keep_going ? 0 : -1;
+    }
+    if (check_load(w, rec))
+        return -1;
+    return finish_load(w, rec);
+}
+
+static int handle_move(walker *w, jd_record *rec, jft_reader *r)
+{
+    jd_move *m = &rec->u.move;
+    m->pid = jft_u32(r);
+    m->tid = jft_u32(r);
+    m->vma = jft_u64(r);
+    m->old_code_addr = jft_u64(r);
+    m->new_code_addr = jft_u64(r);
+    m->code_size = jft_u64(r);
+    m->code_index = jft_u64(r);
+    if (r->overrun || jft_left(r) != 0)
+        return violation(w, rec->offset, "CODE_MOVE record is %u bytes (expected 64)", rec->total_size);
+    report(w, rec);
+    w->sum->moves++;
+    if (m->pid != w->h.pid)
+        return violation(w, rec->offset + 16, "pid %u differs from the header's pid %u", m->pid, w->h.pid);
+    size_t i = 0;
+    while (i < w->n_live && w->live[i].index != m->code_index)
+        i++;
+    if (i == w->n_live)
+        return violation(w, rec->offset + 56, "CODE_MOVE of code_index %llu, which no live CODE_LOAD has",
+                         (unsigned long long)m->code_index);
+    live_map moved = w->live[i];
+    if (moved.start != m->old_code_addr || moved.code_end - moved.start != m->code_size)
+        return violation(w, rec->offset + 32, "CODE_MOVE old_code_addr/code_size %llx/%llu do not match "
+                         "code_index %llu's %llx/%llu", (unsigned long long)m->old_code_addr,
+                         (unsigned long long)m->code_size, (unsigned long long)m->code_index,
+                         (unsigned long long)moved.start, (unsigned long long)(moved.code_end - moved.start));
+    remove_live(w, i);
+    /* perf maps a moved region with code_size bytes only (no unwind room). */
+    moved.start = m->new_code_addr;
+    moved.code_end = moved.end = m->new_code_addr + m->code_size;
+    moved.load_offset = rec->offset;
+    if (moved.end < moved.start)
+        return violation(w, rec->offset + 40, "moved code wraps past the end of the address space");
+    return add_mapping(w, &moved, rec->offset);
+}
+
+/* ---- the record loop ----------------------------------------------------- */
+
+static int check_order(walker *w, const jd_record *rec)
+{
+    const pending *p = w->debug.present ? &w->debug : w->unwind.present ? &w->unwind : NULL;
+    if (w->closed)
+        return violation(w, rec->offset, "%s after CODE_CLOSE (at 0x%llx)", jd_record_name(rec->id),
+                         (unsigned long long)w->close_offset);
+    if (p && rec->id != JD_CODE_LOAD && rec->id != JD_CODE_DEBUG_INFO && rec->id != JD_CODE_UNWINDING_INFO)
+        return violation(w, rec->offset, "%s at 0x%llx must be followed by its CODE_LOAD, not by %s",
+                         jd_record_name(p->rec.id), (unsigned long long)p->rec.offset, jd_record_name(rec->id));
+    if (rec->timestamp < w->last_timestamp)
+        return violation(w, rec->offset + 8, "timestamp %llu is earlier than the previous record's "
+                         "(or the header's) %llu",
+                         (unsigned long long)rec->timestamp, (unsigned long long)w->last_timestamp);
+    return 0;
+}
+
+/* Keep a debug/unwinding record until its CODE_LOAD. */
+static int hold(walker *w, pending *slot, jd_record *rec, jft_reader *r)
+{
+    if (slot->present)
+        return violation(w, rec->offset, "second %s before a CODE_LOAD (the first is at 0x%llx)",
+                         jd_record_name(rec->id), (unsigned long long)slot->rec.offset);
+    uint64_t before = w->violations;
+    int bad = rec->id == JD_CODE_DEBUG_INFO ? parse_debug(w, rec, r) : parse_unwind(w, rec, r);
+    if (bad || w->violations != before) {
+        drop_pending(slot);
+        return bad;
+    }
+    slot->present = 1;
+    slot->rec = *rec;
+    return 0;
+}
+
+static int handle_record(walker *w, jd_record *rec)
+{
+    jft_reader r;
+    jft_reader_init(&r, w->buf + rec->offset, rec->total_size, w->h.big_endian);
+    r.pos = JD_PREFIX_SIZE;
+    if (check_order(w, rec))
+        return -1;
+    w->last_timestamp = rec->timestamp;
+    switch (rec->id) {
+    case JD_CODE_LOAD: return handle_load(w, rec, &r);
+    case JD_CODE_MOVE: return handle_move(w, rec, &r);
+    case JD_CODE_DEBUG_INFO: return hold(w, &w->debug, rec, &r);
+    case JD_CODE_UNWINDING_INFO: return hold(w, &w->unwind, rec, &r);
+    case JD_CODE_CLOSE:
+        report(w, rec);
+        w->sum->closes++;
+        w->closed = 1;
+        w->close_offset = rec->offset;
+        if (rec->total_size != JD_PREFIX_SIZE)
+            return violation(w, rec->offset + 4, "CODE_CLOSE record is %u bytes (expected 16)", rec->total_size);
+        return 0;
+    default:
+        report(w, rec);
+        return violation(w, rec->offset, "unknown record id %u (perf skips it)", rec->id);
+    }
+}
+
+/* The records end at the end of the file or where a zero-filled tail starts. */
+static int zero_tail_from(const walker *w, size_t pos)
+{
+    return all_zero(w->buf + pos, w->len - pos);
+}
+
+static int walk_records(walker *w)
+{
+    size_t pos = w->h.total_size >= JD_HEADER_SIZE && w->h.total_size <= w->len ? w->h.total_size : JD_HEADER_SIZE;
+    for (uint64_t index = 0; pos < w->len; index++) {
+        size_t left = w->len - pos;
+        if (left < JD_PREFIX_SIZE) {
+            if (zero_tail_from(w, pos))
+                break;
+            return jft_fail(w->err, pos, "%zu stray non-zero bytes at the end, too short for a record header", left);
+        }
+        jft_reader r;
+        jft_reader_init(&r, w->buf + pos, left, w->h.big_endian);
+        jd_record rec = {0};
+        rec.offset = pos;
+        rec.index = index;
+        rec.id = jft_u32(&r);
+        rec.total_size = jft_u32(&r);
+        rec.timestamp = jft_u64(&r);
+        if (rec.total_size < JD_PREFIX_SIZE) {
+            if (zero_tail_from(w, pos))
+                break;
+            return jft_fail(w->err, pos, "record header with size %u (< 16) followed by non-zero bytes: "
+                            "perf stops reading here", rec.total_size);
+        }
+        if (rec.total_size > left)
+            return jft_fail(w->err, pos, "%s record of %u bytes runs past the end of the file (%zu bytes left)",
+                            jd_record_name(rec.id), rec.total_size, left);
+        w->sum->records++;
+        if (handle_record(w, &rec))
+            return -1;
+        pos += rec.total_size;
+    }
+    w->sum->end_offset = pos;
+    const pending *p = w->debug.present ? &w->debug : w->unwind.present ? &w->unwind : NULL;
+    if (p)
+        return violation(w, p->rec.offset, "%s at the end of the dump has no CODE_LOAD after it",
+                         jd_record_name(p->rec.id));
+    return 0;
+}
 
 int jd_walk(const uint8_t *buf, size_t len, const jd_visitor *v, void *ctx, int keep_going,
             jd_summary *summary, jft_error *err)
 {
-    (void)buf; (void)len; (void)v; (void)ctx; (void)keep_going; (void)summary;
-    return jft_fail(err, 0, "jitdump is not supported yet");
+    jd_summary local_summary;
+    jft_error local_err = {0};
+    walker w = {0};
+    w.buf = buf;
+    w.len = len;
+    w.v = v;
+    w.ctx = ctx;
+    w.keep_going = keep_going;
+    w.sum = summary ? summary : &local_summary;
+    w.err = err ? err : &local_err;
+    memset(w.sum, 0, sizeof *w.sum);
+    int rc = read_header(&w);
+    if (rc == 0)
+        rc = walk_records(&w);
+    drop_pending(&w.debug);
+    drop_pending(&w.unwind);
+    free(w.live);
+    return rc || w.err->set ? -1 : 0;
 }
 
 int jd_check(const uint8_t *buf, size_t len, jd_summary *summary, jft_error *err)
 {
     return jd_walk(buf, len, NULL, NULL, 0, summary, err);
-}
-
-int jd_dump(const uint8_t *buf, size_t len, void *out, jd_summary *summary, jft_error *err)
-{
-    (void)out;
-    return jd_walk(buf, len, NULL, NULL, 1, summary, err);
 }

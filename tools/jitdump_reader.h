@@ -55,7 +55,9 @@ typedef struct jd_unwind {
     uint64_t unwinding_size, eh_frame_hdr_size, mapped_size;
     const uint8_t *eh_frame; /* unwinding_size - eh_frame_hdr_size bytes */
     const uint8_t *eh_frame_hdr;
-    const ehf_table *table; /* decoded .eh_frame (set once its load is seen) */
+    uint64_t eh_frame_size;
+    ehf_layout layout;      /* .eh_frame placed as perf's synthesized DSO places it */
+    const ehf_table *table; /* decoded .eh_frame (NULL if it could not be decoded) */
 } jd_unwind;
 
 typedef struct jd_record {

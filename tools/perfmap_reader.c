@@ -228,7 +228,8 @@ int pm_check(const uint8_t *buf, size_t len, pm_summary *summary, jft_error *err
     }
     for (size_t i = 0; i < l.n; i++)
         sorted[i] = &l.items[i];
-    qsort(sorted, l.n, sizeof *sorted, by_start_then_line);
+    if (l.n)
+        qsort(sorted, l.n, sizeof *sorted, by_start_then_line);
     uint64_t dups;
     int rc = 0;
     if (sweep_finds_overlap(sorted, l.n, UINT64_MAX, &dups)) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The jitframes command line: exit codes, "FILE:LINE: message" on stderr,
-# summary and dump output. Usage: cli_test.sh PATH/TO/jitframes
+# summary and dump output. Usage: cli_test.sh PATH/TO/jitframes PATH/TO/make_sample_dumps
 set -u
 tool=$1
+make_dumps=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/jf-cli.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 failures=0
@@ -45,6 +46,22 @@ expect nonl-check 1 "" "$dir/nonl.map:1: last line has no trailing newline (perf
 expect missing-file 2 "" "$dir/none.map: No such file or directory" -- check "$dir/none.map"
 expect no-args 2 "" "" --
 expect bad-command 2 "" "" -- verify "$dir/good.map"
+
+# jitdumps (crafted by the test-only writer)
+"$make_dumps" "$dir" || fail "make_sample_dumps failed"
+expect dump-check 0 \
+  "good.dump: valid jitdump: 4 records (1 loads, 1 with unwind info, 1 with line info, 0 moves, 1 closes)" "" \
+  -- check "$dir/good.dump"
+expect dump-dump 0 "[0x4, 0x40)  cfa=rbp+16  rbp=[cfa-16]  rip=[cfa-8]" "" -- dump "$dir/good.dump"
+expect dump-bad 1 "" \
+  "$dir/bad.dump:0xb3: mapped_size is 0 (perf then maps only the code and call chains come out wrong)" \
+  -- check "$dir/bad.dump"
+expect dump-bad-dump 1 "code_index 0 name \"sample_fn\"" \
+  "$dir/bad.dump:0xb3: mapped_size is 0 (perf then maps only the code and call chains come out wrong)" \
+  -- dump "$dir/bad.dump"
+printf 'DTiJ' >"$dir/short.dump"
+expect dump-short 1 "" "$dir/short.dump:0x0: file too short for a jitdump header (4 bytes, need 40)" \
+  -- check "$dir/short.dump"
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
 echo "all CLI checks passed"
