@@ -15,12 +15,16 @@
  * ending in a zero terminator.
  *
  * Scale: GCC <= 12 searches registered tables linearly on every unwind in
- * the process, so FDEs share tables: one per batch (split into chunks), and
- * small tables merge in levels (FANOUT of one level become one table of the
- * next), which keeps the number of tables logarithmic plus one per chunk.
- * A replacement table is always registered before the tables it replaces
- * are deregistered, so no FDE is ever missing for a concurrent unwind.
- * We only ever deregister tables we registered: libgcc aborts otherwise.
+ * the process, so regions share tables. Tables are kept in address order
+ * with disjoint ranges (libgcc's lookups require it): a group's regions join
+ * the table whose range they fall in, or form new tables (of at most
+ * FULL_WEIGHT regions) in the gaps, and neighbouring tables merge while
+ * together they hold at most FULL_WEIGHT regions. n regions thus need fewer
+ * than 2n / FULL_WEIGHT + 1 tables per code window, and a removal rebuilds
+ * one table of bounded size. A replacement table is always registered before
+ * the tables it replaces are deregistered, so no FDE is ever missing for a
+ * concurrent unwind. We only ever deregister tables we registered: libgcc
+ * aborts otherwise.
  */
 #define _GNU_SOURCE
 #include "cfi.h"
@@ -167,78 +171,43 @@ static int bind_unwinders(void)
 /* ------------------------------------------------------------------------ */
 
 enum {
-    FANOUT = 4,          /* this many tables of one level merge into one */
-    FULL_WEIGHT = 256,   /* regions in a table that is never merged again */
-    CHUNK = FULL_WEIGHT, /* a batch is split into tables of at most this many regions */
-    MERGE_LEVELS = 4,    /* weights 1-3, 4-15, 16-63, 64-255 */
-    LEVEL_FULL = MERGE_LEVELS,
-    N_LEVELS = MERGE_LEVELS + 1,
+    /* Neighbouring tables merge while together they hold at most this many
+     * regions, so n live regions need fewer than 2n / FULL_WEIGHT + 1
+     * tables per code window; it also bounds what a removal rebuilds. */
+    FULL_WEIGHT = 256,
+    /* A table that grew past this (regions added inside its range) splits. */
+    MAX_WEIGHT = 2 * FULL_WEIGHT,
     /* The CFI assembler writes pc-relative 32-bit code addresses, so a table
-     * must lie within 2 GiB of the code it describes: code is grouped in
-     * windows of 1 GiB, and each table is mapped close to its window. */
+     * must lie within 2 GiB of its code: a table only holds code of one
+     * 1 GiB window, and is mapped close to it. */
     WINDOW_SHIFT = 30,
 };
 
+/*
+ * The tables, sorted by address. Invariant: their ranges [lo, hi] are
+ * disjoint. Both libgcc lookups rely on it: GCC <= 12 walks the tables by
+ * descending start and gives up after the first one starting at or below the
+ * pc; GCC 13+ keeps a b-tree of non-overlapping ranges.
+ */
 typedef struct unwind_table {
     uint8_t *bytes;    /* .eh_frame at its final address, zero terminator included */
     size_t size;
     size_t map_size;   /* bytes mapped at `bytes` */
     size_t *fde_offsets; /* for one-FDE-per-call unwinders */
     size_t n_fdes;
-    jf_live **members; /* the regions described, owned by the registry */
+    jf_live **members; /* sorted by start; owned by the registry */
     size_t n_members;
-    size_t window;     /* index in windows[] */
-    int level;
-    size_t slot;       /* index in windows[window].levels[level] */
+    uintptr_t lo, hi;  /* first and last member's start */
 } unwind_table;
 
-typedef struct table_list {
-    unwind_table **items;
-    size_t count, capacity;
-} table_list;
-
-typedef struct code_window {
-    uintptr_t key; /* code address >> WINDOW_SHIFT */
-    table_list levels[N_LEVELS];
-} code_window;
-
-static code_window *windows;
-static size_t n_windows, windows_capacity;
+static unwind_table **tables;
+static size_t n_tables, tables_capacity;
 /* The registry's counters for this sink, to zero what stop() releases. */
 static jf_sink_stats *held_stats;
 
-static uintptr_t window_key(const jf_live *r)
+static uintptr_t window_of(uintptr_t addr)
 {
-    return r->start >> WINDOW_SHIFT;
-}
-
-/* Index of the window for `key`, created if needed; SIZE_MAX on ENOMEM. */
-static size_t window_for(uintptr_t key)
-{
-    for (size_t i = 0; i < n_windows; i++)
-        if (windows[i].key == key)
-            return i;
-    if (n_windows == windows_capacity) {
-        size_t cap = windows_capacity ? windows_capacity * 2 : 4;
-        code_window *grown = realloc(windows, cap * sizeof *grown);
-        if (!grown) {
-            jf__fail(JF_ENOMEM, "out of memory for the unwind sink's windows");
-            return SIZE_MAX;
-        }
-        windows = grown;
-        windows_capacity = cap;
-    }
-    memset(&windows[n_windows], 0, sizeof windows[n_windows]);
-    windows[n_windows].key = key;
-    return n_windows++;
-}
-
-static int level_for_weight(size_t weight)
-{
-    int level = 0;
-    for (size_t limit = FANOUT; level < MERGE_LEVELS && weight >= limit; limit *= FANOUT)
-        level++;
-    return level;
+    return addr >> WINDOW_SHIFT;
 }
 
 static uint32_t load_u32(const uint8_t *p)
@@ -412,8 +381,8 @@ static int table_fill(unwind_table *t)
     return rc ? rc : index_fdes(t);
 }
 
-/* A table describing `members` (copied), not yet registered. */
-static int table_build(jf_live *const *members, size_t n, size_t window, int level, unwind_table **out)
+/* A table describing `members` (sorted by start, copied), not yet registered. */
+static int table_build(jf_live *const *members, size_t n, unwind_table **out)
 {
     unwind_table *t = calloc(1, sizeof *t);
     if (!t || !(t->members = malloc(n * sizeof *members))) {
@@ -422,8 +391,8 @@ static int table_build(jf_live *const *members, size_t n, size_t window, int lev
     }
     memcpy(t->members, members, n * sizeof *members);
     t->n_members = n;
-    t->window = window;
-    t->level = level;
+    t->lo = members[0]->start;
+    t->hi = members[n - 1]->start;
     int rc = table_fill(t);
     if (rc) {
         table_free(t);
@@ -555,144 +524,175 @@ static void owners_point_to(unwind_table *t)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Levels: adding, replacing and merging tables                              */
+/* The ordered table list: replacing, adding, merging, removing             */
 /* ------------------------------------------------------------------------ */
 
-static int list_reserve(table_list *l, size_t extra)
+static int tables_reserve(size_t extra)
 {
-    if (l->count + extra <= l->capacity)
+    if (extra <= tables_capacity - n_tables)
         return 0;
-    size_t cap = l->capacity ? l->capacity * 2 : 16;
-    while (cap < l->count + extra)
+    size_t cap = tables_capacity ? tables_capacity : 16;
+    while (cap - n_tables < extra)
         cap *= 2;
-    unwind_table **items = realloc(l->items, cap * sizeof *items);
-    if (!items)
+    unwind_table **grown = realloc(tables, cap * sizeof *grown);
+    if (!grown)
         return jf__fail(JF_ENOMEM, "out of memory for the unwind sink's table list");
-    l->items = items;
-    l->capacity = cap;
+    tables = grown;
+    tables_capacity = cap;
     return 0;
 }
 
-static table_list *list_of(const unwind_table *t)
+/*
+ * Replace tables[at, at + n_old) by fresh[0, n_fresh) (same address range,
+ * sorted, built). The fresh tables are registered before the old ones are
+ * deregistered, so every FDE stays findable throughout.
+ */
+static int swap_tables(size_t at, size_t n_old, unwind_table *const *fresh, size_t n_fresh,
+                       jf_sink_stats *stats)
 {
-    return &windows[t->window].levels[t->level];
+    if (n_fresh > n_old && tables_reserve(n_fresh - n_old) != 0) {
+        for (size_t i = 0; i < n_fresh; i++)
+            table_free(fresh[i]);
+        return JF_ENOMEM;
+    }
+    unwind_table *old[2];
+    if (n_old > sizeof old / sizeof old[0])
+        return jf__fail(JF_EINVAL, "internal: replacing %zu unwind tables at once", n_old);
+    memcpy(old, tables + at, n_old * sizeof *old);
+    for (size_t i = 0; i < n_fresh; i++) {
+        table_register(fresh[i]);
+        owners_point_to(fresh[i]);
+        stats->objects++;
+        stats->bytes += fresh[i]->size;
+    }
+    memmove(tables + at + n_fresh, tables + at + n_old, (n_tables - at - n_old) * sizeof *tables);
+    memcpy(tables + at, fresh, n_fresh * sizeof *tables);
+    n_tables = n_tables - n_old + n_fresh;
+    for (size_t i = 0; i < n_old; i++) {
+        table_deregister(old[i]);
+        stats->objects--;
+        stats->bytes -= old[i]->size;
+        table_free(old[i]);
+    }
+    return 0;
 }
 
-static void list_append(unwind_table *t)
+/* Build tables for sorted `members` (FULL_WEIGHT each at most when there
+ * are more than MAX_WEIGHT) and swap them in for tables[at, at + n_old). */
+static int rebuild_range(size_t at, size_t n_old, jf_live *const *members, size_t n, jf_sink_stats *stats)
 {
-    table_list *l = list_of(t);
-    t->slot = l->count;
-    l->items[l->count++] = t;
-}
-
-static void list_unlink(unwind_table *t)
-{
-    table_list *l = list_of(t);
-    unwind_table *last = l->items[--l->count];
-    l->items[t->slot] = last;
-    last->slot = t->slot;
-}
-
-/* Register a new table and take it into its level (room reserved). */
-static void table_adopt(unwind_table *t, jf_sink_stats *stats)
-{
-    table_register(t);
-    list_append(t);
-    owners_point_to(t);
-    stats->objects++;
-    stats->bytes += t->size;
-}
-
-/* Deregister and free a table (after its replacement, if any, is live). */
-static void table_retire(unwind_table *t, jf_sink_stats *stats)
-{
-    table_deregister(t);
-    list_unlink(t);
-    stats->objects--;
-    stats->bytes -= t->size;
-    table_free(t);
-}
-
-/* Build, register and adopt a table for `members` in a window. */
-static int table_add(jf_live *const *members, size_t n, size_t window, int level, jf_sink_stats *stats)
-{
-    unwind_table *t = NULL;
-    int rc = list_reserve(&windows[window].levels[level], 1);
-    if (!rc)
-        rc = table_build(members, n, window, level, &t);
-    if (!rc)
-        table_adopt(t, stats);
+    size_t per = n > MAX_WEIGHT ? FULL_WEIGHT : n;
+    size_t pieces = per ? (n + per - 1) / per : 0;
+    unwind_table *one[1];
+    unwind_table **fresh = pieces <= 1 ? one : malloc(pieces * sizeof *fresh);
+    if (!fresh)
+        return jf__fail(JF_ENOMEM, "out of memory for %zu unwind tables", pieces);
+    int rc = 0;
+    size_t k = 0;
+    for (; k < pieces && !rc; k++) {
+        size_t done = k * per;
+        rc = table_build(members + done, n - done < per ? n - done : per, &fresh[k]);
+    }
+    if (rc) {
+        for (size_t i = 0; i + 1 < k; i++)
+            table_free(fresh[i]);
+    } else {
+        rc = swap_tables(at, n_old, fresh, pieces, stats);
+    }
+    if (fresh != one)
+        free(fresh);
     return rc;
 }
 
-/* Merge `parts` (FANOUT tables of one level) into one table. */
-static int merge_tables(unwind_table *const *parts, jf_sink_stats *stats)
+/* Merge neighbours of one window while together they hold at most
+ * FULL_WEIGHT regions. Adjacent tables have adjacent ranges, so the merged
+ * range overlaps no other table. */
+static int coalesce(jf_sink_stats *stats)
 {
-    size_t n = 0;
-    for (int i = 0; i < FANOUT; i++)
-        n += parts[i]->n_members;
-    jf_live **members = malloc(n * sizeof *members);
-    if (!members)
-        return jf__fail(JF_ENOMEM, "out of memory merging unwind tables");
-    n = 0;
-    for (int i = 0; i < FANOUT; i++) {
-        memcpy(members + n, parts[i]->members, parts[i]->n_members * sizeof *members);
-        n += parts[i]->n_members;
+    jf_live *both[2 * FULL_WEIGHT];
+    size_t i = 0;
+    while (i + 1 < n_tables) {
+        unwind_table *a = tables[i], *b = tables[i + 1];
+        if (window_of(a->lo) != window_of(b->hi) || a->n_members + b->n_members > FULL_WEIGHT) {
+            i++;
+            continue;
+        }
+        memcpy(both, a->members, a->n_members * sizeof *both);
+        memcpy(both + a->n_members, b->members, b->n_members * sizeof *both);
+        int rc = rebuild_range(i, 2, both, a->n_members + b->n_members, stats);
+        if (rc)
+            return rc;
     }
-    /* One level up at least; the top mergeable level merges into itself
-     * until its tables are full (each merge still removes FANOUT - 1). */
-    int level = parts[0]->level;
-    int target = level_for_weight(n);
-    int next = level + 1 < LEVEL_FULL ? level + 1 : level;
-    int rc = table_add(members, n, parts[0]->window, target > next ? target : next, stats);
-    free(members);
-    if (rc)
-        return rc;
-    for (int i = 0; i < FANOUT; i++)
-        table_retire(parts[i], stats);
     return 0;
 }
 
-static int merge_window(size_t window, jf_sink_stats *stats)
+/* Index of the first table whose range ends at or after addr. */
+static size_t first_table_ending_after(uintptr_t addr)
 {
-    for (int level = 0; level < MERGE_LEVELS; level++) {
-        table_list *l = &windows[window].levels[level];
-        while (l->count >= FANOUT) {
-            unwind_table *parts[FANOUT];
-            memcpy(parts, l->items + l->count - FANOUT, sizeof parts);
-            int rc = merge_tables(parts, stats);
-            if (rc)
-                return rc;
-        }
+    size_t lo = 0, hi = n_tables;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tables[mid]->hi < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return 0;
+    return lo;
+}
+
+/* Regions inside tables[t]'s range join it: rebuild it with them. */
+static int join_table(size_t t, jf_live *const *regions, size_t n, jf_sink_stats *stats)
+{
+    unwind_table *old = tables[t];
+    size_t total = old->n_members + n;
+    jf_live **all = malloc(total * sizeof *all);
+    if (!all)
+        return jf__fail(JF_ENOMEM, "out of memory rebuilding an unwind table");
+    size_t i = 0, j = 0, k = 0;
+    while (i < old->n_members || j < n)
+        all[k++] = j == n || (i < old->n_members && old->members[i]->start < regions[j]->start)
+                       ? old->members[i++]
+                       : regions[j++];
+    int rc = rebuild_range(t, 1, all, total, stats);
+    free(all);
+    return rc;
+}
+
+/*
+ * Add sorted regions none of which is held yet. Each one either lies inside
+ * an existing table's range (it joins that table) or in a gap between
+ * tables (runs of those, within one window, make new tables).
+ */
+static int add_sorted(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t t = first_table_ending_after(regions[i]->start);
+        size_t run = 1;
+        int rc;
+        if (t < n_tables && tables[t]->lo <= regions[i]->start) {
+            while (i + run < n && regions[i + run]->start <= tables[t]->hi)
+                run++;
+            rc = join_table(t, regions + i, run, stats);
+        } else {
+            uintptr_t limit = t < n_tables ? tables[t]->lo : UINTPTR_MAX;
+            uintptr_t window = window_of(regions[i]->start);
+            while (i + run < n && run < FULL_WEIGHT && regions[i + run]->start < limit &&
+                   window_of(regions[i + run]->start) == window)
+                run++;
+            rc = rebuild_range(t, 0, regions + i, run, stats);
+        }
+        if (rc)
+            return rc;
+        i += run;
+    }
+    return coalesce(stats);
 }
 
 static int by_start(const void *a, const void *b)
 {
     const jf_live *x = *(jf_live *const *)a, *y = *(jf_live *const *)b;
     return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Tables for sorted regions: runs within one window, CHUNK at most. */
-static int add_sorted(jf_live *const *regions, size_t n, jf_sink_stats *stats)
-{
-    size_t i = 0;
-    while (i < n) {
-        size_t run = 1;
-        while (i + run < n && run < CHUNK && window_key(regions[i + run]) == window_key(regions[i]))
-            run++;
-        size_t window = window_for(window_key(regions[i]));
-        if (window == SIZE_MAX)
-            return JF_ENOMEM;
-        int rc = table_add(regions + i, run, window, level_for_weight(run), stats);
-        if (!rc)
-            rc = merge_window(window, stats);
-        if (rc)
-            return rc;
-        i += run;
-    }
-    return 0;
 }
 
 /* The regions of a group that need describing: with unwind rules, and not
@@ -722,36 +722,38 @@ static int unwind_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     return rc;
 }
 
-/* Replace t by a table without `gone` (registered before t goes away). */
-static int table_drop_member(unwind_table *t, const jf_live *gone, jf_sink_stats *stats)
+/* Rebuild the table holding `gone` without it (or drop the table). */
+static int drop_member(const jf_live *gone, jf_sink_stats *stats)
 {
-    size_t n = 0;
+    owner_slot *s = owner_find(gone->start);
+    if (!s)
+        return 0; /* no unwind rules: never held */
+    unwind_table *t = s->table;
+    size_t at = first_table_ending_after(t->lo);
+    if (at >= n_tables || tables[at] != t)
+        return jf__fail(JF_EINVAL, "internal: unwind table of %s not found in order", gone->name);
     jf_live **rest = malloc(t->n_members * sizeof *rest);
     if (!rest)
         return jf__fail(JF_ENOMEM, "out of memory rebuilding an unwind table");
+    size_t n = 0;
     for (size_t i = 0; i < t->n_members; i++)
         if (t->members[i] != gone)
             rest[n++] = t->members[i];
-    int rc = n > 0 ? table_add(rest, n, t->window, t->level, stats) : 0;
+    int rc = rebuild_range(at, 1, rest, n, stats);
     free(rest);
-    if (!rc) {
+    if (!rc)
         owner_remove(gone->start);
-        table_retire(t, stats);
-    }
     return rc;
 }
 
 static int unwind_remove(jf_live *const *regions, size_t n, jf_sink_stats *stats)
 {
     for (size_t i = 0; i < n; i++) {
-        owner_slot *s = owner_find(regions[i]->start);
-        if (!s)
-            continue;
-        int rc = table_drop_member(s->table, regions[i], stats);
+        int rc = drop_member(regions[i], stats);
         if (rc)
             return rc;
     }
-    return 0;
+    return coalesce(stats);
 }
 
 static int unwind_start(const char *dump_dir, jf_sink_stats *stats)
@@ -765,20 +767,14 @@ static int unwind_start(const char *dump_dir, jf_sink_stats *stats)
 static void unwind_stop(int final)
 {
     (void)final;
-    for (size_t w = 0; w < n_windows; w++) {
-        for (int level = 0; level < N_LEVELS; level++) {
-            table_list *l = &windows[w].levels[level];
-            while (l->count) {
-                unwind_table *t = l->items[--l->count];
-                table_deregister(t);
-                table_free(t);
-            }
-            free(l->items);
-        }
+    while (n_tables) {
+        unwind_table *t = tables[--n_tables];
+        table_deregister(t);
+        table_free(t);
     }
-    free(windows);
-    windows = NULL;
-    n_windows = windows_capacity = 0;
+    free(tables);
+    tables = NULL;
+    tables_capacity = 0;
     free(owners);
     owners = NULL;
     owner_capacity = owner_count = 0;
