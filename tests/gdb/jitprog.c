@@ -123,6 +123,9 @@ static void frameless_epilogue(jf_cfi *c, size_t at)
     check(jf_cfi_restore(c, 3), "restore rbx");
 }
 
+/* Negative control: describe the early exit wrongly (no remember/restore). */
+static int wrong_early_exit_cfi;
+
 static void frameless_cfi(jf_cfi *c, size_t at)
 {
     check(jf_cfi_begin_fde(c, at, at + sizeof frameless_code), "fde");
@@ -135,10 +138,13 @@ static void frameless_cfi(jf_cfi *c, size_t at)
     check(jf_cfi_advance_to(c, at + 7), "advance");
     check(jf_cfi_def_cfa_offset(c, 48), "cfa");
     check(jf_cfi_advance_to(c, at + 0xd), "advance");
-    check(jf_cfi_remember_state(c), "remember");
+    if (!wrong_early_exit_cfi)
+        check(jf_cfi_remember_state(c), "remember");
     frameless_epilogue(c, at + 0xd);
-    check(jf_cfi_advance_to(c, at + 0x15), "advance");
-    check(jf_cfi_restore_state(c), "restore state");
+    if (!wrong_early_exit_cfi) {
+        check(jf_cfi_advance_to(c, at + 0x15), "advance");
+        check(jf_cfi_restore_state(c), "restore state");
+    }
     frameless_epilogue(c, at + 0x15);
 }
 
@@ -317,16 +323,19 @@ static void add_lines(jf_region *r)
 
 NOINLINE int run(const char *mode)
 {
-    int traps = strcmp(mode, "step") != 0;
+    /* "traps": every function traps; "trap:NAME": only NAME; "step": none. */
+    const char *only = strncmp(mode, "trap:", 5) == 0 ? mode + 5 : NULL;
+    int traps = strcmp(mode, "traps") == 0;
+    wrong_early_exit_cfi = getenv("JITPROG_WRONG_CFI") != NULL;
     arena_open();
     jf_config cfg = JF_CONFIG_INIT;
-    cfg.sinks = JF_SINK_GDB;
+    cfg.sinks = getenv("JITPROG_NO_GDB") ? 0 : JF_SINK_GDB; /* negative controls */
     cfg.flags = JF_CONFIG_IGNORE_ENV;
     check(jf_init(&cfg), "jf_init");
 
-    uint8_t *framed = place(&framed_fn, traps);
-    uint8_t *frameless = place(&frameless_fn, traps);
-    uint8_t *multi = place(&multi_fn, traps);
+    uint8_t *framed = place(&framed_fn, traps || (only && !strcmp(only, "jit_framed")));
+    uint8_t *frameless = place(&frameless_fn, traps || (only && !strcmp(only, "jit_frameless")));
+    uint8_t *multi = place(&multi_fn, traps || (only && !strcmp(only, "jit_multi")));
     uint8_t *spin = place(&spin_fn, 0);
     uint8_t *doomed = place(&framed_fn, 0);
     arena_seal();
@@ -374,8 +383,8 @@ NOINLINE int run(const char *mode)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "traps";
-    if (strcmp(mode, "traps") != 0 && strcmp(mode, "step") != 0) {
-        fprintf(stderr, "usage: jitprog traps|step\n");
+    if (strcmp(mode, "traps") != 0 && strcmp(mode, "step") != 0 && strncmp(mode, "trap:", 5) != 0) {
+        fprintf(stderr, "usage: jitprog traps|trap:NAME|step\n");
         return 2;
     }
     int rc = run(mode);

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# lldb (`lldb -b -o run -k bt`) names the JIT frames through the GDB JIT
+# interface, shows the source line of a region with a line table, and
+# unwinds a frameless function with callee-saved registers to main.
+# Usage: check_lldb.sh JITPROG
+set -uo pipefail
+prog=$1
+command -v lldb >/dev/null || { echo "SKIP: lldb is not installed"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+bt_of() { # MODE -> lldb's backtrace at the first stop
+  timeout -k 5 90 lldb -b -o run -k bt -k 'process kill' -k quit -- "$prog" "$1" 2>&1
+}
+expect_chain() { # OUTPUT FRAME0-PATTERN
+  local out=$1 top=$2
+  grep -qE "frame #0: .*\`$top" <<<"$out" || fail "frame 0 is not $top"
+  for fn in call_jit run_one run main; do
+    grep -qE "frame #[1-9]: .*\`$fn[( ]" <<<"$out" || fail "no $fn frame under $top"
+  done
+}
+
+out=$(bt_of trap:jit_framed); printf '%s\n' "$out" | grep -E 'frame #|stop reason'
+expect_chain "$out" 'jit_framed at jitprog\.mini:12'
+
+out=$(bt_of trap:jit_frameless); printf '%s\n' "$out" | grep -E 'frame #|stop reason'
+expect_chain "$out" 'jit_frameless'
+
+out=$(bt_of trap:jit_multi); printf '%s\n' "$out" | grep -E 'frame #|stop reason'
+grep -qE 'frame #1: .*`jit_multi' <<<"$out" || fail "the multi-FDE region's caller half is missing"
+expect_chain "$out" 'jit_multi'
+echo PASS
