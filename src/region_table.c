@@ -16,23 +16,21 @@ static size_t slot_of(uintptr_t start, size_t capacity)
     return (size_t)(h >> (64 - __builtin_ctzll((unsigned long long)capacity)));
 }
 
+/* The slot holding `start`, or the empty slot ending its probe run. */
+static size_t probe(const region_slot *slots, size_t capacity, uintptr_t start)
+{
+    size_t mask = capacity - 1;
+    size_t i = slot_of(start, capacity);
+    while (slots[i].region && slots[i].start != start)
+        i = (i + 1) & mask;
+    return i;
+}
+
 jf_live *region_table_find(const region_table *t, uintptr_t start)
 {
     if (t->capacity == 0)
         return NULL;
-    for (size_t i = slot_of(start, t->capacity);; i = (i + 1) & (t->capacity - 1)) {
-        jf_live *r = t->slots[i];
-        if (!r || r->start == start)
-            return r;
-    }
-}
-
-static void insert_unchecked(jf_live **slots, size_t capacity, jf_live *r)
-{
-    size_t i = slot_of(r->start, capacity);
-    while (slots[i])
-        i = (i + 1) & (capacity - 1);
-    slots[i] = r;
+    return t->slots[probe(t->slots, t->capacity, start)].region;
 }
 
 int region_table_reserve(region_table *t, size_t extra)
@@ -45,22 +43,29 @@ int region_table_reserve(region_table *t, size_t extra)
     size_t capacity = t->capacity ? t->capacity : 64;
     while (capacity < need * 2)
         capacity *= 2;
-    jf_live **slots = calloc(capacity, sizeof *slots);
+    if (capacity > SIZE_MAX / sizeof(region_slot))
+        return JF_ENOMEM;
+    region_slot *slots = calloc(capacity, sizeof *slots);
     if (!slots)
         return JF_ENOMEM;
     for (size_t i = 0; i < t->capacity; i++)
-        if (t->slots[i])
-            insert_unchecked(slots, capacity, t->slots[i]);
+        if (t->slots[i].region)
+            slots[probe(slots, capacity, t->slots[i].start)] = t->slots[i];
     free(t->slots);
     t->slots = slots;
     t->capacity = capacity;
     return 0;
 }
 
-void region_table_insert(region_table *t, jf_live *r)
+int region_table_insert(region_table *t, jf_live *r)
 {
-    insert_unchecked(t->slots, t->capacity, r);
+    size_t i = probe(t->slots, t->capacity, r->start);
+    if (t->slots[i].region)
+        return JF_EEXIST;
+    t->slots[i].start = r->start;
+    t->slots[i].region = r;
     t->count++;
+    return 0;
 }
 
 jf_live *region_table_remove(region_table *t, uintptr_t start)
@@ -68,23 +73,21 @@ jf_live *region_table_remove(region_table *t, uintptr_t start)
     if (t->capacity == 0)
         return NULL;
     size_t mask = t->capacity - 1;
-    size_t i = slot_of(start, t->capacity);
-    while (t->slots[i] && t->slots[i]->start != start)
-        i = (i + 1) & mask;
-    jf_live *found = t->slots[i];
+    size_t i = probe(t->slots, t->capacity, start);
+    jf_live *found = t->slots[i].region;
     if (!found)
         return NULL;
     /* Backward-shift: pull later members of the probe run into the hole. */
     size_t hole = i;
-    for (size_t j = (i + 1) & mask; t->slots[j]; j = (j + 1) & mask) {
-        size_t home = slot_of(t->slots[j]->start, t->capacity);
+    for (size_t j = (i + 1) & mask; t->slots[j].region; j = (j + 1) & mask) {
+        size_t home = slot_of(t->slots[j].start, t->capacity);
         int movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
         if (movable) {
             t->slots[hole] = t->slots[j];
             hole = j;
         }
     }
-    t->slots[hole] = NULL;
+    t->slots[hole].region = NULL;
     t->count--;
     return found;
 }
@@ -92,8 +95,8 @@ jf_live *region_table_remove(region_table *t, uintptr_t start)
 int region_table_foreach(const region_table *t, int (*visit)(jf_live *r, void *ctx), void *ctx)
 {
     for (size_t i = 0; i < t->capacity; i++) {
-        if (t->slots[i]) {
-            int rc = visit(t->slots[i], ctx);
+        if (t->slots[i].region) {
+            int rc = visit(t->slots[i].region, ctx);
             if (rc)
                 return rc;
         }

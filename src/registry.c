@@ -23,12 +23,13 @@ static const char *const sink_words[JF_SINK_COUNT] = {"perfmap", "jitdump", "gdb
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
-/* Everything below is guarded by registry_lock. */
+/* Everything below is guarded by registry_lock. init_count is also read
+ * without it (atomically) to fail fast before jf_init. */
 static int init_count;
 static unsigned enabled_sinks; /* started and not failed */
 static unsigned failed_sinks;  /* disabled themselves after an error */
 static region_table live_regions;
-static uint64_t next_group = 1;
+static uint64_t next_group = 1; /* atomic: batch ids need no lock */
 static jf_sink_stats sink_stats[JF_SINK_COUNT];
 static char dump_dir[PATH_MAX] = "/tmp";
 
@@ -229,7 +230,7 @@ int jf_init(const jf_config *config)
         if (init_count == INT_MAX)
             rc = jf__fail(JF_ERANGE, "jf_init called too many times");
         else
-            init_count++;
+            __atomic_store_n(&init_count, init_count + 1, __ATOMIC_RELAXED);
     }
     if (rc == 0)
         rc = start_sinks(extra);
@@ -252,7 +253,8 @@ int jf_shutdown(void)
         pthread_mutex_unlock(&registry_lock);
         return jf__fail(JF_ENOTINIT, "jf_shutdown without a matching jf_init");
     }
-    if (--init_count == 0) {
+    __atomic_store_n(&init_count, init_count - 1, __ATOMIC_RELAXED);
+    if (init_count == 0) {
         for (int i = 0; i < JF_SINK_COUNT; i++)
             if (enabled_sinks & (1u << i))
                 sink_table[i]->stop(1);
@@ -329,13 +331,12 @@ static int insert_batch(jf_live **lives, size_t n)
     if (region_table_reserve(&live_regions, n) != 0)
         return jf__fail(JF_ENOMEM, "out of memory growing the region table");
     for (size_t i = 0; i < n; i++) {
-        if (region_table_find(&live_regions, lives[i]->start)) {
+        if (region_table_insert(&live_regions, lives[i]) != 0) {
             for (size_t k = 0; k < i; k++)
                 region_table_remove(&live_regions, lives[k]->start);
             return jf__fail(JF_EEXIST, "region %zu (%s): a live region already starts at %p", i,
                             lives[i]->name, (void *)lives[i]->start);
         }
-        region_table_insert(&live_regions, lives[i]);
     }
     return 0;
 }
@@ -354,10 +355,9 @@ int jf_register_batch(const jf_region *regions, size_t n)
     if (!lives)
         return jf__fail(JF_ENOMEM, "out of memory for a batch of %zu regions", n);
 
-    pthread_mutex_lock(&registry_lock);
-    uint64_t group = next_group++;
-    int ready = init_count > 0;
-    pthread_mutex_unlock(&registry_lock);
+    /* One lock round trip per call: the early checks need none. */
+    uint64_t group = __atomic_fetch_add(&next_group, 1, __ATOMIC_RELAXED);
+    int ready = __atomic_load_n(&init_count, __ATOMIC_RELAXED) > 0;
     int rc = ready ? make_live_batch(regions, n, group, lives)
                    : jf__fail(JF_ENOTINIT, "jf_register before jf_init");
     if (rc == 0) {

@@ -161,23 +161,67 @@ static void cut_partial_append(int fd, size_t written)
         (void)!ftruncate(fd, st.st_size - (off_t)written);
 }
 
-int safe_file_append(int fd, const void *buf, size_t len)
+/* Exact check: would appending len bytes to fd pass RLIMIT_FSIZE? */
+static int check_append_fits(int fd, size_t len)
 {
     struct rlimit lim;
-    if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
-        struct stat st;
-        if (fstat(fd, &st) != 0)
-            return jf__fail(jf__errno_code(errno), "fstat: %s", strerror(errno));
-        int rc = safe_file_check_size_limit(st.st_size + (off_t)len);
-        if (rc)
-            return rc;
+    if (getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY)
+        return 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return jf__fail(jf__errno_code(errno), "fstat: %s", strerror(errno));
+    return safe_file_check_size_limit(st.st_size + (off_t)len);
+}
+
+/*
+ * getrlimit costs as much as the write it guards, so an unlimited
+ * RLIMIT_FSIZE is trusted for the rest of the coarse clock tick (a few ms)
+ * in which it was read. A finite limit is always checked exactly. The
+ * kernel raises SIGXFSZ only for a write that starts at or past the limit
+ * (one that would cross it is cut short, and a short write is re-checked
+ * exactly below), so the only exposure is a limit lowered under the file's
+ * current size by another thread within that tick.
+ */
+static int64_t unlimited_tick = -1; /* coarse time when the limit was last seen unlimited */
+
+static int64_t coarse_tick(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+        return -2; /* never equal to a stored tick: check every time */
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int check_append_fits_cached(int fd, size_t len)
+{
+    int64_t now = coarse_tick();
+    if (now >= 0 && __atomic_load_n(&unlimited_tick, __ATOMIC_RELAXED) == now)
+        return 0;
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur == RLIM_INFINITY) {
+        __atomic_store_n(&unlimited_tick, now, __ATOMIC_RELAXED);
+        return 0;
     }
+    return check_append_fits(fd, len);
+}
+
+int safe_file_append(int fd, const void *buf, size_t len)
+{
+    int rc = check_append_fits_cached(fd, len);
+    if (rc)
+        return rc;
     const char *p = buf;
     size_t done = 0;
     while (done < len) {
         ssize_t n = write(fd, p + done, len - done);
         if (n > 0) {
             done += (size_t)n;
+            /* Short: the disk or the size limit may be reached. Writing on
+             * at the limit would raise SIGXFSZ. */
+            if (done < len && (rc = check_append_fits(fd, len - done)) != 0) {
+                cut_partial_append(fd, done);
+                return rc;
+            }
             continue;
         }
         if (n < 0 && errno == EINTR)

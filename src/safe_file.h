@@ -21,7 +21,9 @@ int safe_file_open(const char *dir, const char *name, int extra_flags, int *reus
 
 /*
  * Append len bytes at the end of fd (opened O_APPEND), retrying on EINTR and
- * short writes. Checks RLIMIT_FSIZE first so the host never gets SIGXFSZ. On
+ * short writes. Checks RLIMIT_FSIZE first so the host never gets SIGXFSZ
+ * (an unlimited RLIMIT_FSIZE is re-read once per coarse clock tick, a few
+ * ms: only a limit lowered under the file's size within that tick escapes). On
  * failure the file is cut back to its size before the call, so it only ever
  * holds whole records. Returns 0 or a JF_E* code with the message set.
  */

@@ -279,6 +279,35 @@ static void file_size_limit_is_efbig_and_the_host_survives(void **state)
     free(data);
 }
 
+static void limit_lowered_to_the_current_size_is_efbig_without_a_signal(void **state)
+{
+    /* The hardest case: the next write would start exactly at the limit,
+     * where the kernel raises SIGXFSZ instead of writing short. */
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_DFL);
+        if (test_init_with(JF_SINK_PERFMAP) != 0)
+            _exit(1);
+        for (int i = 0; i < 10; i++)
+            if (register_fake(i) != 0)
+                _exit(2);
+        struct stat st;
+        char path[64];
+        if (stat(map_path(path, sizeof path, getpid()), &st) != 0)
+            _exit(3);
+        set_file_size_limit((rlim_t)st.st_size);
+        usleep(50000); /* past the tick in which "unlimited" was last seen */
+        if (register_fake(10) != JF_EFBIG)
+            _exit(4);
+        _exit(child_map_holds(10) ? 0 : 5);
+    }
+    int status = wait_child(pid);
+    map_remove(pid);
+    assert_exited_zero(status);
+}
+
 static void file_size_limit_kills_a_naive_writer(void **state)
 {
     /* Negative control: the same limit really raises SIGXFSZ. */
@@ -457,6 +486,7 @@ int main(void)
         cmocka_unit_test_teardown(forked_grandchild_gets_a_map_too, test_reset),
         cmocka_unit_test_teardown(fork_with_the_sink_off_creates_no_child_map, test_reset),
         cmocka_unit_test_teardown(file_size_limit_is_efbig_and_the_host_survives, test_reset),
+        cmocka_unit_test_teardown(limit_lowered_to_the_current_size_is_efbig_without_a_signal, test_reset),
         cmocka_unit_test_teardown(file_size_limit_kills_a_naive_writer, test_reset),
         cmocka_unit_test_teardown(batch_over_the_size_limit_writes_none_of_it, test_reset),
         cmocka_unit_test_teardown(registrations_survive_a_signal_storm, test_reset),
