@@ -407,7 +407,7 @@ static const bad_case bad_cases[] = {
     {"fde_pc_begin_off_by_8", fde_pc_begin_off_by_8, 0, "covers code offsets [8, 72), outside the code [0, 64)"},
     {"fde_not_pcrel", fde_not_pcrel, 0, "FDE pc_begin encoding 0x03 is not pc-relative"},
     {"entry_length_past_end", entry_length_past_end, 0, "entry length 1000 runs past the end of .eh_frame"},
-    {"entry_size_unaligned", entry_size_unaligned, 0, "entry size 23 is not a multiple of the address size 8"},
+    {"entry_size_unaligned", entry_size_unaligned, 0, "entry size 23 is not a multiple of 4"},
     {"unknown_cfa_opcode", unknown_cfa_opcode, 0, "unknown CFA instruction 0x20"},
     {"restore_state_alone", restore_state_alone, 0, "DW_CFA_restore_state without a remembered state"},
     {"advance_past_fde", advance_past_fde, 0, "moves past the end of the FDE's range"},
