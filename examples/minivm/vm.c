@@ -24,9 +24,12 @@ int mvm_vm_init(struct mvm_vm *vm, const struct mvm_program *prog, uint32_t max_
     for (uint32_t i = 0; i < prog->n_functions; i++)
         if (prog->functions[i].frame_size > largest)
             largest = prog->functions[i].frame_size;
-    size_t slots = MVM_STACK_SLOTS_MAX;
-    if ((size_t)max_depth < slots / largest)
-        slots = (size_t)max_depth * largest;
+    /* Frames of huge functions may not fit max_depth times: the limit drops to what fits. */
+    if ((size_t)max_depth > MVM_STACK_SLOTS_MAX / largest)
+        max_depth = (uint32_t)(MVM_STACK_SLOTS_MAX / largest);
+    if (max_depth == 0)
+        max_depth = 1;
+    size_t slots = (size_t)max_depth * largest;
     vm->stack = calloc(slots, sizeof *vm->stack);
     if (!vm->stack)
         return -1;
@@ -73,13 +76,8 @@ static MVM_COLD int64_t fail_arith(struct mvm_vm *vm, const struct mvm_function 
 static MVM_COLD int64_t fail_call(struct mvm_vm *vm, const struct mvm_function *fn,
                                   const struct mvm_insn *insn, const struct mvm_function *callee)
 {
-    if (vm->depth >= vm->max_depth)
-        mvm_diag_runtime(vm->diag, insn_pos(fn, insn),
-                         "call depth limit (%u) exceeded calling '%s'", vm->max_depth,
-                         callee->name);
-    else
-        mvm_diag_runtime(vm->diag, insn_pos(fn, insn), "out of stack space calling '%s'",
-                         callee->name);
+    mvm_diag_runtime(vm->diag, insn_pos(fn, insn), "call depth limit (%u) exceeded calling '%s'",
+                     vm->max_depth, callee->name);
     vm->failed = 1;
     return 0;
 }
@@ -101,35 +99,6 @@ static MVM_COLD int64_t fail_arg(struct mvm_vm *vm, const struct mvm_function *f
     return 0;
 }
 
-/* ---- arithmetic ---------------------------------------------------------- */
-
-/* a op b for the checked operators; returns 0, or 1 on overflow or division by zero. */
-static inline int arith(uint8_t op, int64_t a, int64_t b, int64_t *r)
-{
-    switch (op) {
-    case OP_ADD: return __builtin_add_overflow(a, b, r);
-    case OP_SUB: return __builtin_sub_overflow(a, b, r);
-    case OP_MUL: return __builtin_mul_overflow(a, b, r);
-    default: break;
-    }
-    if (b == 0 || (a == INT64_MIN && b == -1))
-        return 1;
-    *r = op == OP_DIV ? a / b : a % b;
-    return 0;
-}
-
-static inline int64_t compare(uint8_t op, int64_t a, int64_t b)
-{
-    switch (op) {
-    case OP_EQ: return a == b;
-    case OP_NE: return a != b;
-    case OP_LT: return a < b;
-    case OP_LE: return a <= b;
-    case OP_GT: return a > b;
-    default: return a >= b;
-    }
-}
-
 static void print_value(struct mvm_vm *vm, const struct mvm_insn *insn, int64_t v)
 {
     fprintf(vm->out, insn->flag ? " %" PRId64 : "%" PRId64, v);
@@ -145,16 +114,22 @@ static void print_string(struct mvm_vm *vm, const struct mvm_insn *insn)
 
 /* ---- the loop ------------------------------------------------------------ */
 
+/* Pop b, replace a by `value` (binary operators). */
+#define MVM_BINARY_RESULT(value) (sp[-2] = (value), sp--)
+
 /*
  * Invariants (established by the compiler): the operand stack never exceeds
  * fn->frame_size - fn->n_slots, jump targets are inside fn->code, and every
- * path ends in OP_RETURN.
+ * path ends in OP_RETURN. mvm_vm_init sized the value stack so that
+ * max_depth frames of the largest function fit: the depth check is the only
+ * check a call needs.
  */
 int64_t mvm_eval_function(struct mvm_vm *vm, const struct mvm_function *fn, int64_t *args)
 {
     const struct mvm_function *functions = vm->prog->functions;
     const struct mvm_insn *ip = fn->code;
     int64_t *sp = args + fn->n_slots;
+    int64_t r;
     for (uint32_t i = fn->n_params; i < fn->n_slots; i++)
         args[i] = 0;
     for (;;) {
@@ -165,14 +140,27 @@ int64_t mvm_eval_function(struct mvm_vm *vm, const struct mvm_function *fn, int6
         case OP_LOAD: *sp++ = args[insn->arg]; break;
         case OP_STORE: args[insn->arg] = *--sp; break;
         case OP_POP: sp--; break;
-        case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD: {
-            int64_t r;
-            if (MVM_UNLIKELY(arith(insn->op, sp[-2], sp[-1], &r)))
+        case OP_ADD:
+            if (MVM_UNLIKELY(__builtin_add_overflow(sp[-2], sp[-1], &r)))
                 return fail_arith(vm, fn, insn, sp[-2], sp[-1]);
-            sp--;
-            sp[-1] = r;
+            MVM_BINARY_RESULT(r);
             break;
-        }
+        case OP_SUB:
+            if (MVM_UNLIKELY(__builtin_sub_overflow(sp[-2], sp[-1], &r)))
+                return fail_arith(vm, fn, insn, sp[-2], sp[-1]);
+            MVM_BINARY_RESULT(r);
+            break;
+        case OP_MUL:
+            if (MVM_UNLIKELY(__builtin_mul_overflow(sp[-2], sp[-1], &r)))
+                return fail_arith(vm, fn, insn, sp[-2], sp[-1]);
+            MVM_BINARY_RESULT(r);
+            break;
+        case OP_DIV:
+        case OP_MOD:
+            if (MVM_UNLIKELY(sp[-1] == 0 || (sp[-2] == INT64_MIN && sp[-1] == -1)))
+                return fail_arith(vm, fn, insn, sp[-2], sp[-1]);
+            MVM_BINARY_RESULT(insn->op == OP_DIV ? sp[-2] / sp[-1] : sp[-2] % sp[-1]);
+            break;
         case OP_NEG:
             if (MVM_UNLIKELY(sp[-1] == INT64_MIN))
                 return fail_arith(vm, fn, insn, sp[-1], 0);
@@ -180,10 +168,12 @@ int64_t mvm_eval_function(struct mvm_vm *vm, const struct mvm_function *fn, int6
             break;
         case OP_NOT: sp[-1] = !sp[-1]; break;
         case OP_BOOL: sp[-1] = sp[-1] != 0; break;
-        case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
-            sp[-2] = compare(insn->op, sp[-2], sp[-1]);
-            sp--;
-            break;
+        case OP_EQ: MVM_BINARY_RESULT(sp[-2] == sp[-1]); break;
+        case OP_NE: MVM_BINARY_RESULT(sp[-2] != sp[-1]); break;
+        case OP_LT: MVM_BINARY_RESULT(sp[-2] < sp[-1]); break;
+        case OP_LE: MVM_BINARY_RESULT(sp[-2] <= sp[-1]); break;
+        case OP_GT: MVM_BINARY_RESULT(sp[-2] > sp[-1]); break;
+        case OP_GE: MVM_BINARY_RESULT(sp[-2] >= sp[-1]); break;
         case OP_JUMP: ip = fn->code + insn->arg; break;
         case OP_JUMP_IF_FALSE:
             if (*--sp == 0)
@@ -192,16 +182,15 @@ int64_t mvm_eval_function(struct mvm_vm *vm, const struct mvm_function *fn, int6
         case OP_CALL: {
             const struct mvm_function *callee = &functions[insn->arg];
             int64_t *callee_args = sp - callee->n_params;
-            if (MVM_UNLIKELY(vm->depth >= vm->max_depth ||
-                             callee->frame_size > (size_t)(vm->stack_end - callee_args)))
+            if (MVM_UNLIKELY(vm->depth >= vm->max_depth))
                 return fail_call(vm, fn, insn, callee);
             vm->depth++;
-            int64_t result = callee->entry(vm, callee, callee_args);
+            r = callee->entry(vm, callee, callee_args);
             vm->depth--;
             if (MVM_UNLIKELY(vm->failed))
                 return unwind_frame(vm, fn, insn);
             sp = callee_args;
-            *sp++ = result;
+            *sp++ = r;
             break;
         }
         case OP_RETURN: return sp[-1];

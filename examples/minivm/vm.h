@@ -39,7 +39,8 @@ struct mvm_vm {
 
 /*
  * Prepare a run: allocates a value stack big enough for max_depth frames of
- * the program's largest function. Returns 0 or -1 (out of memory).
+ * the program's largest function (max_depth is lowered if that would exceed
+ * 16 Mi slots). Returns 0 or -1 (out of memory).
  */
 int mvm_vm_init(struct mvm_vm *vm, const struct mvm_program *prog, uint32_t max_depth,
                 struct mvm_diag *diag, FILE *out, const int64_t *argv, uint32_t argc);
