@@ -354,9 +354,10 @@ typedef struct jf_trampoline_options {
     size_t struct_size; /* sizeof(jf_trampoline_options) */
     const char *file;   /* optional source file of the interpreted function */
     uint32_t line;      /* optional line */
+    size_t align;       /* 0 (8 bytes), or a power of two up to 64 each copy starts at */
 } jf_trampoline_options;
 
-#define JF_TRAMPOLINE_OPTIONS_INIT {sizeof(jf_trampoline_options), NULL, 0}
+#define JF_TRAMPOLINE_OPTIONS_INIT {sizeof(jf_trampoline_options), NULL, 0, 0}
 
 /*
  * Create a trampoline named `name` that calls `target`: call *entry_out

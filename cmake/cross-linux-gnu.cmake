@@ -1,0 +1,14 @@
+# Shared part of the toolchain files: Debian's <arch>-linux-gnu cross gcc,
+# its sysroot in /usr/<arch>-linux-gnu (libc6-dev-*-cross), and qemu-<arch>
+# to run what it builds. CMAKE_SYSTEM_PROCESSOR is set by the includer.
+# Pass -DJITFRAMES_CFI_EXTRACT=<cfi-extract built for the build host>.
+set(CMAKE_SYSTEM_NAME Linux)
+set(JITFRAMES_CROSS_TRIPLE ${CMAKE_SYSTEM_PROCESSOR}-linux-gnu)
+set(CMAKE_C_COMPILER ${JITFRAMES_CROSS_TRIPLE}-gcc)
+set(CMAKE_ASM_COMPILER ${JITFRAMES_CROSS_TRIPLE}-gcc)
+set(CMAKE_FIND_ROOT_PATH /usr/${JITFRAMES_CROSS_TRIPLE})
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-${CMAKE_SYSTEM_PROCESSOR} -L /usr/${JITFRAMES_CROSS_TRIPLE})

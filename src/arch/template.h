@@ -1,0 +1,54 @@
+/*
+ * What tools/cfi-extract learns from an assembled trampoline template and
+ * writes into a generated header: the code bytes, the one reference to the
+ * data slot (to re-link per arena), and the unwind rules taken verbatim from
+ * the object's .eh_frame. Nothing here is written by hand per architecture.
+ */
+#ifndef JF_ARCH_TEMPLATE_H
+#define JF_ARCH_TEMPLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How the template's code refers to its data slot. Each kind is a standard
+ * ELF relocation of its architecture, applied by the runtime once per arena
+ * (a tiny linker for exactly one reference). */
+typedef enum jf_slot_kind {
+    /* R_X86_64_PC32: 32-bit field = slot + addend - field address. */
+    JF_SLOT_X86_64_PC32 = 1,
+    /* R_AARCH64_LD_PREL_LO19: imm19 (bits 5..23) of an LDR literal
+     * = (slot + addend - instruction address) / 4; reach +-1 MiB. */
+    JF_SLOT_AARCH64_LD_PREL_LO19 = 2,
+    /* R_RISCV_PCREL_HI20 on an AUIPC at `at` plus R_RISCV_PCREL_LO12_I on
+     * the load at `at_lo` = slot + addend - AUIPC address, split hi20/lo12. */
+    JF_SLOT_RISCV_PCREL_HI20_LO12_I = 3,
+} jf_slot_kind;
+
+typedef struct jf_template_slot_ref {
+    jf_slot_kind kind;
+    uint32_t at;     /* offset in the template of the relocated field/instruction */
+    uint32_t at_lo;  /* riscv: offset of the LO12 instruction; else 0 */
+    int64_t addend;
+} jf_template_slot_ref;
+
+/* The CIE's parameters and initial instructions, as the assembler wrote them. */
+typedef struct jf_template_cie {
+    uint64_t code_align;
+    int64_t data_align;
+    uint64_t ra_register;
+    const uint8_t *insns;
+    size_t n_insns;
+} jf_template_cie;
+
+typedef struct jf_template {
+    const char *arch;       /* "x86_64", "aarch64", "riscv64" */
+    uint16_t elf_machine;   /* EM_* of the object */
+    const uint8_t *code;    /* code bytes with the slot reference unrelocated */
+    size_t code_size;       /* = the template symbol's size = the FDE's range */
+    jf_template_slot_ref slot;
+    jf_template_cie cie;
+    const uint8_t *fde_insns; /* the FDE's CFA program, covering [0, code_size) */
+    size_t n_fde_insns;
+} jf_template;
+
+#endif
