@@ -105,7 +105,6 @@ static size_t resume_len; /* length of our file when we last closed it */
 
 static uint64_t next_code_index = 1;
 static uint64_t nonce_seed;
-static uint32_t dump_pid; /* getpid() is a syscall: taken once per file */
 
 /* The previous CODE_LOAD's ranges, for the overlap report. `protected_end`
  * is where perf's mapping of it may not be cut: its code end, or its whole
@@ -324,9 +323,8 @@ static const char *line_file(const jf_live *r, const jf_line *l)
 }
 
 /* Line entries the region gets: its table, or its file:line at offset 0;
- * plus the closing entry at the end of the CODE_LOAD's code (code_addr +
- * code_size, nonce included): perf ends the line sequence at the last
- * entry, which therefore covers nothing. 0 if no lines. */
+ * plus the closing entry at the region's end (perf ends the line sequence
+ * at the last entry, which therefore covers nothing). 0 if no lines. */
 static size_t debug_entry_count(const jf_live *r)
 {
     if (r->n_lines)
@@ -373,7 +371,7 @@ static void write_debug_info(jf_writer *w, const jf_live *r, uint64_t timestamp)
     }
     if (!r->n_lines)
         put_debug_entry(w, r->start, last_line, last_file);
-    put_debug_entry(w, (uint64_t)r->start + r->size + JF_JITDUMP_NONCE_SIZE, last_line, last_file);
+    put_debug_entry(w, (uint64_t)r->start + r->size, last_line, last_file);
     end_record(w, start, RECORD_ALIGN);
 }
 
@@ -432,7 +430,7 @@ static void write_code_load(jf_writer *w, const jf_live *r, uint64_t timestamp)
     size_t start = w->pos;
     uint64_t index = next_code_index++;
     put_record_header(w, JIT_CODE_LOAD, timestamp);
-    jf__put_u32(w, dump_pid);
+    jf__put_u32(w, (uint32_t)getpid());
     jf__put_u32(w, current_tid());
     jf__put_u64(w, r->start); /* vma */
     jf__put_u64(w, r->start); /* code_addr */
@@ -531,7 +529,7 @@ static void write_file_header(void)
     jf__put_u32(&w, FILE_HEADER_SIZE);
     jf__put_u32(&w, JITDUMP_ELF_MACHINE);
     jf__put_u32(&w, 0); /* reserved */
-    jf__put_u32(&w, dump_pid);
+    jf__put_u32(&w, (uint32_t)getpid());
     jf__put_u64(&w, monotonic_ns());
     jf__put_u64(&w, 0); /* flags: no arch timestamps, nothing else */
     dump.used = FILE_HEADER_SIZE;
@@ -600,7 +598,6 @@ static int jitdump_start(const char *dir, jf_sink_stats *stats)
     (void)stats;
     if (dump.fd >= 0)
         return 0;
-    dump_pid = (uint32_t)getpid();
     if (JITDUMP_ELF_MACHINE == 0)
         return jf__fail(JF_ENOTSUP, "jitdump: unknown ELF machine for this architecture");
     char name[64];
