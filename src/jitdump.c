@@ -105,6 +105,7 @@ static size_t resume_len; /* length of our file when we last closed it */
 
 static uint64_t next_code_index = 1;
 static uint64_t nonce_seed;
+static uint32_t dump_pid; /* getpid() is a syscall: taken once per file */
 
 /* The previous CODE_LOAD's ranges, for the overlap report. `protected_end`
  * is where perf's mapping of it may not be cut: its code end, or its whole
@@ -323,8 +324,9 @@ static const char *line_file(const jf_live *r, const jf_line *l)
 }
 
 /* Line entries the region gets: its table, or its file:line at offset 0;
- * plus the closing entry at the region's end (perf ends the line sequence
- * at the last entry, which therefore covers nothing). 0 if no lines. */
+ * plus the closing entry at the end of the CODE_LOAD's code (code_addr +
+ * code_size, nonce included): perf ends the line sequence at the last
+ * entry, which therefore covers nothing. 0 if no lines. */
 static size_t debug_entry_count(const jf_live *r)
 {
     if (r->n_lines)
@@ -371,7 +373,7 @@ static void write_debug_info(jf_writer *w, const jf_live *r, uint64_t timestamp)
     }
     if (!r->n_lines)
         put_debug_entry(w, r->start, last_line, last_file);
-    put_debug_entry(w, (uint64_t)r->start + r->size, last_line, last_file);
+    put_debug_entry(w, (uint64_t)r->start + r->size + JF_JITDUMP_NONCE_SIZE, last_line, last_file);
     end_record(w, start, RECORD_ALIGN);
 }
 
@@ -430,7 +432,7 @@ static void write_code_load(jf_writer *w, const jf_live *r, uint64_t timestamp)
     size_t start = w->pos;
     uint64_t index = next_code_index++;
     put_record_header(w, JIT_CODE_LOAD, timestamp);
-    jf__put_u32(w, (uint32_t)getpid());
+    jf__put_u32(w, dump_pid);
     jf__put_u32(w, current_tid());
     jf__put_u64(w, r->start); /* vma */
     jf__put_u64(w, r->start); /* code_addr */
@@ -472,12 +474,21 @@ static void publish_group(size_t len)
     dump.used += len;
 }
 
+/* A record's size is a u32: a region whose records would not fit (4 GiB of
+ * code, or a line table that large) is left out, never written truncated. */
+static int region_fits(const jf_live *r)
+{
+    return r->size <= UINT32_MAX / 2 && code_load_bound(r) <= UINT32_MAX &&
+           debug_record_bound(r) <= UINT32_MAX && unwind_record_bound(r) <= UINT32_MAX;
+}
+
 static size_t group_bound(jf_live *const *regions, size_t n)
 {
     size_t bound = 0;
     for (size_t i = 0; i < n; i++)
-        bound += debug_record_bound(regions[i]) + unwind_record_bound(regions[i]) +
-                 code_load_bound(regions[i]);
+        if (region_fits(regions[i]))
+            bound += debug_record_bound(regions[i]) + unwind_record_bound(regions[i]) +
+                     code_load_bound(regions[i]);
     return bound;
 }
 
@@ -492,8 +503,17 @@ static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     jf_writer w;
     jf__writer_init(&w, dump.map + dump.used, dump.reserved - dump.used);
     uint64_t timestamp = monotonic_ns();
-    for (size_t i = 0; i < n; i++)
-        write_region_group(&w, regions[i], timestamp, stats);
+    for (size_t i = 0; i < n; i++) {
+        if (region_fits(regions[i])) {
+            write_region_group(&w, regions[i], timestamp, stats);
+            continue;
+        }
+        stats->errors++;
+        jf__log(JF_LOG_WARNING, "jitdump: %s (%zu bytes) is too large for a jitdump record; left out",
+                regions[i]->name, regions[i]->size);
+    }
+    if (w.pos == 0)
+        return 0;
     if (!jf__writer_ok(&w)) { /* cannot happen: the bound covers the group */
         memset(dump.map + dump.used, 0, dump.reserved - dump.used);
         return jf__fail(JF_EIO, "jitdump: record group larger than its bound");
@@ -529,7 +549,7 @@ static void write_file_header(void)
     jf__put_u32(&w, FILE_HEADER_SIZE);
     jf__put_u32(&w, JITDUMP_ELF_MACHINE);
     jf__put_u32(&w, 0); /* reserved */
-    jf__put_u32(&w, (uint32_t)getpid());
+    jf__put_u32(&w, dump_pid);
     jf__put_u64(&w, monotonic_ns());
     jf__put_u64(&w, 0); /* flags: no arch timestamps, nothing else */
     dump.used = FILE_HEADER_SIZE;
@@ -598,6 +618,7 @@ static int jitdump_start(const char *dir, jf_sink_stats *stats)
     (void)stats;
     if (dump.fd >= 0)
         return 0;
+    dump_pid = (uint32_t)getpid();
     if (JITDUMP_ELF_MACHINE == 0)
         return jf__fail(JF_ENOTSUP, "jitdump: unknown ELF machine for this architecture");
     char name[64];
