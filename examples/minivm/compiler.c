@@ -39,23 +39,26 @@ struct compiler {
     struct mvm_program *prog;
     struct decl_ref *by_name; /* sorted by name, then position */
     uint32_t n_funcs;
+    uint32_t cap_strings; /* capacity of prog->strings */
     struct builder *b;
 };
 
-/* Grow *array (elements of `size` bytes, capacity *cap) to hold one more than n. */
-static int grow(void *array, uint32_t n, uint32_t *cap, size_t size)
+/*
+ * Make room for element n of an array of `size`-byte elements whose capacity
+ * is *cap. Returns the array (moved if it grew), or NULL when out of memory
+ * (the old array is then still valid).
+ */
+static void *grow(void *array, uint32_t n, uint32_t *cap, size_t size)
 {
     if (n < *cap)
-        return 0;
+        return array;
     if (*cap > INT32_MAX / 2)
-        return -1;
+        return NULL;
     uint32_t new_cap = *cap ? *cap * 2 : 16;
-    void *p = realloc(*(void **)array, (size_t)new_cap * size);
-    if (!p)
-        return -1;
-    *(void **)array = p;
-    *cap = new_cap;
-    return 0;
+    void *p = realloc(array, (size_t)new_cap * size);
+    if (p)
+        *cap = new_cap;
+    return p;
 }
 
 static int names_equal(struct mvm_name a, struct mvm_name b)
@@ -75,14 +78,14 @@ static int name_compare(struct mvm_name a, struct mvm_name b)
 
 /* ---- emission ------------------------------------------------------------ */
 
-/* Operand stack effect of each fixed-effect opcode (OP_CALL is computed). */
+/* Operand stack effect of an opcode (OP_CALL and OP_PRINT_END: given to emit_full). */
 static int32_t stack_effect(enum mvm_opcode op)
 {
     switch (op) {
     case OP_INT: case OP_CONST: case OP_LOAD: case OP_ARGC: return 1;
     case OP_NEG: case OP_NOT: case OP_BOOL: case OP_ARG: case OP_JUMP:
-    case OP_PRINT_STR: case OP_PRINT_END: case OP_CALL: return 0;
-    default: return -1; /* binary operators, stores, pops, conditional jumps, returns, prints */
+    case OP_PRINT_INT: case OP_PRINT_STR: case OP_PRINT_END: case OP_CALL: return 0;
+    default: return -1; /* binary operators, stores, pops, conditional jumps, returns */
     }
 }
 
@@ -91,8 +94,13 @@ static int32_t emit_full(struct compiler *c, enum mvm_opcode op, int32_t arg, ui
                          int32_t effect, struct mvm_pos pos)
 {
     struct builder *b = c->b;
-    if (grow(&b->code, b->n_code, &b->cap_code, sizeof *b->code) ||
-        grow(&b->pos, b->n_code, &b->cap_pos, sizeof *b->pos)) {
+    struct mvm_insn *code = grow(b->code, b->n_code, &b->cap_code, sizeof *code);
+    if (code)
+        b->code = code;
+    struct mvm_pos *positions = code ? grow(b->pos, b->n_code, &b->cap_pos, sizeof *positions) : NULL;
+    if (positions)
+        b->pos = positions;
+    if (!code || !positions) {
         mvm_diag_error(c->diag, pos, "out of memory");
         return -1;
     }
@@ -121,10 +129,12 @@ static int emit_constant(struct compiler *c, int64_t value, struct mvm_pos pos)
     struct builder *b = c->b;
     if (value >= INT32_MIN && value <= INT32_MAX)
         return emit(c, OP_INT, (int32_t)value, pos) < 0 ? -1 : 0;
-    if (grow(&b->consts, b->n_consts, &b->cap_consts, sizeof *b->consts)) {
+    int64_t *consts = grow(b->consts, b->n_consts, &b->cap_consts, sizeof *consts);
+    if (!consts) {
         mvm_diag_error(c->diag, pos, "out of memory");
         return -1;
     }
+    b->consts = consts;
     b->consts[b->n_consts] = value;
     return emit(c, OP_CONST, (int32_t)b->n_consts++, pos) < 0 ? -1 : 0;
 }
@@ -390,10 +400,7 @@ static int compile_while(struct compiler *c, const struct mvm_stmt *s)
 static int add_string(struct compiler *c, const struct mvm_print_arg *a, struct mvm_pos pos)
 {
     struct mvm_program *prog = c->prog;
-    uint32_t cap = prog->n_strings; /* grow exactly: strings are few */
-    struct mvm_string *strings = prog->n_strings < UINT32_MAX - 1
-                                     ? realloc(prog->strings, (cap + 1) * sizeof *strings)
-                                     : NULL;
+    struct mvm_string *strings = grow(prog->strings, prog->n_strings, &c->cap_strings, sizeof *strings);
     char *copy = strings ? malloc(a->str_len + 1) : NULL;
     if (strings)
         prog->strings = strings;
@@ -426,7 +433,7 @@ static int compile_print(struct compiler *c, const struct mvm_stmt *s)
             int index = add_string(c, a, s->pos);
             if (index < 0 || emit_full(c, OP_PRINT_STR, index, space, 0, s->pos) < 0)
                 return -1;
-        } else if (emit_full(c, OP_PRINT_INT, k--, space, 0, s->pos) < 0) {
+        } else if (emit_full(c, OP_PRINT_INT, k--, space, stack_effect(OP_PRINT_INT), s->pos) < 0) {
             return -1;
         }
     }
