@@ -15,6 +15,8 @@
 
 #include "byte_writer.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,13 +84,25 @@ typedef struct cfi_arch {
 } cfi_arch;
 
 static const cfi_arch arches[JF_CFI_ARCH_COUNT] = {
-    [JF_CFI_ARCH_X86_64] = {"x86_64", 62, 1, -8, 7, 6, 16, 8, 1, 1, 16, 0,
-                            5, {DW_CFA_def_cfa, 7, 8, DW_CFA_offset | 16, 1}},
-    [JF_CFI_ARCH_AARCH64] = {"aarch64", 183, 4, -8, 31, 29, 30, 0, 0, 1, 16, 0,
-                             3, {DW_CFA_def_cfa, 31, 0}},
+    [JF_CFI_ARCH_X86_64] = {
+        .name = "x86_64", .elf_machine = 62, .code_align = 1, .data_align = -8,
+        .sp = 7, .fp = 6, .ra = 16, .entry_cfa_offset = 8, .ra_rule_in_cie = 1,
+        .push_saves = 1, .fp_cfa_offset = 16, .fp_reloaded_apart = 0,
+        .cie_insns_len = 5, .cie_insns = {DW_CFA_def_cfa, 7, 8, DW_CFA_offset | 16, 1},
+    },
+    [JF_CFI_ARCH_AARCH64] = {
+        .name = "aarch64", .elf_machine = 183, .code_align = 4, .data_align = -8,
+        .sp = 31, .fp = 29, .ra = 30, .entry_cfa_offset = 0, .ra_rule_in_cie = 0,
+        .push_saves = 1, .fp_cfa_offset = 16, .fp_reloaded_apart = 0,
+        .cie_insns_len = 3, .cie_insns = {DW_CFA_def_cfa, 31, 0},
+    },
     /* gas on riscv64 uses code alignment 1 and data alignment -4. */
-    [JF_CFI_ARCH_RISCV64] = {"riscv64", 243, 1, -4, 2, 8, 1, 0, 0, 0, 0, 1,
-                             3, {DW_CFA_def_cfa, 2, 0}},
+    [JF_CFI_ARCH_RISCV64] = {
+        .name = "riscv64", .elf_machine = 243, .code_align = 1, .data_align = -4,
+        .sp = 2, .fp = 8, .ra = 1, .entry_cfa_offset = 0, .ra_rule_in_cie = 0,
+        .push_saves = 0, .fp_cfa_offset = 0, .fp_reloaded_apart = 1,
+        .cie_insns_len = 3, .cie_insns = {DW_CFA_def_cfa, 2, 0},
+    },
 };
 
 typedef struct cfi_fde {
@@ -267,6 +281,18 @@ static int builder_fail(struct jf_cfi *c, const char *fn, int code)
     return code;
 }
 
+/* The same, setting the message "fn: ...". */
+JF_PRINTF(4, 5)
+static int builder_error(struct jf_cfi *c, const char *fn, int code, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return builder_fail(c, fn, jf__fail(code, "%s: %s", fn, msg));
+}
+
 /* Common checks for calls that add a rule to the open FDE. */
 static int rule_start(struct jf_cfi *c, const char *fn)
 {
@@ -276,14 +302,14 @@ static int rule_start(struct jf_cfi *c, const char *fn)
     if (c->one_block)
         return jf__fail(JF_EINVAL, "%s: this description is read-only", fn);
     if (c->cur == NO_FDE)
-        return builder_fail(c, fn, jf__fail(JF_EINVAL, "%s: no open FDE; call jf_cfi_begin_fde first", fn));
+        return builder_error(c, fn, JF_EINVAL, "no open FDE; call jf_cfi_begin_fde first");
     return 0;
 }
 
 static int check_reg(struct jf_cfi *c, const char *fn, unsigned reg)
 {
     if (reg > CFI_REG_MAX)
-        return builder_fail(c, fn, jf__fail(JF_EINVAL, "%s: register %u is above %u", fn, reg, CFI_REG_MAX));
+        return builder_error(c, fn, JF_EINVAL, "register %u is above %u", reg, CFI_REG_MAX);
     return 0;
 }
 
@@ -292,8 +318,8 @@ static int factor_offset(struct jf_cfi *c, const char *fn, int64_t offset, int64
 {
     int64_t da = c->data_align;
     if ((offset == INT64_MIN && da == -1) || offset % da != 0)
-        return builder_fail(c, fn, jf__fail(JF_EINVAL, "%s: offset %lld is not a multiple of the data alignment %lld",
-                                            fn, (long long)offset, (long long)da));
+        return builder_error(c, fn, JF_EINVAL, "offset %lld is not a multiple of the data alignment %lld",
+                             (long long)offset, (long long)da);
     *factored = offset / da;
     return 0;
 }
@@ -302,7 +328,7 @@ static int factor_offset(struct jf_cfi *c, const char *fn, int64_t offset, int64
 static int emit_op(struct jf_cfi *c, const char *fn, const jf_writer *w)
 {
     if (!jf__writer_ok(w))
-        return builder_fail(c, fn, jf__fail(JF_ERANGE, "%s: instruction too long", fn));
+        return builder_error(c, fn, JF_ERANGE, "instruction too long");
     int rc = ops_append(c, w->buf, w->pos);
     if (rc)
         return builder_fail(c, fn, rc);
@@ -375,18 +401,36 @@ int jf_cfi_begin_fde(jf_cfi *cfi, size_t start, size_t end)
     if (cfi->one_block)
         return jf__fail(JF_EINVAL, "%s: this description is read-only", fn);
     if (start >= end)
-        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: empty range [%zu, %zu)", fn, start, end));
+        return builder_error(cfi, fn, JF_EINVAL, "empty range [%zu, %zu)", start, end);
     if (end - start > UINT32_MAX)
-        return builder_fail(cfi, fn, jf__fail(JF_ERANGE, "%s: range [%zu, %zu) exceeds 4 GiB", fn, start, end));
+        return builder_error(cfi, fn, JF_ERANGE, "range [%zu, %zu) exceeds 4 GiB", start, end);
     if (fde_overlaps(cfi, fde_insert_point(cfi, start), start, end))
-        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: [%zu, %zu) overlaps another FDE", fn, start, end));
+        return builder_error(cfi, fn, JF_EINVAL, "[%zu, %zu) overlaps another FDE", start, end);
     size_t at = fde_insert(cfi, start, end);
     if (at == NO_FDE)
-        return builder_fail(cfi, fn, jf__fail(JF_ENOMEM, "%s: out of memory", fn));
+        return builder_error(cfi, fn, JF_ENOMEM, "out of memory");
     cfi->cur = at;
     cfi->loc = start;
     cfi->depth = 0;
     return 0;
+}
+
+/* The smallest DW_CFA_advance_loc* form for `units` (< 2^32: FDE ranges are
+ * below 4 GiB). */
+static void put_advance(jf_writer *w, uint64_t units)
+{
+    if (units < 0x40) {
+        jf__put_u8(w, (uint8_t)(DW_CFA_advance_loc | units));
+    } else if (units <= UINT8_MAX) {
+        jf__put_u8(w, DW_CFA_advance_loc1);
+        jf__put_u8(w, (uint8_t)units);
+    } else if (units <= UINT16_MAX) {
+        jf__put_u8(w, DW_CFA_advance_loc2);
+        jf__put_u16(w, (uint16_t)units);
+    } else {
+        jf__put_u8(w, DW_CFA_advance_loc4);
+        jf__put_u32(w, (uint32_t)units);
+    }
 }
 
 int jf_cfi_advance_to(jf_cfi *cfi, size_t offset)
@@ -397,30 +441,19 @@ int jf_cfi_advance_to(jf_cfi *cfi, size_t offset)
         return rc;
     const cfi_fde *f = &cfi->fdes[cfi->cur];
     if (offset < cfi->loc || offset >= f->end)
-        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: offset %zu is not in [%zu, %zu) (current location to FDE end)",
-                                              fn, offset, cfi->loc, f->end));
+        return builder_error(cfi, fn, JF_EINVAL, "offset %zu is not in [%zu, %zu) (location, FDE end)",
+                             offset, cfi->loc, f->end);
     size_t delta = offset - cfi->loc;
     if (delta % cfi->code_align)
-        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: advance of %zu bytes is not a multiple of the code alignment %u",
-                                              fn, delta, (unsigned)cfi->code_align));
+        return builder_error(cfi, fn, JF_EINVAL, "advance of %zu bytes: not a multiple of code alignment %u",
+                             delta, (unsigned)cfi->code_align);
     uint64_t units = delta / cfi->code_align;
     if (units == 0)
         return 0;
     uint8_t buf[OP_BUF_SIZE];
     jf_writer w;
     jf__writer_init(&w, buf, sizeof buf);
-    if (units < 0x40) {
-        jf__put_u8(&w, (uint8_t)(DW_CFA_advance_loc | units));
-    } else if (units <= UINT8_MAX) {
-        jf__put_u8(&w, DW_CFA_advance_loc1);
-        jf__put_u8(&w, (uint8_t)units);
-    } else if (units <= UINT16_MAX) {
-        jf__put_u8(&w, DW_CFA_advance_loc2);
-        jf__put_u16(&w, (uint16_t)units);
-    } else {
-        jf__put_u8(&w, DW_CFA_advance_loc4);
-        jf__put_u32(&w, (uint32_t)units); /* FDE ranges are < 4 GiB */
-    }
+    put_advance(&w, units);
     if ((rc = emit_op(cfi, fn, &w)) != 0)
         return rc;
     cfi->loc = offset;
@@ -481,7 +514,8 @@ int jf_cfi_offset(jf_cfi *cfi, unsigned reg, int64_t cfa_offset)
     static const char fn[] = "jf_cfi_offset";
     int64_t factored = 0;
     int rc = rule_start(cfi, fn);
-    if (rc || (rc = check_reg(cfi, fn, reg)) != 0 || (rc = factor_offset(cfi, fn, cfa_offset, &factored)) != 0)
+    if (rc || (rc = check_reg(cfi, fn, reg)) != 0 ||
+        (rc = factor_offset(cfi, fn, cfa_offset, &factored)) != 0)
         return rc;
     if (factored < 0)
         return emit_op_reg_sleb(cfi, fn, DW_CFA_offset_extended_sf, reg, factored);
@@ -534,7 +568,7 @@ int jf_cfi_remember_state(jf_cfi *cfi)
     if (rc)
         return rc;
     if (cfi->depth == UINT32_MAX)
-        return builder_fail(cfi, fn, jf__fail(JF_ERANGE, "%s: nesting too deep", fn));
+        return builder_error(cfi, fn, JF_ERANGE, "nesting too deep");
     if ((rc = emit_op_bare(cfi, fn, DW_CFA_remember_state)) != 0)
         return rc;
     cfi->depth++;
@@ -548,7 +582,7 @@ int jf_cfi_restore_state(jf_cfi *cfi)
     if (rc)
         return rc;
     if (cfi->depth == 0)
-        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: no remembered state in this FDE", fn));
+        return builder_error(cfi, fn, JF_EINVAL, "no remembered state in this FDE");
     if ((rc = emit_op_bare(cfi, fn, DW_CFA_restore_state)) != 0)
         return rc;
     cfi->depth--;
@@ -565,7 +599,7 @@ static int shape_start(jf_cfi *cfi, const char *fn)
     if (!cfi)
         return jf__fail(JF_EINVAL, "%s: cfi is NULL", fn);
     if (!cfi->arch)
-        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: description has no known architecture", fn));
+        return builder_error(cfi, fn, JF_EINVAL, "description has no known architecture");
     return 0;
 }
 
@@ -576,7 +610,7 @@ int jf_cfi_add_frameless(jf_cfi *cfi, size_t start, size_t end, int64_t cfa_sp_o
     if (rc)
         return rc;
     if (cfa_sp_offset < 0)
-        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: negative CFA offset %lld", fn, (long long)cfa_sp_offset));
+        return builder_error(cfi, fn, JF_EINVAL, "negative CFA offset %lld", (long long)cfa_sp_offset);
     if ((rc = jf_cfi_begin_fde(cfi, start, end)) != 0)
         return rc;
     if (cfa_sp_offset != cfi->arch->entry_cfa_offset)
@@ -624,7 +658,8 @@ static int frame_prologue(jf_cfi *cfi, const cfi_arch *a, const jf_standard_fram
         return rc;
     rc = jf_cfi_advance_to(cfi, f->after_fp_set);
     if (!rc)
-        rc = a->fp_cfa_offset == 16 ? jf_cfi_def_cfa_register(cfi, a->fp) : jf_cfi_def_cfa(cfi, a->fp, a->fp_cfa_offset);
+        rc = a->fp_cfa_offset == 16 ? jf_cfi_def_cfa_register(cfi, a->fp)
+                                    : jf_cfi_def_cfa(cfi, a->fp, a->fp_cfa_offset);
     if (!rc && !a->push_saves)
         rc = frame_saves(cfi, a);
     return rc;
@@ -658,7 +693,7 @@ int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame)
     if (rc)
         return rc;
     if (!frame || frame->struct_size < sizeof *frame)
-        return builder_fail(cfi, fn, jf__fail(JF_EINVAL, "%s: frame is NULL or its struct_size is wrong", fn));
+        return builder_error(cfi, fn, JF_EINVAL, "frame is NULL or its struct_size is wrong");
     const cfi_arch *a = cfi->arch;
     if ((rc = check_frame_order(frame, a->fp_reloaded_apart)) != 0)
         return builder_fail(cfi, fn, rc);
@@ -713,7 +748,8 @@ static int skip_operands(insn_reader *r, uint8_t op, uint64_t *advance)
         return 0;
     case DW_CFA_advance_loc4:
         if (r->end - r->p < 4) return -1;
-        *advance = (uint64_t)r->p[0] | (uint64_t)r->p[1] << 8 | (uint64_t)r->p[2] << 16 | (uint64_t)r->p[3] << 24;
+        *advance = (uint64_t)r->p[0] | (uint64_t)r->p[1] << 8 | (uint64_t)r->p[2] << 16 |
+                   (uint64_t)r->p[3] << 24;
         r->p += 4;
         return 0;
     case DW_CFA_undefined: case DW_CFA_same_value: case DW_CFA_def_cfa_register:
@@ -798,7 +834,8 @@ int jf__cfi_validate(const struct jf_cfi *cfi, size_t size)
     if (!cfi)
         return jf__fail(JF_EINVAL, "unwind description is NULL");
     if (cfi->failed)
-        return jf__fail(JF_EINVAL, "unwind description is incomplete: an earlier %s call failed", cfi->failed);
+        return jf__fail(JF_EINVAL, "unwind description is incomplete: an earlier %s call failed",
+                        cfi->failed);
     if (cfi->n_fdes == 0)
         return jf__fail(JF_EINVAL, "unwind description has no FDE");
     const cfi_fde *last = &cfi->fdes[cfi->n_fdes - 1];
