@@ -66,16 +66,22 @@ static int64_t counting_entry(struct mvm_vm *vm, const struct mvm_function *fn, 
     return mvm_eval_function(vm, fn, args);
 }
 
+/* Compile `text` with every function entered through counting_entry. */
+static void compile_counted(const char *text, struct mvm_program *prog, struct mvm_diag *diag)
+{
+    compile(text, prog, diag);
+    counted_program = prog;
+    memset(calls_seen, 0, sizeof calls_seen);
+    for (uint32_t i = 0; i < prog->n_functions; i++)
+        prog->functions[i].entry = counting_entry;
+}
+
 static void every_interpreted_call_goes_through_the_entry(void **state)
 {
     (void)state;
     struct mvm_program prog;
     struct mvm_diag diag;
-    compile(fib_program, &prog, &diag);
-    counted_program = &prog;
-    memset(calls_seen, 0, sizeof calls_seen);
-    for (uint32_t i = 0; i < prog.n_functions; i++)
-        prog.functions[i].entry = counting_entry;
+    compile_counted(fib_program, &prog, &diag);
     char out[64] = {0};
     int64_t result;
     assert_int_equal(run(&prog, &diag, 10, out, sizeof out, &result), 0);
@@ -91,11 +97,7 @@ static void runtime_error_unwinds_through_entries(void **state)
     (void)state;
     struct mvm_program prog;
     struct mvm_diag diag;
-    compile(failing_program, &prog, &diag);
-    counted_program = &prog;
-    memset(calls_seen, 0, sizeof calls_seen);
-    for (uint32_t i = 0; i < prog.n_functions; i++)
-        prog.functions[i].entry = counting_entry;
+    compile_counted(failing_program, &prog, &diag);
     char out[64] = {0};
     int64_t result;
     assert_int_equal(run(&prog, &diag, 0, out, sizeof out, &result), -1);
