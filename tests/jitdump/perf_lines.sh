@@ -12,7 +12,7 @@ awk '
   END { for (l in count) printf "%s %d %d\n", l, count[l], total }' "$DIR/script.txt" | sort >"$DIR/lines.txt"
 cat "$DIR/lines.txt"
 total=$(awk 'NR == 1 { print $3 }' "$DIR/lines.txt")
-[ -n "$total" ] && [ "$total" -ge 300 ] || fail "too few samples in mj_lines: ${total:-0}"
+[ -n "$total" ] && [ "$total" -ge 150 ] || fail "too few samples in mj_lines: ${total:-0}"
 for line in 10 20 30; do
   n=$(awk -v l="minijit_program.mj:$line" '$1 == l { print $2 }' "$DIR/lines.txt")
   [ -n "$n" ] && [ $((n * 100)) -ge $((total * 20)) ] || fail "line $line: ${n:-0} of $total samples"
