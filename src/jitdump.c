@@ -242,7 +242,7 @@ static int reserve_blocks(size_t new_size)
     int rc = safe_file_check_size_limit((off_t)new_size);
     if (rc)
         return rc;
-    int err = posix_fallocate(dump.fd, 0, (off_t)new_size);
+    int err = posix_fallocate(dump.fd, (off_t)dump.reserved, (off_t)(new_size - dump.reserved));
     if (err == 0)
         return 0;
     (void)!ftruncate(dump.fd, (off_t)dump.reserved);
