@@ -8,7 +8,7 @@
 #   JITFRAMES_TEMPLATE_ARCH    x86_64 / aarch64 / riscv64, or "" if unsupported
 #   jitframes_template         OBJECT library: the template linked as-is
 #                              (tests and benchmarks link it, defining the
-#                              data symbol jf__trampoline_slot themselves)
+#                              data symbol jitframes_trampoline_slot themselves)
 #   JITFRAMES_TEMPLATE_HEADER  the generated header (add it to the sources)
 #   JITFRAMES_GENERATED_DIR    include directory holding it
 #   jitframes_add_template_support(target)  wires both into a library target

@@ -347,6 +347,51 @@ JF_API int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame
 /* Trampolines for interpreters                                              */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * A trampoline is a tiny native function with its own address and name that
+ * calls one target function (an interpreter's eval function): an interpreter
+ * calls each interpreted function's trampoline instead of calling eval
+ * directly, so perf, gdb and lldb show one named frame per interpreted call.
+ *
+ * Each one is a copy of a per-architecture template (src/arch/<arch>.S): a
+ * standard frame record (x86_64: push rbp; mov rbp,rsp — aarch64: stp
+ * x29,x30; mov x29,sp — riscv64: ra and s0 saved, s0 set) around one
+ * indirect call through a data slot holding the target. Frame-pointer
+ * unwinders pass through it, and it is registered with its unwind rules,
+ * taken at build time from the assembler's own .eh_frame.
+ *
+ * What is forwarded. The trampoline has the target's signature: every
+ * register the calling convention uses for arguments and results passes
+ * through untouched, so any eval signature works — CPython's
+ * (tstate, frame, throwflag), Lua's (L, ci), a Ruby-style (ec)...
+ *   x86_64   rdi rsi rdx rcx r8 r9, xmm0-7, al (variadic), r10; results in
+ *            rax rdx xmm0 xmm1 (hidden struct-return pointer in rdi works).
+ *            Clobbers nothing else.
+ *   aarch64  x0-x7, x8 (indirect result), v0-v7; results in x0-x1, v0-v3.
+ *            Clobbers x16 (IP0, reserved for exactly this by the ABI).
+ *   riscv64  a0-a7, fa0-fa7; results in a0-a1, fa0-fa1. Clobbers t0.
+ * What is NOT forwarded: arguments passed on the stack. The trampoline's
+ * frame sits between the caller's outgoing arguments and the target, so the
+ * target would read the wrong memory: x86_64's 7th integer argument and
+ * beyond, structs passed by value in memory, long double; aarch64's and
+ * riscv64's 9th integer argument and beyond. Keep eval signatures to
+ * register arguments (pass a pointer to anything larger).
+ * Other effects: the target's return address is inside the trampoline; a C++
+ * exception can unwind through a trampoline only when the process unwinder
+ * knows its rules (the `unwind` sink); longjmp is unaffected.
+ *
+ * Memory. Copies live in arenas mapped near the target when the kernel allows
+ * it (calls to a target more than 2 GiB away cost more on x86_64), never
+ * writable and executable at once, never unmapped (a frame may still run in
+ * them). Per trampoline, code + data: 24 bytes on x86_64, 40 on aarch64 and
+ * riscv64; when the jitdump sink is enabled, copies are spaced so perf's
+ * synthesized mappings for their unwind info do not overlap: 112 bytes on
+ * x86_64, 128 on aarch64 and riscv64. The spacing is chosen at creation:
+ * enable jitdump before creating trampolines (copies made earlier stay
+ * packed; jf_jitdump_overlaps() counts the clashes). The registry's record
+ * (name, file, unwind rules) comes on top, about 290 bytes with a short name.
+ */
+
 /* A generic function pointer; cast to and from your eval function's type. */
 typedef void (*jf_fn)(void);
 
@@ -360,15 +405,37 @@ typedef struct jf_trampoline_options {
 #define JF_TRAMPOLINE_OPTIONS_INIT {sizeof(jf_trampoline_options), NULL, 0, 0}
 
 /*
- * Create a trampoline named `name` that calls `target`: call *entry_out
- * instead of target, with the same arguments. It is registered with every
- * enabled sink under its own name. opts may be NULL.
+ * Create a trampoline named `name` (and opts->file:line) that calls
+ * `target`: call *entry_out instead of target, with the same register
+ * arguments (see above). It is registered with every enabled sink under its
+ * own name, as a region of the template's size with its unwind rules.
+ * opts may be NULL. All or nothing: on error nothing is created and
+ * *entry_out is untouched.
+ *
+ * Errors: JF_EINVAL (NULL target/name/entry_out, empty name, bad options),
+ * JF_ENOTINIT (call jf_init() first), JF_ENOTSUP (no template for this
+ * architecture), JF_EACCES (the host forbids executable memory: SELinux
+ * execmem, a PaX/seccomp/noexec policy; the message says so), JF_ENOMEM,
+ * or the error of a sink that failed (as jf_register; the region is then not
+ * left behind in the other sinks either).
+ * Fallback for JF_EACCES and JF_ENOTSUP: call the target directly — the
+ * program works the same, only without per-function frames.
+ *
+ * Thread-safe. After fork() the child's trampolines keep working (the arenas
+ * are inherited) and it may create and destroy its own. After the last
+ * jf_shutdown() trampolines keep working, unregistered; jf_init() again does
+ * not register them again.
  */
 JF_API int jf_trampoline_create(jf_fn target, const char *name, const jf_trampoline_options *opts,
                                 jf_fn *entry_out);
 
-/* Unregister a trampoline; its slot may be reused by a later create. The
- * caller guarantees no thread is still about to call it. */
+/*
+ * Unregister a trampoline and put its copy up for reuse by a later create.
+ * The caller guarantees that no thread is still about to call it: afterwards
+ * a call through it faults (its slot no longer holds the target) or, once
+ * reused, reaches another target. JF_ENOENT if entry is not a live
+ * trampoline (never created, or already destroyed).
+ */
 JF_API int jf_trampoline_destroy(jf_fn entry);
 
 /* ------------------------------------------------------------------------ */

@@ -9,7 +9,7 @@
  * Usage: cfi-extract [--name NAME] TEMPLATE.o OUT.h
  *
  * What it checks, refusing the object otherwise:
- * - the symbol jf__trampoline_template is a sized function;
+ * - the symbol jitframes_trampoline_template is a sized function;
  * - .eh_frame holds exactly one FDE, covering exactly that symbol, with a CIE
  *   whose augmentation it understands (z, R) and CFA programs made only of
  *   DWARF call-frame instructions it knows, advancing no further than the end;
@@ -20,7 +20,7 @@
  *   resolved here exactly (the template's offsets are final: nothing relaxes
  *   it, and the runtime copies it verbatim). Any other relocation is refused.
  * - the template's code has exactly one relocated reference, to the data slot
- *   jf__trampoline_slot, of the architecture's known kind (see
+ *   jitframes_trampoline_slot, of the architecture's known kind (see
  *   src/arch/template.h); a linker-relaxation marker is refused.
  */
 #include <errno.h>
@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TEMPLATE_SYMBOL "jf__trampoline_template"
-#define SLOT_SYMBOL "jf__trampoline_slot"
+#define TEMPLATE_SYMBOL "jitframes_trampoline_template"
+#define SLOT_SYMBOL "jitframes_trampoline_slot"
 
 enum {
     SHT_SYMTAB_ = 2,
@@ -765,5 +765,8 @@ int main(int argc, char **argv)
         input_path = argv[arg + 1];
         die("write error: %s", strerror(errno));
     }
+    free(eh_copy);
+    free(o.sections);
+    free((void *)o.file.p);
     return 0;
 }

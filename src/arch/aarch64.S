@@ -5,7 +5,7 @@
  *
  * Shape: a standard frame record (stp x29,x30; mov x29,sp) around one
  * indirect call whose target is loaded with a pc-relative literal load from
- * the data slot jf__trampoline_slot. The runtime re-links that reference per
+ * the data slot jitframes_trampoline_slot. The runtime re-links that reference per
  * arena (the literal reaches +-1 MiB, which bounds the arena layout).
  * Only x16 (IP0, the intra-procedure-call scratch register) is clobbered:
  * x0-x7, x8 (indirect result), v0-v7 and the return registers pass through.
@@ -14,10 +14,10 @@
  * The return address is not signed (no PAC), so no negate_ra_state is needed.
  */
     .text
-    .globl jf__trampoline_template
-    .type jf__trampoline_template, %function
+    .globl jitframes_trampoline_template
+    .type jitframes_trampoline_template, %function
     .p2align 4
-jf__trampoline_template:
+jitframes_trampoline_template:
     .cfi_startproc
     hint #34
     stp x29, x30, [sp, #-16]!
@@ -26,7 +26,7 @@ jf__trampoline_template:
     .cfi_offset x30, -8
     mov x29, sp
     .cfi_def_cfa_register x29
-    ldr x16, jf__trampoline_slot
+    ldr x16, jitframes_trampoline_slot
     blr x16
     ldp x29, x30, [sp], #16
     .cfi_def_cfa sp, 0
@@ -34,6 +34,6 @@ jf__trampoline_template:
     .cfi_restore x30
     ret
     .cfi_endproc
-    .size jf__trampoline_template, . - jf__trampoline_template
+    .size jitframes_trampoline_template, . - jitframes_trampoline_template
 
     .section .note.GNU-stack, "", %progbits

@@ -5,7 +5,7 @@
  *
  * Shape: a standard frame record (ra and s0 saved, s0 = CFA) around one
  * indirect call whose target is loaded pc-relatively (auipc + ld) from the
- * data slot jf__trampoline_slot; the runtime re-links that pair per arena.
+ * data slot jitframes_trampoline_slot; the runtime re-links that pair per arena.
  * Saving s0 as well as ra keeps frame-pointer unwinders able to pass it.
  * Only t0 is clobbered: a0-a7, fa0-fa7 and the return registers pass through.
  * norelax: with relaxation gas encodes the .eh_frame advance deltas as
@@ -15,10 +15,10 @@
  */
     .option norelax
     .text
-    .globl jf__trampoline_template
-    .type jf__trampoline_template, @function
+    .globl jitframes_trampoline_template
+    .type jitframes_trampoline_template, @function
     .p2align 4
-jf__trampoline_template:
+jitframes_trampoline_template:
     .cfi_startproc
     addi sp, sp, -16
     .cfi_def_cfa_offset 16
@@ -29,7 +29,7 @@ jf__trampoline_template:
     addi s0, sp, 16
     .cfi_def_cfa s0, 0
 .Lslot_hi:
-    auipc t0, %pcrel_hi(jf__trampoline_slot)
+    auipc t0, %pcrel_hi(jitframes_trampoline_slot)
     ld t0, %pcrel_lo(.Lslot_hi)(t0)
     jalr t0
     .cfi_def_cfa sp, 16
@@ -41,6 +41,6 @@ jf__trampoline_template:
     .cfi_def_cfa_offset 0
     ret
     .cfi_endproc
-    .size jf__trampoline_template, . - jf__trampoline_template
+    .size jitframes_trampoline_template, . - jitframes_trampoline_template
 
     .section .note.GNU-stack, "", @progbits

@@ -4,7 +4,7 @@
  * rules from the .eh_frame the .cfi_* directives below produce.
  *
  * Shape: a standard frame record (push rbp; mov rbp,rsp) around one indirect
- * call whose target is loaded from the data slot jf__trampoline_slot. The
+ * call whose target is loaded from the data slot jitframes_trampoline_slot. The
  * runtime re-links that one rip-relative reference per arena, so the slot
  * lives in read-write pages at a fixed distance after the read-only code.
  * Argument registers (rdi, rsi, rdx, rcx, r8, r9, xmm0-7, al for varargs) and
@@ -12,10 +12,10 @@
  * endbr64 makes each copy a valid indirect-call target under CET/IBT.
  */
     .text
-    .globl jf__trampoline_template
-    .type jf__trampoline_template, @function
+    .globl jitframes_trampoline_template
+    .type jitframes_trampoline_template, @function
     .p2align 4
-jf__trampoline_template:
+jitframes_trampoline_template:
     .cfi_startproc
     endbr64
     push %rbp
@@ -23,11 +23,11 @@ jf__trampoline_template:
     .cfi_offset %rbp, -16
     mov %rsp, %rbp
     .cfi_def_cfa_register %rbp
-    call *jf__trampoline_slot(%rip)
+    call *jitframes_trampoline_slot(%rip)
     pop %rbp
     .cfi_def_cfa %rsp, 8
     ret
     .cfi_endproc
-    .size jf__trampoline_template, . - jf__trampoline_template
+    .size jitframes_trampoline_template, . - jitframes_trampoline_template
 
     .section .note.GNU-stack, "", @progbits

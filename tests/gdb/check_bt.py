@@ -14,7 +14,9 @@ gdb.execute("handle SIGUSR1 stop print pass")
 gdb.execute("break checkpoint")
 gdb.execute("run")
 
-expected = ["jit_framed", "jit_frameless", "jit_frameless", "jit_multi", "jit_spin"]
+expected = ["jit_framed", "jit_frameless", "jit_frameless", "jit_multi", "jit_framed", "jit_spin"]
+# The trampoline stops: frame 1 must be the trampoline.
+via_trampoline = {4: "tramp_framed", 5: "tramp_spin"}
 seen = []
 checked_dead = False
 for _ in range(40):
@@ -25,6 +27,8 @@ for _ in range(40):
     name = jc.region_of(pc, regs)
     if name:
         fs = jc.check_names("stop %d" % len(seen))
+        if len(seen) in via_trampoline and fs[1].name() != via_trampoline[len(seen)]:
+            jc.fail("stop %d: frame 1 is %r, expected %r" % (len(seen), fs[1].name(), via_trampoline[len(seen)]))
         seen.append(name)
         print("stop in %s: %s" % (name, " <- ".join(str(f.name()) for f in fs)))
         if name == "jit_framed":

@@ -18,18 +18,29 @@ STEP_CAP = 400
 
 
 def entry_frame():
-    """Return address and CFA at the first instruction of a function."""
+    """Name, return address and CFA at the first instruction of a function."""
+    pc = jc.stop_pc()
+    name = jc.region_of(pc, jc.regions())
     sp = int(gdb.parse_and_eval("$sp"))
     if arch.startswith("i386"):
         ra = int.from_bytes(gdb.selected_inferior().read_memory(sp, 8).tobytes(), "little")
-        return ra, sp + 8
+        return ra, sp + 8, name
     lr = "$x30" if arch.startswith("aarch64") else "$ra"
-    return int(gdb.parse_and_eval(lr)), sp
+    return int(gdb.parse_and_eval(lr)), sp, name
 
 
 def check_stack(stack, where):
-    fs = jc.check_names(where, len(stack))
-    for i, (ra, cfa) in enumerate(reversed(stack)):
+    fs = jc.frames()
+    for i, (ra, cfa, name) in enumerate(reversed(stack)):
+        if fs[i].name() != name:
+            jc.fail("%s: frame %d is %r, expected %r" % (where, i, fs[i].name(), name))
+    names = [f.name() for f in fs[len(stack):]]
+    if names != jc.expected_tail():
+        jc.fail("%s: callers %r, expected %r" % (where, names, jc.expected_tail()))
+    text = gdb.execute("bt", to_string=True)
+    if "??" in text:
+        jc.fail("%s: '??' in backtrace:\n%s" % (where, text))
+    for i, (ra, cfa, name) in enumerate(reversed(stack)):
         caller = fs[i + 1]
         if caller.pc() != ra:
             jc.fail("%s: frame %d pc %#x, expected %#x" % (where, i + 1, caller.pc(), ra))
@@ -68,6 +79,6 @@ while jc.alive() and calls < 10:
     calls += 1
     gdb.execute("continue")
 
-if calls != 4:
-    jc.fail("stepped through %d calls, expected 4" % calls)
+if calls != 5:
+    jc.fail("stepped through %d calls, expected 5" % calls)
 print("PASS (%d instructions)" % total_steps)

@@ -23,10 +23,10 @@ long caller_gamma(long n);
 
 __attribute__((noinline)) long spin(long n)
 {
-    volatile long acc = 0;
+    volatile unsigned long acc = 0;
     for (long i = 0; i < n; i++)
-        acc += i ^ (acc >> 3);
-    return acc;
+        acc += (unsigned long)i ^ (acc >> 3);
+    return (long)(acc & 0xffff);
 }
 
 static work_fn through_alpha, through_beta, through_gamma;
@@ -63,11 +63,12 @@ int main(int argc, char **argv)
     if (jf_init(&cfg) != 0 || make("tramp_alpha", &through_alpha) || make("tramp_beta", &through_beta) ||
         make("tramp_gamma", &through_gamma))
         return 1;
-    long sum = 0;
+    unsigned long sum = 0;
     double end = now() + 1.2;
     while (now() < end)
-        sum += caller_alpha(20000) + caller_beta(20000) + caller_gamma(20000);
-    printf("%ld\n", sum & 1);
+        sum += (unsigned long)caller_alpha(20000) + (unsigned long)caller_beta(20000) +
+               (unsigned long)caller_gamma(20000);
+    printf("%lu\n", sum & 1);
     jf_shutdown();
     return 0;
 }

@@ -7,8 +7,8 @@
 set -u
 mode=$1 prog=$2 script=$3 expect=${4:-}
 out=$(mktemp -d)
-size=$(readelf -sW "$prog" | awk '$8 == "jf__trampoline_template" { print $3 }')
-[ -n "$size" ] || { echo "no jf__trampoline_template symbol in $prog"; exit 1; }
+size=$(readelf -sW "$prog" | awk '$8 == "jitframes_trampoline_template" { print $3 }')
+[ -n "$size" ] || { echo "no jitframes_trampoline_template symbol in $prog"; exit 1; }
 trap 'rm -rf "$out"; [ -n "${qpid:-}" ] && kill "$qpid" 2>/dev/null' EXIT
 
 if [ "$mode" = native ]; then

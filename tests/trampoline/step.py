@@ -6,7 +6,7 @@
 # STEP-FAIL lines; the driver checks them.
 import gdb
 
-TEMPLATE = "jf__trampoline_template"
+TEMPLATE = "jitframes_trampoline_template"
 EXPECT = {
     TEMPLATE: [TEMPLATE, "step_caller", "main"],
     "step_target": ["step_target", TEMPLATE, "step_caller", "main"],

@@ -1,10 +1,10 @@
 /*
  * The trampoline template linked as assembled (its own symbol and .eh_frame
  * in this program), called from C: gdb single-steps through it (step.py).
- * The template calls whatever jf__trampoline_slot holds.
+ * The template calls whatever jitframes_trampoline_slot holds.
  */
-void jf__trampoline_template(void);
-void *jf__trampoline_slot;
+void jitframes_trampoline_template(void);
+void *jitframes_trampoline_slot;
 
 typedef long (*binary_fn)(long, long);
 
@@ -15,7 +15,7 @@ __attribute__((noinline)) long step_target(long a, long b)
 
 __attribute__((noinline)) long step_caller(long a)
 {
-    binary_fn through = (binary_fn)(void *)jf__trampoline_template;
+    binary_fn through = (binary_fn)(void *)jitframes_trampoline_template;
     long r = through(a, 3);
     __asm__ volatile("" ::: "memory");
     return r + 1;
@@ -23,6 +23,6 @@ __attribute__((noinline)) long step_caller(long a)
 
 int main(void)
 {
-    jf__trampoline_slot = (void *)step_target;
+    jitframes_trampoline_slot = (void *)step_target;
     return step_caller(5) == 39 ? 0 : 1;
 }

@@ -32,7 +32,7 @@
 #include "template_riscv64.h"
 #include "template_x86_64.h"
 
-#define TEMPLATE_SYMBOL "jf__trampoline_template"
+#define TEMPLATE_SYMBOL "jitframes_trampoline_template"
 enum { MAX_REG = 40 };
 
 static const jf_template *const templates[] = {&jf_template_x86_64, &jf_template_aarch64,

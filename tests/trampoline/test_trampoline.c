@@ -269,7 +269,7 @@ static void code_is_never_writable_and_slots_never_executable(void **state)
 {
     (void)state;
     jf_fn e = make((jf_fn)t_i1, "wx");
-    void *slot = jf__trampoline_slot(e);
+    void *slot = jf__trampoline_slot_of(e);
     assert_non_null(slot);
     char perms[5];
     mapping_perms((const void *)e, perms);
@@ -280,7 +280,7 @@ static void code_is_never_writable_and_slots_never_executable(void **state)
     memcpy(&target, slot, sizeof target);
     assert_true(target == (uintptr_t)t_i1);
     assert_int_equal(jf_trampoline_destroy(e), 0);
-    assert_null(jf__trampoline_slot(e));
+    assert_null(jf__trampoline_slot_of(e));
 }
 
 /* Calls to a far target cost more (x86_64): arenas are mapped near it. */

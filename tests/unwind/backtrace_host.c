@@ -70,7 +70,7 @@ __attribute__((noinline)) long callback_b(long x)
 
 __attribute__((noinline)) long callback_a(long x)
 {
-    return tramp.fn(callback_b, x + 1) + 1;
+    return tramp.call(x + 1) + 1;
 }
 
 __attribute__((noinline)) long run_chain(long x)
@@ -96,7 +96,9 @@ static void check_disable_enable(void)
 {
     struct jf_stats st = JF_STATS_INIT;
     jf_stats(&st);
-    expect(st.sink[3].objects == 1, "one table registered for the batch");
+    /* The JIT code and the trampoline arena are in different windows (the
+     * arena is mapped near its target) or share one table. */
+    expect(st.sink[3].objects >= 1 && st.sink[3].objects <= 2, "one table per code window");
     expect(jf_disable(JF_SINK_UNWIND) == 0, "jf_disable(unwind)");
     jf_stats(&st);
     expect(st.sink[3].objects == 0, "no table registered after jf_disable");
@@ -105,7 +107,8 @@ static void check_disable_enable(void)
     expect(jf_enable(JF_SINK_UNWIND) == 0, "jf_enable(unwind) replays the live regions");
     check_with_sink = 1;
     run_chain(1);
-    expect(jf_unregister(jit.addr) == 0 && jf_unregister(tramp.addr) == 0, "jf_unregister");
+    expect(jf_unregister(jit.addr) == 0 && jf_trampoline_destroy((jf_fn)tramp.call) == 0,
+           "jf_unregister, jf_trampoline_destroy");
     jf_stats(&st);
     expect(st.sink[3].objects == 0, "no table registered after unregistering");
 }
@@ -118,14 +121,13 @@ int main(int argc, char **argv)
     }
     int with = strcmp(argv[1], "with") == 0;
     check_scope(argv[2]);
-    if (jit_setup(with ? JF_SINK_UNWIND : 0, &jit, &tramp) != 0)
+    if (jit_setup(with ? JF_SINK_UNWIND : 0, callback_b, &jit, &tramp) != 0)
         return 1;
     check_with_sink = with;
     expect(run_chain(1) == 5, "the JIT code returns the callbacks' result");
     if (with)
         check_disable_enable();
     jf_cfi_free(jit.cfi);
-    jf_cfi_free(tramp.cfi);
     jf_shutdown();
     fprintf(stderr, "%s\n", failures ? "FAILED" : "PASSED");
     return failures ? 1 : 0;

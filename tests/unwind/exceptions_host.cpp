@@ -35,7 +35,7 @@ extern "C" __attribute__((noinline)) long callback_b(long x)
 
 extern "C" __attribute__((noinline)) long callback_a(long x)
 {
-    return tramp.fn(callback_b, x + 1) + 1;
+    return tramp.call(x + 1) + 1;
 }
 
 /* 0 if the exception was caught here, 1 if the call returned normally. */
@@ -53,11 +53,11 @@ static __attribute__((noinline)) int run_and_catch(void)
 /* The child's whole life: set up, throw, exit 0 if caught. */
 static int child_main(bool with_sink)
 {
-    if (jit_setup(with_sink ? JF_SINK_UNWIND : 0, &jit, &tramp) != 0)
+    if (jit_setup(with_sink ? JF_SINK_UNWIND : 0, callback_b, &jit, &tramp) != 0)
         return 3;
     int rc = run_and_catch();
     jf_unregister(jit.addr);
-    jf_unregister(tramp.addr);
+    jf_trampoline_destroy(reinterpret_cast<jf_fn>(tramp.call));
     jf_shutdown();
     return rc;
 }

@@ -131,7 +131,7 @@ int jit_contains(const jit_function *f, const void *pc)
     return p >= a && p < a + f->size;
 }
 
-int jit_setup(unsigned sinks, jit_function *frameless, jit_function *framed)
+int jit_setup(unsigned sinks, jit_callback tramp_target, jit_function *frameless, jit_function *tramp)
 {
     jf_config cfg = JF_CONFIG_INIT;
     cfg.flags = JF_CONFIG_IGNORE_ENV;
@@ -140,12 +140,24 @@ int jit_setup(unsigned sinks, jit_function *frameless, jit_function *framed)
         fprintf(stderr, "jf_init: %s\n", jf_last_error());
         return -1;
     }
-    if (jit_make(frameless, framed) != 0)
+    jit_function framed;
+    if (jit_make(frameless, &framed) != 0)
         return -1;
-    jf_region regions[2] = {jit_region(frameless, "jit_frameless"), jit_region(framed, "jit_trampoline")};
-    if (jf_register_batch(regions, 2) != 0) {
-        fprintf(stderr, "jf_register_batch: %s\n", jf_last_error());
+    jf_cfi_free(framed.cfi); /* only the frameless one is used here */
+    jf_region r = jit_region(frameless, "jit_frameless");
+    if (jf_register(&r) != 0) {
+        fprintf(stderr, "jf_register: %s\n", jf_last_error());
         return -1;
     }
+    jf_fn target, entry;
+    memcpy(&target, &tramp_target, sizeof target);
+    if (jf_trampoline_create(target, "jit_trampoline", NULL, &entry) != 0) {
+        fprintf(stderr, "jf_trampoline_create: %s\n", jf_last_error());
+        return -1;
+    }
+    memset(tramp, 0, sizeof *tramp);
+    memcpy(&tramp->call, &entry, sizeof tramp->call);
+    memcpy(&tramp->addr, &entry, sizeof tramp->addr);
+    tramp->size = JIT_TRAMPOLINE_CODE;
     return 0;
 }

@@ -21,7 +21,8 @@ typedef long (*jit_callback)(long);
 typedef long (*jit_call_fn)(jit_callback cb, long arg);
 
 typedef struct jit_function {
-    jit_call_fn fn;
+    jit_call_fn fn;     /* the generated functions */
+    jit_callback call;  /* a jitframes trampoline: same signature as its target */
     const void *addr;
     size_t size;
     jf_cfi *cfi; /* owned; registered copies are made by jitframes */
@@ -34,10 +35,14 @@ int jit_supported(void);
  * (message on stderr). */
 int jit_make(jit_function *frameless, jit_function *framed);
 
-/* jf_init with exactly `sinks` (environment ignored), then jit_make and
- * one batch registering both as "jit_frameless" and "jit_trampoline".
- * Returns 0 or -1 (message on stderr). */
-int jit_setup(unsigned sinks, jit_function *frameless, jit_function *framed);
+/* jf_init with exactly `sinks` (environment ignored); the frameless function
+ * registered as "jit_frameless"; a jitframes trampoline "jit_trampoline"
+ * calling tramp_target (jf_trampoline_create). Returns 0 or -1 (message on
+ * stderr). */
+int jit_setup(unsigned sinks, jit_callback tramp_target, jit_function *frameless, jit_function *tramp);
+
+/* Bytes of a trampoline's code that frames can return into (x86_64). */
+#define JIT_TRAMPOLINE_CODE 16
 
 /* A jf_region for f with the given name. */
 jf_region jit_region(const jit_function *f, const char *name);

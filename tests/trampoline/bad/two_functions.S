@@ -1,17 +1,17 @@
 /* Refused: .eh_frame holds an FDE for another function too. (x86_64) */
     .text
-    .globl jf__trampoline_template
-    .type jf__trampoline_template, @function
-jf__trampoline_template:
+    .globl jitframes_trampoline_template
+    .type jitframes_trampoline_template, @function
+jitframes_trampoline_template:
     .cfi_startproc
     push %rbp
     .cfi_def_cfa_offset 16
-    call *jf__trampoline_slot(%rip)
+    call *jitframes_trampoline_slot(%rip)
     pop %rbp
     .cfi_def_cfa_offset 8
     ret
     .cfi_endproc
-    .size jf__trampoline_template, . - jf__trampoline_template
+    .size jitframes_trampoline_template, . - jitframes_trampoline_template
 other:
     .cfi_startproc
     ret

@@ -1,0 +1,145 @@
+/*
+ * Trampolines with the jitdump sink: copies made while jitdump is enabled
+ * are spaced by jf_jitdump_footprint, so perf's synthesized mappings (code,
+ * nonce, unwind data) never overlap and jf_jitdump_overlaps() stays 0; the
+ * dump passes `jitframes check` (when the tool path is given).
+ * Negative control (in a forked child, with its own dump): regions packed as
+ * closely as copies are without jitdump do overlap, and are counted.
+ * Usage: test_trampoline_jitdump [JITFRAMES_TOOL]
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jitframes.h"
+
+enum { COUNT = 300 };
+
+static const char *tool;
+static char dump_dir[] = "/tmp/jf-tramp-jitdump-XXXXXX";
+
+__attribute__((noinline)) static long add3(long a, long b, long c)
+{
+    return a + b + c;
+}
+
+static void create_many(jf_fn *entries, const char *prefix)
+{
+    char name[32];
+    for (int i = 0; i < COUNT; i++) {
+        snprintf(name, sizeof name, "%s_%d", prefix, i);
+        assert_int_equal(jf_trampoline_create((jf_fn)add3, name, NULL, &entries[i]), 0);
+        assert_int_equal(((long (*)(long, long, long))entries[i])(i, 1, 2), i + 3);
+    }
+}
+
+static void init_with(unsigned sinks)
+{
+    jf_config cfg = JF_CONFIG_INIT;
+    cfg.flags = JF_CONFIG_IGNORE_ENV;
+    cfg.sinks = sinks;
+    cfg.dump_dir = dump_dir;
+    assert_int_equal(jf_init(&cfg), 0);
+}
+
+/* Run `jitframes check` on every dump of this process in dump_dir. */
+static void check_dumps(pid_t pid)
+{
+    if (!tool)
+        return;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "'%s' check '%s/jit-%d.dump'", tool, dump_dir, (int)pid);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void trampolines_made_with_jitdump_never_overlap(void **state)
+{
+    (void)state;
+    static jf_fn entries[COUNT];
+    init_with(JF_SINK_JITDUMP | JF_SINK_PERFMAP);
+    uint64_t before = jf_jitdump_overlaps();
+    create_many(entries, "spaced");
+    assert_int_equal(jf_jitdump_overlaps(), before);
+    size_t room = jf_jitdump_footprint(16, NULL);
+    assert_true((uintptr_t)entries[1] - (uintptr_t)entries[0] >= room);
+    for (int i = 0; i < COUNT; i++)
+        assert_int_equal(jf_trampoline_destroy(entries[i]), 0);
+    assert_int_equal(jf_shutdown(), 0);
+    check_dumps(getpid());
+}
+
+/* Child (own pid, own dump): 16-byte regions packed 16 bytes apart, as
+ * trampoline copies are without jitdump, written from the highest address
+ * down: each one's synthesized mapping cuts into the one written before. */
+static int packed_regions_overlap(void)
+{
+    static uint8_t code[COUNT * 16];
+    jf_config cfg = JF_CONFIG_INIT;
+    cfg.flags = JF_CONFIG_IGNORE_ENV;
+    cfg.sinks = JF_SINK_JITDUMP;
+    cfg.dump_dir = dump_dir;
+    if (jf_init(&cfg) != 0)
+        return 10;
+    uint64_t before = jf_jitdump_overlaps();
+    for (int i = COUNT - 1; i >= 0; i--) {
+        jf_region r = JF_REGION_INIT;
+        r.addr = code + 16 * i;
+        r.size = 16;
+        r.name = "packed";
+        if (jf_register(&r) != 0)
+            return 11;
+    }
+    return jf_jitdump_overlaps() >= before + COUNT - 1 ? 0 : 12;
+}
+
+static void negative_control_packed_copies_overlap(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(packed_regions_overlap());
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static int remove_dump_dir(void **state)
+{
+    (void)state;
+    DIR *d = opendir(dump_dir);
+    struct dirent *e;
+    char path[512];
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.' && snprintf(path, sizeof path, "%s/%s", dump_dir, e->d_name) < (int)sizeof path)
+            unlink(path);
+    if (d)
+        closedir(d);
+    rmdir(dump_dir);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    tool = argc > 1 ? argv[1] : NULL;
+    if (!mkdtemp(dump_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(trampolines_made_with_jitdump_never_overlap),
+        cmocka_unit_test(negative_control_packed_copies_overlap),
+    };
+    return cmocka_run_group_tests(tests, NULL, remove_dump_dir);
+}
