@@ -449,7 +449,7 @@ static void free_entry(uintptr_t entry)
     pthread_mutex_unlock(&arena_lock);
 }
 
-void *jf__trampoline_slot(jf_fn entry)
+void *jf__trampoline_slot_of(jf_fn entry)
 {
     pthread_mutex_lock(&arena_lock);
     size_t index;

@@ -23,6 +23,6 @@ int jf__trampoline_layout(unsigned sinks, size_t align, jf_trampoline_layout *ou
 
 /* The data slot of a live trampoline (holding its target), NULL if `entry`
  * is not one. */
-void *jf__trampoline_slot(jf_fn entry);
+void *jf__trampoline_slot_of(jf_fn entry);
 
 #endif
