@@ -6,7 +6,7 @@
  * the layout perf gives them, FORMATS.md) or for use in place.
  *
  * Representation: a jf_cfi carries its CIE parameters and one byte buffer,
- * `ops`, holding the CIE's initial instructions first and then each FDE's
+ * `ops`, holding the encoded CIE record first and then each FDE's
  * instructions as one contiguous slice. Builder calls append instructions
  * already encoded, so emitting an image only copies bytes and fills in
  * addresses. Architecture specifics live in the `arches` table only.
@@ -115,7 +115,7 @@ struct jf_cfi {
     uint32_t code_align;
     int32_t data_align;
     uint32_t ra_reg;
-    size_t cie_len;  /* ops[0, cie_len): the CIE's initial instructions */
+    size_t cie_len;  /* ops[0, cie_len): the encoded CIE record */
     uint8_t *ops;
     size_t ops_len, ops_cap;
     cfi_fde *fdes;   /* sorted by start, never overlapping */
@@ -154,30 +154,75 @@ uint16_t jf__cfi_arch_elf_machine(jf_cfi_arch arch)
 /* Construction                                                             */
 /* ------------------------------------------------------------------------ */
 
+static size_t round_up(size_t n, size_t align)
+{
+    return (n + align - 1) & ~(align - 1);
+}
+
+/* Room for n more bytes in ops. */
+static int ops_reserve(struct jf_cfi *c, size_t n)
+{
+    if (n <= c->ops_cap - c->ops_len)
+        return 0;
+    size_t cap = c->ops_cap ? c->ops_cap : 32;
+    while (cap - c->ops_len < n) {
+        if (cap > SIZE_MAX / 2)
+            return jf__fail(JF_ENOMEM, "unwind description too large");
+        cap *= 2;
+    }
+    uint8_t *ops = realloc(c->ops, cap);
+    if (!ops)
+        return jf__fail(JF_ENOMEM, "out of memory growing an unwind description");
+    c->ops = ops;
+    c->ops_cap = cap;
+    return 0;
+}
+
 static int ops_append(struct jf_cfi *c, const uint8_t *bytes, size_t n)
 {
     if (n == 0)
         return 0;
-    if (n > c->ops_cap - c->ops_len) {
-        size_t cap = c->ops_cap ? c->ops_cap : 32;
-        while (cap - c->ops_len < n) {
-            if (cap > SIZE_MAX / 2)
-                return jf__fail(JF_ENOMEM, "unwind description too large");
-            cap *= 2;
-        }
-        uint8_t *ops = realloc(c->ops, cap);
-        if (!ops)
-            return jf__fail(JF_ENOMEM, "out of memory growing an unwind description");
-        c->ops = ops;
-        c->ops_cap = cap;
-    }
+    int rc = ops_reserve(c, n);
+    if (rc)
+        return rc;
     memcpy(c->ops + c->ops_len, bytes, n);
     c->ops_len += n;
     return 0;
 }
 
+/* Pad a record with DW_CFA_nop to the record alignment, then fill in its length. */
+static void finish_record(jf_writer *w, size_t at)
+{
+    jf__put_align(w, CFI_RECORD_ALIGN);
+    jf__patch_u32(w, at, (uint32_t)(w->pos - at - 4));
+}
+
+/* The whole CIE record: augmentation "zR", FDE pointers pcrel|sdata4.
+ * Version 1 stores the return address column in a byte, version 3 in a
+ * ULEB128 (only needed above 255). */
+static void put_cie(jf_writer *w, const struct jf_cfi *c, const uint8_t *insns, size_t len)
+{
+    size_t at = w->pos;
+    jf__put_u32(w, 0);
+    jf__put_u32(w, 0); /* CIE id in .eh_frame */
+    jf__put_u8(w, c->ra_reg > UINT8_MAX ? 3 : 1);
+    jf__put_cstr(w, "zR");
+    jf__put_uleb128(w, c->code_align);
+    jf__put_sleb128(w, c->data_align);
+    if (c->ra_reg > UINT8_MAX)
+        jf__put_uleb128(w, c->ra_reg);
+    else
+        jf__put_u8(w, (uint8_t)c->ra_reg);
+    jf__put_uleb128(w, 1);
+    jf__put_u8(w, DW_EH_PE_pcrel | DW_EH_PE_sdata4);
+    jf__put_bytes(w, insns, len);
+    finish_record(w, at);
+}
+
+/* A description with no FDE; its CIE record is encoded once, here, as the
+ * first bytes of ops (emission copies it). */
 static struct jf_cfi *cfi_alloc(uint32_t code_align, int32_t data_align, uint32_t ra_reg,
-                                const uint8_t *cie_insns, size_t cie_len)
+                                const uint8_t *cie_insns, size_t cie_insns_len)
 {
     struct jf_cfi *c = calloc(1, sizeof *c);
     if (!c) {
@@ -188,11 +233,16 @@ static struct jf_cfi *cfi_alloc(uint32_t code_align, int32_t data_align, uint32_
     c->data_align = data_align;
     c->ra_reg = ra_reg;
     c->cur = NO_FDE;
-    if (ops_append(c, cie_insns, cie_len) != 0) {
+    jf_writer w;
+    jf__writer_init(&w, NULL, 0);
+    put_cie(&w, c, cie_insns, cie_insns_len);
+    if (ops_reserve(c, w.pos) != 0) {
         free(c);
         return NULL;
     }
-    c->cie_len = cie_len;
+    c->cie_len = c->ops_len = w.pos;
+    jf__writer_init(&w, c->ops, c->cie_len);
+    put_cie(&w, c, cie_insns, cie_insns_len);
     return c;
 }
 
@@ -845,24 +895,6 @@ int jf__cfi_validate(const struct jf_cfi *cfi, size_t size)
     return 0;
 }
 
-static size_t round_up(size_t n, size_t align)
-{
-    return (n + align - 1) & ~(align - 1);
-}
-
-static int cie_version(const struct jf_cfi *c)
-{
-    return c->ra_reg > UINT8_MAX ? 3 : 1;
-}
-
-/* length, id, version, "zR", factors, RA, augmentation data, instructions */
-static size_t cie_size(const struct jf_cfi *c)
-{
-    size_t n = 4 + 4 + 1 + 3 + jf__uleb128_size(c->code_align) + jf__sleb128_size(c->data_align) +
-               (cie_version(c) == 1 ? 1 : jf__uleb128_size(c->ra_reg)) + 1 + 1 + c->cie_len;
-    return round_up(n, CFI_RECORD_ALIGN);
-}
-
 /* length, CIE pointer, pc_begin, pc_range, augmentation length 0, instructions */
 static size_t fde_size(const cfi_fde *f)
 {
@@ -871,7 +903,7 @@ static size_t fde_size(const cfi_fde *f)
 
 static size_t eh_frame_size(const struct jf_cfi *c, int terminated)
 {
-    size_t n = cie_size(c) + (terminated ? 4 : 0);
+    size_t n = c->cie_len + (terminated ? 4 : 0);
     for (size_t i = 0; i < c->n_fdes; i++)
         n += fde_size(&c->fdes[i]);
     return n;
@@ -899,32 +931,6 @@ static int rel32(uint64_t target, uint64_t place, int32_t *out)
                         (unsigned long long)target, (unsigned long long)place);
     *out = d > (uint64_t)INT32_MAX ? (int32_t)-(int64_t)((uint64_t)0 - d) : (int32_t)d;
     return 0;
-}
-
-/* Pad a record with DW_CFA_nop to the record alignment, then fill in its length. */
-static void finish_record(jf_writer *w, size_t at)
-{
-    jf__put_align(w, CFI_RECORD_ALIGN);
-    jf__patch_u32(w, at, (uint32_t)(w->pos - at - 4));
-}
-
-static void put_cie(jf_writer *w, const struct jf_cfi *c)
-{
-    size_t at = w->pos;
-    jf__put_u32(w, 0);
-    jf__put_u32(w, 0); /* CIE id in .eh_frame */
-    jf__put_u8(w, (uint8_t)cie_version(c));
-    jf__put_cstr(w, "zR");
-    jf__put_uleb128(w, c->code_align);
-    jf__put_sleb128(w, c->data_align);
-    if (cie_version(c) == 1)
-        jf__put_u8(w, (uint8_t)c->ra_reg);
-    else
-        jf__put_uleb128(w, c->ra_reg);
-    jf__put_uleb128(w, 1);
-    jf__put_u8(w, DW_EH_PE_pcrel | DW_EH_PE_sdata4);
-    jf__put_bytes(w, c->ops, c->cie_len);
-    finish_record(w, at);
 }
 
 static int put_fde(jf_writer *w, const struct jf_cfi *c, const cfi_fde *f, const eh_layout *l)
@@ -959,7 +965,7 @@ static int put_hdr(jf_writer *w, const struct jf_cfi *c, const eh_layout *l)
         return rc;
     jf__put_s32(w, v);
     jf__put_u32(w, (uint32_t)c->n_fdes);
-    uint64_t fde_addr = l->eh_addr + cie_size(c);
+    uint64_t fde_addr = l->eh_addr + c->cie_len;
     for (size_t i = 0; i < c->n_fdes; i++) {
         const cfi_fde *f = &c->fdes[i];
         if ((rc = rel32(l->code_base + f->start, hdr_addr, &v)) != 0)
@@ -994,7 +1000,7 @@ int jf__cfi_emit(const struct jf_cfi *cfi, jf_eh_layout layout, uint64_t code_ad
                              : (eh_layout){0, round_up((size_t)code_size, 8)};
     jf_writer w;
     jf__writer_init(&w, buf, cap);
-    put_cie(&w, cfi);
+    jf__put_bytes(&w, cfi->ops, cfi->cie_len);
     for (size_t i = 0; i < cfi->n_fdes; i++)
         if ((rc = put_fde(&w, cfi, &cfi->fdes[i], &l)) != 0)
             return rc;
