@@ -423,12 +423,15 @@ static int allocate(jf_fn target, size_t align, uintptr_t *entry)
     if (!t)
         return jf__fail(JF_ENOTSUP, "trampolines are not available on this architecture: "
                                     "call the target directly");
+    /* Read the sinks before taking arena_lock: the registry lock is never
+     * taken inside it (fork handlers take both, in either order). */
+    unsigned sinks = jf_enabled_sinks();
     pthread_once(&arena_once, install_atfork);
     pthread_mutex_lock(&arena_lock);
     jf_trampoline_layout l;
     tramp_group *g = NULL;
     size_t index = 0;
-    int rc = layout_locked(t, jf_enabled_sinks(), align, &l);
+    int rc = layout_locked(t, sinks, align, &l);
     if (rc == 0)
         rc = take_copy(&l, (uintptr_t)target, &g, &index);
     if (rc == 0) {
