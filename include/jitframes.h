@@ -263,7 +263,11 @@ JF_API int jf_unregister(const void *addr);
 #define JF_DWARF_RA 1u
 #endif
 
+/* A new, empty description for the host architecture (JF_ENOTSUP on hosts
+ * other than x86_64, aarch64 and riscv64). Not thread-safe: build each
+ * description in one thread; registering copies it. */
 JF_API int jf_cfi_new(jf_cfi **out);
+/* NULL is fine. */
 JF_API void jf_cfi_free(jf_cfi *cfi);
 
 /* Start an FDE for region offsets [start, end); the rules below apply to it. */

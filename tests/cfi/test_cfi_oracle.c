@@ -10,6 +10,7 @@
  * for the readelf / llvm-dwarfdump check in check_cfi_tools.sh)
  */
 #include "cfi.h"
+#include "cfi_view.h"
 #include "elf_wrap.h"
 
 #include <dwarf.h>
@@ -42,7 +43,7 @@ static const arch_t arches[] = {
 
 /* ---- expectations ------------------------------------------------------ */
 
-enum { RULE_DEFAULT = 0, RULE_SAME, RULE_AT };
+enum { RULE_DEFAULT = 0, RULE_SAME = FRAME_RULE_SAME, RULE_AT = FRAME_RULE_AT };
 #define MAX_REGS 8
 #define MAX_ROWS 32
 #define MAX_FDES 4
@@ -356,39 +357,6 @@ static const struct {
 
 /* ---- checking with libdw ------------------------------------------------- */
 
-/* libdw's rule for reg: RULE_SAME, RULE_AT (+offset), or -1 undefined, -2 other. */
-static int libdw_rule(Dwarf_Frame *frame, unsigned reg, int64_t *at)
-{
-    Dwarf_Op mem[3], *ops;
-    size_t nops;
-    if (dwarf_frame_register(frame, (int)reg, mem, &ops, &nops) != 0)
-        return -3;
-    if (nops == 0)
-        return ops ? -1 : RULE_SAME;
-    if (ops[0].atom != DW_OP_call_frame_cfa)
-        return -2;
-    if (nops == 1) {
-        *at = 0;
-        return RULE_AT;
-    }
-    if (nops == 2 && ops[1].atom == DW_OP_plus_uconst) {
-        *at = (int64_t)ops[1].number;
-        return RULE_AT;
-    }
-    return -2;
-}
-
-static int libdw_cfa(Dwarf_Frame *frame, unsigned *reg, int64_t *off)
-{
-    Dwarf_Op *ops;
-    size_t nops;
-    if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx)
-        return -1;
-    *reg = (unsigned)ops[0].number;
-    *off = (int64_t)ops[0].number2;
-    return 0;
-}
-
 static const fde_expect *fde_at(const program *p, size_t pc)
 {
     for (size_t i = 0; i < p->n_fdes; i++)
@@ -411,7 +379,7 @@ static void check_reg(const program *p, Dwarf_CFI *dcfi, uint64_t base, const fd
                       const row *r, size_t i, Dwarf_Frame *frame, size_t pc, const char *what)
 {
     int64_t got_at = 0, want_at = r->at[i];
-    int got = libdw_rule(frame, p->regs[i], &got_at);
+    int got = frame_rule(frame, p->regs[i], &got_at);
     int want = r->kind[i];
     if (want == RULE_DEFAULT) {
         Dwarf_Frame *entry;
@@ -419,7 +387,7 @@ static void check_reg(const program *p, Dwarf_CFI *dcfi, uint64_t base, const fd
             fail(p, "%s: no frame at FDE start", what);
             return;
         }
-        want = libdw_rule(entry, p->regs[i], &want_at);
+        want = frame_rule(entry, p->regs[i], &want_at);
         free(entry);
     }
     if (got != want || (got == RULE_AT && got_at != want_at))
@@ -445,7 +413,7 @@ static void check_pc(const program *p, Dwarf_CFI *dcfi, uint64_t base, size_t pc
     const row *r = row_at(f, pc);
     unsigned reg = 0;
     int64_t off = 0;
-    if (libdw_cfa(frame, &reg, &off) != 0 || reg != r->cfa_reg || off != r->cfa_off)
+    if (frame_cfa(frame, &reg, &off) != 0 || reg != r->cfa_reg || off != r->cfa_off)
         fail(p, "%s pc %zu: CFA r%u%+" PRId64 ", expected r%u%+" PRId64, what, pc, reg, off, r->cfa_reg,
              r->cfa_off);
     for (size_t i = 0; i < p->n_regs; i++)
@@ -460,7 +428,7 @@ static void check_entry_state(const program *p, Dwarf_CFI *dcfi, uint64_t base, 
     int64_t at = 0;
     if (dwarf_cfi_addrframe(dcfi, base + p->fdes[0].start, &frame) != 0)
         return; /* reported by check_pc */
-    int ra = libdw_rule(frame, p->a->ra, &at);
+    int ra = frame_rule(frame, p->a->ra, &at);
     if (p->a->ra_in_cie ? !(ra == RULE_AT && at == -8) : ra == RULE_AT)
         fail(p, "%s: return address rule at entry is %d at %" PRId64, what, ra, at);
     free(frame);

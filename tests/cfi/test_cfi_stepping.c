@@ -9,7 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "cfi.h"
-#include "elf_wrap.h"
+#include "cfi_view.h"
 
 #include <dwarf.h>
 #include <errno.h>
@@ -78,26 +78,6 @@ static int failures;
 
 #define FAIL(...) (fprintf(stderr, "FAIL " __VA_ARGS__), fputc('\n', stderr), failures++)
 
-/* Emit fn's CFI at its address in the code page and open it with libdw. */
-static Dwarf_CFI *open_cfi(const jit_fn *fn, uint64_t code_addr, Elf **elf_out, uint8_t **mem)
-{
-    size_t cap = jf__cfi_max_image_size(fn->cfi);
-    uint8_t *img = malloc(cap);
-    *mem = malloc(cap + 1024);
-    jf_eh_image out;
-    uint64_t image_addr = (code_addr & ~(uint64_t)0xfff) + 0x100000; /* near the code, as if mapped after it */
-    if (jf__cfi_emit(fn->cfi, JF_EH_LAYOUT_ABSOLUTE, code_addr, fn->size, image_addr, img, cap, &out) != 0) {
-        FAIL("%s: emit: %s", fn->name, jf_last_error());
-        free(img);
-        return NULL;
-    }
-    elf_wrap_input in = {62, code_addr, fn->size, image_addr, img, out.eh_frame_size, out.hdr_size, 1};
-    size_t n = elf_wrap(&in, *mem, cap + 1024);
-    free(img);
-    *elf_out = elf_memory((char *)*mem, n);
-    return *elf_out ? dwarf_getcfi_elf(*elf_out) : NULL;
-}
-
 static uint64_t dwarf_reg(const struct user_regs_struct *r, unsigned reg)
 {
     switch (reg) {
@@ -111,21 +91,16 @@ static uint64_t dwarf_reg(const struct user_regs_struct *r, unsigned reg)
 static int recover(pid_t pid, Dwarf_Frame *frame, unsigned reg, uint64_t cfa, const struct user_regs_struct *r,
                    uint64_t *value)
 {
-    Dwarf_Op mem[3], *ops;
-    size_t nops;
-    if (dwarf_frame_register(frame, (int)reg, mem, &ops, &nops) != 0)
-        return -1;
-    if (nops == 0) {
-        if (ops) /* undefined */
-            return -1;
-        *value = dwarf_reg(r, reg); /* same value */
+    int64_t at = 0;
+    int rule = frame_rule(frame, reg, &at);
+    if (rule == FRAME_RULE_SAME) {
+        *value = dwarf_reg(r, reg);
         return 0;
     }
-    if (ops[0].atom != DW_OP_call_frame_cfa || nops > 2 || (nops == 2 && ops[1].atom != DW_OP_plus_uconst))
+    if (rule != FRAME_RULE_AT)
         return -1;
-    uint64_t addr = cfa + (nops == 2 ? ops[1].number : 0);
     errno = 0;
-    long word = ptrace(PTRACE_PEEKDATA, pid, (void *)(uintptr_t)addr, NULL);
+    long word = ptrace(PTRACE_PEEKDATA, pid, (void *)(uintptr_t)(cfa + (uint64_t)at), NULL);
     if (errno)
         return -1;
     *value = (uint64_t)word;
@@ -145,15 +120,15 @@ static int check_step(pid_t pid, Dwarf_CFI *dcfi, const struct user_regs_struct 
         snprintf(why, why_size, "no unwind info");
         return -1;
     }
-    Dwarf_Op *ops;
-    size_t nops;
     int rc = -1;
     uint64_t ra = 0, rbp = 0;
-    if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx) {
+    unsigned cfa_reg = 0;
+    int64_t cfa_off = 0;
+    if (frame_cfa(frame, &cfa_reg, &cfa_off) != 0) {
         snprintf(why, why_size, "CFA is not reg+offset");
         goto out;
     }
-    uint64_t cfa = dwarf_reg(r, (unsigned)ops[0].number) + ops[0].number2;
+    uint64_t cfa = dwarf_reg(r, cfa_reg) + (uint64_t)cfa_off;
     if (cfa != e->cfa) {
         snprintf(why, why_size, "CFA %#" PRIx64 ", entry CFA %#" PRIx64, cfa, e->cfa);
         goto out;
@@ -235,25 +210,24 @@ static int run(jit_fn *fns, size_t n, size_t *checked, int quiet)
         at += (fns[i].size + 15) & ~(size_t)15;
     }
     mprotect(page, 4096, PROT_READ | PROT_EXEC);
+    cfi_view views[8];
     Dwarf_CFI *dcfi[8] = {0};
-    Elf *elf[8] = {0};
-    uint8_t *mem[8] = {0};
-    for (size_t i = 0; i < n; i++)
-        if (!(dcfi[i] = open_cfi(&fns[i], (uint64_t)(uintptr_t)(page + fns[i].offset), &elf[i], &mem[i])))
-            FAIL("%s: libdw cannot read the CFI", fns[i].name);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t code = (uint64_t)(uintptr_t)(page + fns[i].offset);
+        /* the image's address only has to be near the code */
+        if (!fns[i].cfi || cfi_view_open(&views[i], fns[i].cfi, 62, code, fns[i].size, (code & ~(uint64_t)0xfff) + 0x100000) != 0)
+            FAIL("%s: no CFI to check", fns[i].name);
+        dcfi[i] = fns[i].cfi ? views[i].cfi : NULL;
+    }
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0)
         child_run(page, fns, n);
     int bad = trace(pid, page, fns, n, dcfi, checked, quiet);
     waitpid(pid, NULL, WNOHANG);
-    for (size_t i = 0; i < n; i++) {
-        if (dcfi[i])
-            dwarf_cfi_end(dcfi[i]);
-        if (elf[i])
-            elf_end(elf[i]);
-        free(mem[i]);
-    }
+    for (size_t i = 0; i < n; i++)
+        if (fns[i].cfi)
+            cfi_view_close(&views[i]);
     munmap(page, 4096);
     return bad;
 }
