@@ -117,6 +117,27 @@ size_t dump_count(const dump_file *d, uint32_t id)
     return n;
 }
 
+int dump_tool_check(const char *path, char *msg, size_t cap)
+{
+#ifdef JITFRAMES_TOOL
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s' check '%s' 2>&1", JITFRAMES_TOOL, path);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    size_t n = fread(msg, 1, cap - 1, p);
+    msg[n] = '\0';
+    int status = pclose(p);
+    if (strstr(msg, "not supported yet"))
+        return -1;
+    return status == 0 ? 0 : 1;
+#else
+    (void)path;
+    snprintf(msg, cap, "no jitframes tool in this build");
+    return -1;
+#endif
+}
+
 const char *dump_path(const char *dir, long pid)
 {
     static char path[4096];

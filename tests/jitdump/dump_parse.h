@@ -47,6 +47,11 @@ int dump_code_load(const dump_record *r, dump_load_info *out);
 /* Count the records with id `id`. */
 size_t dump_count(const dump_file *d, uint32_t id);
 
+/* Run `jitframes check` on path (the tool built with the tests, if any).
+ * Returns 0 if it passes, 1 if it reports a violation (its message in msg),
+ * -1 if there is no tool or it cannot read jitdumps yet. */
+int dump_tool_check(const char *path, char *msg, size_t cap);
+
 /* Path of jit-<pid>.dump in dir (static buffer). */
 const char *dump_path(const char *dir, long pid);
 

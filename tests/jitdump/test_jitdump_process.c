@@ -118,6 +118,15 @@ static int wait_child(pid_t pid)
     return status;
 }
 
+/* Load a dump that must also pass `jitframes check`. */
+static void load_checked(const char *path, dump_file *d)
+{
+    char msg[4096];
+    if (dump_tool_check(path, msg, sizeof msg) == 1)
+        fail_msg("jitframes check %s: %s", path, msg);
+    assert_int_equal(dump_load(path, d), 0);
+}
+
 static void assert_exited_zero(int status)
 {
     if (WIFSIGNALED(status))
@@ -190,7 +199,7 @@ static void sigkill_loses_no_registered_group(void **state)
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 
     dump_file d;
-    assert_int_equal(dump_load(dump_path(test_dir, (long)pid), &d), 0);
+    load_checked(dump_path(test_dir, (long)pid), &d);
     assert_loads(&d, 0, N, SIZE, STRIDE);
     assert_int_equal(dump_count(&d, ID_DEBUG), N);
     assert_int_equal(dump_count(&d, ID_UNWIND), N / 2);
@@ -247,7 +256,7 @@ static void fork_child_starts_its_own_dump(void **state)
     assert_int_equal(jf_shutdown(), 0);
 
     dump_file d;
-    assert_int_equal(dump_load(parent_path, &d), 0);
+    load_checked(parent_path, &d);
     assert_int_equal(dump_u32(d.data + 20), (uint32_t)getpid());
     int k = 0;
     static const int parent_regions[2] = {0, 2};
@@ -263,7 +272,7 @@ static void fork_child_starts_its_own_dump(void **state)
     assert_int_equal(k, 2);
     dump_free(&d);
 
-    assert_int_equal(dump_load(dump_path(test_dir, (long)pid), &d), 0);
+    load_checked(dump_path(test_dir, (long)pid), &d);
     assert_int_equal(dump_u32(d.data + 20), (uint32_t)pid);
     assert_loads(&d, 0, 2, SIZE, STRIDE); /* the inherited region replayed, then its own */
     for (size_t i = 0; i < d.n_records; i++) {
@@ -310,6 +319,8 @@ static void check_after_failure(int accepted)
     later.name = "after_failure";
     CHECK(jf_register(&later) == 0);
     dump_file d;
+    char msg[4096];
+    CHECK(dump_tool_check(dump_path(test_dir, (long)getpid()), msg, sizeof msg) != 1);
     CHECK(dump_load(dump_path(test_dir, (long)getpid()), &d) == 0);
     CHECK(dump_count(&d, ID_LOAD) == (size_t)accepted);
     for (size_t i = 0; i < d.n_records; i++) {

@@ -54,9 +54,14 @@ static void init_jitdump(void)
     assert_int_equal(jf_enabled_sinks(), JF_SINK_JITDUMP);
 }
 
+/* Read our dump back; it must also pass `jitframes check`. */
 static void load_dump(dump_file *d)
 {
-    assert_int_equal(dump_load(dump_path(test_dir, (long)getpid()), d), 0);
+    const char *path = dump_path(test_dir, (long)getpid());
+    char msg[4096];
+    if (dump_tool_check(path, msg, sizeof msg) == 1)
+        fail_msg("jitframes check %s: %s", path, msg);
+    assert_int_equal(dump_load(path, d), 0);
 }
 
 static uint64_t now_ns(void)
@@ -237,7 +242,10 @@ static void debug_info_is_absolute_with_a_closing_entry(void **state)
         uint64_t off;
         uint32_t line;
         const char *file;
-    } want[4] = {{0, 10, "main.mj"}, {8, 20, "other.c"}, {40, 30, "main.mj"}, {48, 30, "main.mj"}};
+    } want[4] = {{0, 10, "main.mj"},
+                 {8, 20, "other.c"},
+                 {40, 30, "main.mj"},
+                 {48 + JF_JITDUMP_NONCE_SIZE, 30, "main.mj"}}; /* closes the load's code */
     const uint8_t *p = dbg->body + 16;
     for (int i = 0; i < 4; i++) {
         uint64_t addr;
@@ -259,7 +267,7 @@ static void debug_info_is_absolute_with_a_closing_entry(void **state)
     assert_int_equal(line, 7);
     assert_string_equal(file, "one.mj");
     debug_entry(p, &addr, &line, &file);
-    assert_int_equal(addr, (uintptr_t)code_area + 512 + 16);
+    assert_int_equal(addr, (uintptr_t)code_area + 512 + 16 + JF_JITDUMP_NONCE_SIZE);
     /* One group: every record of the batch has one timestamp. */
     for (int i = 1; i < 5; i++)
         assert_int_equal(d.records[i].timestamp, d.records[0].timestamp);
@@ -362,8 +370,9 @@ static void overlapping_synthesized_mappings_are_reported(void **state)
         assert_int_equal(jf_register(&r), 0);
     }
     assert_int_equal(jf_jitdump_overlaps(), before);
-    /* Packed right after a region with unwind data: its .eh_frame is cut. */
-    jf_region packed = region_at(4096 + 2 * stride + 64, 64, "packed");
+    /* Placed inside the previous region's synthesized .eh_frame area (past
+     * its code and nonce): perf would cut its unwind data off. */
+    jf_region packed = region_at(4096 + 2 * stride + 80, 64, "packed");
     packed.cfi = cfi;
     assert_int_equal(jf_register(&packed), 0);
     assert_int_equal(jf_jitdump_overlaps(), before + 1);
@@ -388,6 +397,10 @@ static void overlapping_synthesized_mappings_are_reported(void **state)
     jf_cfi_free(cfi);
     assert_int_equal(jf_shutdown(), 0);
     jf_set_log_callback(NULL, NULL);
+    /* The validator sees the overlap too (when it reads jitdumps). */
+    char msg[4096];
+    int verdict = dump_tool_check(dump_path(test_dir, (long)getpid()), msg, sizeof msg);
+    assert_true(verdict != 0);
 }
 
 static void disable_then_enable_resumes_the_same_file(void **state)
