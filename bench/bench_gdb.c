@@ -1,0 +1,215 @@
+/*
+ * The gdb sink's cost where it matters: under a debugger whose JIT
+ * breakpoint is live, every registration stops the process. Run by
+ * bench_gdb.sh inside gdb (see there); on its own it measures only our side.
+ *
+ *   bench_gdb scale   100,000 regions through jf_register_batch (100 per
+ *                     call); at 1k, 10k and 100k live regions, the mean cost
+ *                     of single registrations; then a trap in JIT code so the
+ *                     driver can time `bt`
+ *   bench_gdb naive   the same single-registration costs with one symfile
+ *                     per registration (no merging), up to 10,000 regions
+ *   bench_gdb hold    100,000 regions, then wait (up to 120 s) for a
+ *                     debugger to attach; prints "ready PID" first
+ *
+ * Regions are laid out like a JIT's: packed, 16-byte aligned, sizes 24 to
+ * 200 bytes, each with a frameless FDE.
+ */
+#define _GNU_SOURCE
+#include "gdbjit.h"
+#include "jitframes.h"
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { TOTAL = 100000, BATCH = 100, SINGLES = 200, SIZE_CLASSES = 12 };
+
+static uint8_t *arena;
+static size_t arena_used, arena_size;
+static jf_cfi *cfi_for_size[SIZE_CLASSES];
+static unsigned rng = 12345;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void check(int rc, const char *what)
+{
+    if (rc) {
+        fprintf(stderr, "bench_gdb: %s: %s (%s)\n", what, jf_strerror(rc), jf_last_error());
+        exit(2);
+    }
+}
+
+static size_t class_size(int k)
+{
+    return 24 + 16 * (size_t)k; /* 24 .. 200 */
+}
+
+static void setup(void)
+{
+    arena_size = (size_t)(TOTAL + 4 * SINGLES + 64) * 224;
+    arena = mmap(NULL, arena_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (arena == MAP_FAILED) {
+        perror("mmap");
+        exit(2);
+    }
+    memset(arena, 0xc3, arena_size); /* ret */
+    for (int k = 0; k < SIZE_CLASSES; k++) {
+        check(jf_cfi_new(&cfi_for_size[k]), "cfi");
+        check(jf_cfi_add_frameless(cfi_for_size[k], 0, class_size(k), 8), "cfi");
+    }
+    jf_config cfg = JF_CONFIG_INIT;
+    cfg.sinks = JF_SINK_GDB;
+    cfg.flags = JF_CONFIG_IGNORE_ENV;
+    check(jf_init(&cfg), "jf_init");
+}
+
+/* The next region of the arena: packed, 16-byte aligned. */
+static jf_region next_region(char *name, size_t name_cap, size_t index)
+{
+    rng = rng * 1103515245u + 12345u;
+    int k = (int)((rng >> 16) % SIZE_CLASSES);
+    arena_used = (arena_used + 15) & ~(size_t)15;
+    jf_region r = JF_REGION_INIT;
+    r.addr = arena + arena_used;
+    r.size = class_size(k);
+    r.cfi = cfi_for_size[k];
+    snprintf(name, name_cap, "jit_fn_%zu", index);
+    r.name = name;
+    arena_used += r.size;
+    return r;
+}
+
+static size_t live;
+
+/* Register up to `target` live regions in batches; returns the seconds spent. */
+static double fill_to(size_t target)
+{
+    static jf_region batch[BATCH];
+    static char names[BATCH][32];
+    double t0 = now();
+    while (live < target) {
+        size_t n = target - live < BATCH ? target - live : BATCH;
+        for (size_t i = 0; i < n; i++)
+            batch[i] = next_region(names[i], sizeof names[i], live + i);
+        check(jf_register_batch(batch, n), "batch");
+        live += n;
+    }
+    return now() - t0;
+}
+
+static uint64_t live_symfiles(void)
+{
+    struct jf_stats st = JF_STATS_INIT;
+    check(jf_stats(&st), "stats");
+    return st.sink[2].objects;
+}
+
+/* Mean cost of one single-region registration at the current live count. */
+static double single_cost_ms(int count)
+{
+    char name[32];
+    double t0 = now();
+    for (int i = 0; i < count; i++) {
+        jf_region r = next_region(name, sizeof name, live);
+        check(jf_register(&r), "single");
+        live++;
+    }
+    return (now() - t0) * 1e3 / count;
+}
+
+/* A real framed function with a trap, registered last, called for `bt`. */
+static void trap_in_jit(void)
+{
+    static const uint8_t code[] = {0x55, 0x48, 0x89, 0xe5, 0xcc, 0x5d, 0xc3};
+    uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED)
+        exit(2);
+    memcpy(page, code, sizeof code);
+    mprotect(page, 4096, PROT_READ | PROT_EXEC);
+    jf_region r = JF_REGION_INIT;
+    r.addr = page;
+    r.size = sizeof code;
+    r.name = "bench_trap_fn";
+    check(jf_register(&r), "trap fn");
+#if defined(__x86_64__)
+    ((void (*)(void))page)();
+#endif
+}
+
+static int scale(void)
+{
+    static const size_t marks[] = {1000, 10000, TOTAL};
+    double batch_seconds = 0;
+    size_t batched = 0;
+    for (size_t m = 0; m < sizeof marks / sizeof marks[0]; m++) {
+        size_t before = live;
+        batch_seconds += fill_to(marks[m]);
+        batched += live - before;
+        double ms = single_cost_ms(SINGLES);
+        printf("live %6zu: single registration %.3f ms (mean of %d), %llu live symfiles\n", live, ms,
+               SINGLES, (unsigned long long)live_symfiles());
+    }
+    printf("batch registration: %zu regions in %d-region calls took %.2f s in all\n", batched, BATCH,
+           batch_seconds);
+    fflush(stdout);
+    trap_in_jit();
+    return 0;
+}
+
+static int naive(void)
+{
+    jf__gdb_set_merging(0);
+    double t0 = now();
+    static const size_t marks[] = {1000, 5000, 10000};
+    for (size_t m = 0; m < sizeof marks / sizeof marks[0]; m++) {
+        char name[32];
+        while (live < marks[m] - 100) {
+            jf_region r = next_region(name, sizeof name, live);
+            check(jf_register(&r), "single");
+            live++;
+        }
+        double ms = single_cost_ms(100);
+        printf("naive: live %6zu: single registration %.3f ms, %llu live symfiles\n", live, ms,
+               (unsigned long long)live_symfiles());
+        fflush(stdout);
+    }
+    printf("naive: %zu single registrations took %.2f s in all\n", live, now() - t0);
+    return 0;
+}
+
+static volatile sig_atomic_t attached;
+
+static int hold(void)
+{
+    fill_to(TOTAL);
+    printf("ready %ld, %llu live symfiles\n", (long)getpid(), (unsigned long long)live_symfiles());
+    fflush(stdout);
+    for (int i = 0; i < 1200 && !attached; i++)
+        usleep(100 * 1000);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "scale";
+    setup();
+    if (strcmp(mode, "scale") == 0)
+        return scale();
+    if (strcmp(mode, "naive") == 0)
+        return naive();
+    if (strcmp(mode, "hold") == 0)
+        return hold();
+    fprintf(stderr, "usage: bench_gdb scale|naive|hold\n");
+    return 2;
+}
