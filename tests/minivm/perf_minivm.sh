@@ -61,7 +61,7 @@ record() {
   mkdir "$dir"
   (cd "$dir" &&
    if [ -n "$sinks" ]; then export JITFRAMES=$sinks JITFRAMES_DIR=$dir; else unset JITFRAMES; fi &&
-   timeout 120 perf record -q -e cpu-clock -F 4000 "${record_args[@]}" -o perf.data -- \
+   timeout 120 perf record -q -e cpu-clock "${record_args[@]}" -o perf.data -- \
      sh -c 'echo $$ >pid; exec "$@"' sh "$minivm" "$@" >out 2>err)
   local status=$?
   pids+=("$(cat "$dir/pid" 2>/dev/null)")
