@@ -27,6 +27,7 @@
  * aborts otherwise.
  */
 #define _GNU_SOURCE
+#include "byte_writer.h"
 #include "cfi.h"
 #include "internal.h"
 #include "sink.h"
@@ -47,6 +48,7 @@ typedef struct unwinder {
     frame_fn register_frame;
     frame_fn deregister_frame;
     int per_fde;        /* LLVM libunwind: one FDE per call */
+    int keyed_by_start; /* GCC 13+ libgcc: see probe_keyed_by_start() */
     const void *base;   /* load address of the library that defines them */
     void *handle;       /* keeps that library loaded while tables point into it */
 } unwinder;
@@ -58,6 +60,8 @@ enum { MAX_UNWINDERS = 2 };
 static unwinder unwinders[MAX_UNWINDERS];
 static int n_unwinders;
 static int bound;
+/* Replace tables by deregistering the old ones first (see swap_tables). */
+static int deregister_first;
 
 /* The load address of the object defining `sym`, or NULL. */
 static const void *object_base(const void *sym)
@@ -117,16 +121,120 @@ static int already_bound(const void *base)
     return 0;
 }
 
+/*
+ * What registering a table with a libgcc really does, found by registering
+ * two one-FDE tables for the same start, [X, X + 16) and [X, X + 32), and
+ * asking its _Unwind_Find_FDE for X + 8 and X + 24. X lies in a page of our
+ * own that holds no code.
+ *  - both found: GCC <= 12, a list of tables that accepts both;
+ *  - only X + 8: GCC 13+, a b-tree keyed by each table's first pc, which
+ *    silently drops a table starting where a live one does (and aborts when
+ *    that table is deregistered later);
+ *  - neither: registration has no effect, e.g. libgcc_s's internal calls to
+ *    __register_frame_info are interposed by LLVM libunwind's no-op stubs
+ *    when libunwind comes first in global scope.
+ * The second table uses our own `struct object` storage
+ * (__register_frame_info), so a dropped one leaks nothing, and a table is
+ * deregistered only when it is known to be registered.
+ */
+typedef enum probe_result { PROBE_LIST, PROBE_BTREE, PROBE_NO_EFFECT, PROBE_UNKNOWN } probe_result;
+
+enum { PROBE_TABLE = 64 };
+
+typedef const void *(*find_fde_fn)(void *pc, void *bases);
+typedef void (*register_info_fn)(const void *begin, void *object);
+typedef void *(*deregister_info_fn)(const void *begin);
+
+/* A table with one CIE and one FDE for [pc, pc + range), absolute addresses. */
+static void put_probe_table(uint8_t *buf, uintptr_t pc, uint64_t range)
+{
+    jf_writer w;
+    jf__writer_init(&w, buf, PROBE_TABLE);
+    jf__put_u32(&w, 0); /* CIE length, patched below */
+    jf__put_u32(&w, 0); /* CIE id */
+    jf__put_u8(&w, 1);  /* version */
+    jf__put_cstr(&w, "zR");
+    jf__put_uleb128(&w, 1);
+    jf__put_sleb128(&w, -8);
+    jf__put_u8(&w, 16);   /* return address column: irrelevant to lookups */
+    jf__put_uleb128(&w, 1);
+    jf__put_u8(&w, 0x00); /* DW_EH_PE_absptr */
+    jf__put_align(&w, 4); /* DW_CFA_nop */
+    jf__patch_u32(&w, 0, (uint32_t)(w.pos - 4));
+    size_t fde = w.pos;
+    jf__put_u32(&w, 0);
+    jf__put_u32(&w, (uint32_t)(w.pos)); /* back to the CIE at 0 */
+    jf__put_le(&w, pc, sizeof(void *));
+    jf__put_le(&w, range, sizeof(void *));
+    jf__put_uleb128(&w, 0);
+    jf__put_align(&w, 4);
+    jf__patch_u32(&w, fde, (uint32_t)(w.pos - fde - 4));
+    jf__put_u32(&w, 0); /* terminator */
+}
+
+/* A symbol of u's library, or NULL. */
+static void *unwinder_symbol(const unwinder *u, const char *name)
+{
+    void *sym = dlsym(u->handle ? u->handle : RTLD_DEFAULT, name);
+    return sym && object_base(sym) == u->base ? sym : NULL;
+}
+
+static probe_result probe_libgcc(const unwinder *u)
+{
+    static union {
+        void *p[32];
+        uint64_t u[32];
+    } second_object; /* room for any libgcc's struct object */
+    void *find = unwinder_symbol(u, "_Unwind_Find_FDE");
+    void *reg_info = unwinder_symbol(u, "__register_frame_info");
+    void *dereg_info = unwinder_symbol(u, "__deregister_frame_info");
+    uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!find || !reg_info || !dereg_info || page == MAP_FAILED) {
+        if (page != MAP_FAILED)
+            munmap(page, 4096);
+        return PROBE_UNKNOWN;
+    }
+    find_fde_fn find_fde;
+    register_info_fn register_info;
+    deregister_info_fn deregister_info;
+    memcpy(&find_fde, &find, sizeof find_fde);
+    memcpy(&register_info, &reg_info, sizeof register_info);
+    memcpy(&deregister_info, &dereg_info, sizeof deregister_info);
+    uintptr_t x = (uintptr_t)page + 2048; /* no code lives here */
+    put_probe_table(page, x, 16);
+    put_probe_table(page + PROBE_TABLE, x, 32);
+    void *bases[3];
+    u->register_frame(page);
+    register_info(page + PROBE_TABLE, &second_object);
+    int first = find_fde((void *)(x + 8), bases) != NULL;
+    int second = find_fde((void *)(x + 24), bases) != NULL;
+    probe_result r = second ? PROBE_LIST : first ? PROBE_BTREE : PROBE_NO_EFFECT;
+    if (r != PROBE_BTREE)
+        deregister_info(page + PROBE_TABLE);
+    u->deregister_frame(page);
+    munmap(page, 4096);
+    return r;
+}
+
 static void keep_unwinder(const unwinder *u, const char *how)
 {
-    if (already_bound(u->base) || n_unwinders == MAX_UNWINDERS) {
+    probe_result probe = u->per_fde ? PROBE_LIST : probe_libgcc(u);
+    if (already_bound(u->base) || n_unwinders == MAX_UNWINDERS || probe == PROBE_NO_EFFECT) {
+        if (probe == PROBE_NO_EFFECT)
+            jf__log(JF_LOG_INFO, "unwind sink: registering with %s (%s) has no effect here; not used",
+                    object_name(u->base), how);
         if (u->handle)
             dlclose(u->handle);
         return;
     }
-    unwinders[n_unwinders++] = *u;
-    jf__log(JF_LOG_INFO, "unwind sink: %s unwinder in %s (%s)", u->per_fde ? "LLVM libunwind" : "libgcc",
-            object_name((const void *)u->base), how);
+    unwinder *kept = &unwinders[n_unwinders++];
+    *kept = *u;
+    /* Unknown: take the order that is safe for both kinds. */
+    kept->keyed_by_start = probe == PROBE_BTREE || probe == PROBE_UNKNOWN;
+    deregister_first |= kept->keyed_by_start;
+    jf__log(JF_LOG_INFO, "unwind sink: %s unwinder in %s (%s)",
+            u->per_fde ? "LLVM libunwind" : kept->keyed_by_start ? "libgcc (b-tree)" : "libgcc (list)",
+            object_name(u->base), how);
 }
 
 /* libgcc_s.so.1 as glibc's backtrace() uses it: the copy already loaded
@@ -545,7 +653,10 @@ static int tables_reserve(size_t extra)
 /*
  * Replace tables[at, at + n_old) by fresh[0, n_fresh) (same address range,
  * sorted, built). The fresh tables are registered before the old ones are
- * deregistered, so every FDE stays findable throughout.
+ * deregistered, so every FDE stays findable throughout, except under a
+ * libgcc keyed by first pc (GCC 13+), which would drop a fresh table that
+ * starts where an old one does: there the old ones go first, and a
+ * concurrent unwind through these regions may briefly find no FDE.
  */
 static int swap_tables(size_t at, size_t n_old, unwind_table *const *fresh, size_t n_fresh,
                        jf_sink_stats *stats)
@@ -559,6 +670,8 @@ static int swap_tables(size_t at, size_t n_old, unwind_table *const *fresh, size
     if (n_old > sizeof old / sizeof old[0])
         return jf__fail(JF_EINVAL, "internal: replacing %zu unwind tables at once", n_old);
     memcpy(old, tables + at, n_old * sizeof *old);
+    for (size_t i = 0; deregister_first && i < n_old; i++)
+        table_deregister(old[i]);
     for (size_t i = 0; i < n_fresh; i++) {
         table_register(fresh[i]);
         owners_point_to(fresh[i]);
@@ -569,7 +682,8 @@ static int swap_tables(size_t at, size_t n_old, unwind_table *const *fresh, size
     memcpy(tables + at, fresh, n_fresh * sizeof *tables);
     n_tables = n_tables - n_old + n_fresh;
     for (size_t i = 0; i < n_old; i++) {
-        table_deregister(old[i]);
+        if (!deregister_first)
+            table_deregister(old[i]);
         stats->objects--;
         stats->bytes -= old[i]->size;
         table_free(old[i]);
