@@ -33,7 +33,6 @@ int mvm_vm_init(struct mvm_vm *vm, const struct mvm_program *prog, uint32_t max_
     vm->stack = calloc(slots, sizeof *vm->stack);
     if (!vm->stack)
         return -1;
-    vm->stack_end = vm->stack + slots;
     vm->prog = prog;
     vm->max_depth = max_depth;
     vm->diag = diag;
@@ -46,7 +45,7 @@ int mvm_vm_init(struct mvm_vm *vm, const struct mvm_program *prog, uint32_t max_
 void mvm_vm_free(struct mvm_vm *vm)
 {
     free(vm->stack);
-    vm->stack = vm->stack_end = NULL;
+    vm->stack = NULL;
 }
 
 /* ---- runtime errors (cold paths) ---------------------------------------- */

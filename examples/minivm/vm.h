@@ -26,8 +26,7 @@
 
 struct mvm_vm {
     const struct mvm_program *prog;
-    int64_t *stack;         /* the value stack holding every frame */
-    int64_t *stack_end;
+    int64_t *stack;         /* the value stack: max_depth frames of the largest function */
     uint32_t depth;         /* interpreted calls in progress */
     uint32_t max_depth;
     int failed;             /* a runtime error is unwinding the run */
