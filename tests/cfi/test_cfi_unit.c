@@ -252,6 +252,8 @@ static void image_sizes_are_exact_and_small_buffers_are_refused(void **state)
     assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, NULL, 64, &out), JF_EINVAL);
     assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, buf, sizeof buf, NULL), JF_EINVAL);
     assert_int_equal(jf__cfi_max_image_size(NULL), 0);
+    assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, UINT64_MAX - 3, 0, buf, sizeof buf, &out),
+                     JF_ERANGE);
     jf_cfi_free(c);
 }
 
@@ -442,6 +444,34 @@ static void raw_bytes_are_checked(void **state)
     jf_cfi_free(c);
 }
 
+/* Arbitrary bytes never crash the raw constructor; whatever it accepts emits. */
+static void random_raw_bytes_are_rejected_or_emitted(void **state)
+{
+    (void)state;
+    static const uint8_t cie_insns[] = {0x0c, 0x07, 0x08};
+    jf_raw_cie cie = {1, -8, 16, cie_insns, sizeof cie_insns};
+    uint32_t seed = 12345;
+    size_t accepted = 0;
+    for (int iter = 0; iter < 20000; iter++) {
+        uint8_t insns[24];
+        size_t len = (size_t)(iter % (int)sizeof insns);
+        for (size_t i = 0; i < len; i++) {
+            seed = seed * 1103515245u + 12345u;
+            insns[i] = (uint8_t)(seed >> 16);
+        }
+        jf_cfi *c = jf__cfi_from_raw(&cie, insns, len, 0, 64);
+        if (!c)
+            continue;
+        accepted++;
+        uint8_t buf[128];
+        jf_eh_image out;
+        assert_true(jf__cfi_max_image_size(c) <= sizeof buf);
+        assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 64, 0, buf, sizeof buf, &out), 0);
+        jf_cfi_free(c);
+    }
+    assert_true(accepted > 100); /* the generator does produce valid programs */
+}
+
 /* A typical trampoline: standard frame around one indirect call. The perf
  * image (CIE + FDE + hdr) must fit the ~80 bytes the trampoline arena leaves. */
 static void trampoline_images_fit_80_bytes(void **state)
@@ -540,6 +570,7 @@ int main(void)
         cmocka_unit_test(validate_checks_completeness_and_range),
         cmocka_unit_test(standard_frame_checks_its_offsets),
         cmocka_unit_test(raw_bytes_are_checked),
+        cmocka_unit_test(random_raw_bytes_are_rejected_or_emitted),
         cmocka_unit_test(trampoline_images_fit_80_bytes),
         cmocka_unit_test(host_builder_uses_the_host_registers),
         cmocka_unit_test(register_validates_the_description),
