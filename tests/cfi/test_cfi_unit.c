@@ -438,6 +438,14 @@ static void raw_bytes_are_checked(void **state)
     assert_null(jf__cfi_from_raw(NULL, NULL, 0, 0, 16));
     assert_null(jf__cfi_from_raw(&cie, NULL, 3, 0, 16));
     assert_null(jf__cfi_from_raw(&cie, NULL, 0, 16, 16));
+    /* a return address column above 255 needs a version 3 CIE (ULEB128 column) */
+    jf_raw_cie wide = {1, -8, 300, cie_insns, sizeof cie_insns};
+    c = jf__cfi_from_raw(&wide, NULL, 0, 0, 16);
+    assert_non_null(c);
+    emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 16, 0, buf, sizeof buf, &out);
+    assert_int_equal(buf[8], 3);
+    assert_memory_equal(buf + 12, "\x01\x78\xac\x02\x01\x1b", 6); /* factors, RA 300, aug */
+    jf_cfi_free(c);
     /* an empty FDE program (the CIE state throughout) is fine */
     c = jf__cfi_from_raw(&cie, NULL, 0, 0, 16);
     assert_non_null(c);
