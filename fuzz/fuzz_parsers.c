@@ -1,11 +1,13 @@
 /*
  * libFuzzer target over the tool's parsers: every input is read as a perf
  * map, as a jitdump (as is, and behind a valid header so the fuzzer reaches
- * the records without guessing the magic), and as a raw .eh_frame. The
+ * the records without guessing the magic), as a raw .eh_frame and as a
+ * GDB JIT symfile. The
  * checkers and the printers both run. Any crash, sanitizer report or leak
  * fails the run.
  */
 #include "eh_frame_decoder.h"
+#include "elf_reader.h"
 #include "jitdump_reader.h"
 #include "perfmap_reader.h"
 
@@ -80,11 +82,31 @@ static void fuzz_eh_frame(const uint8_t *data, size_t size)
     ehf_free(&t);
 }
 
+/* Symfiles: as is, and with an ELF64 magic so the fuzzer gets past it. */
+static void fuzz_elf(const uint8_t *data, size_t size)
+{
+    jft_error err = {0};
+    elf_summary s;
+    elf_check(data, size, &s, &err);
+    elf_dump(data, size, sink(), &s, &err);
+    if (size < 6)
+        return;
+    uint8_t *buf = malloc(size);
+    if (!buf)
+        return;
+    memcpy(buf, data, size);
+    memcpy(buf, "\177ELF\2", 5);
+    jft_error err2 = {0};
+    elf_check(buf, size, &s, &err2);
+    free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_perfmap(data, size);
     fuzz_jitdump(data, size);
     fuzz_jitdump_records(data, size);
     fuzz_eh_frame(data, size);
+    fuzz_elf(data, size);
     return 0;
 }

@@ -2,6 +2,7 @@
  * `jitframes dump` for jitdumps: every record decoded, the unwinding info
  * down to the CFA rule of every pc range (code offsets).
  */
+#include "eh_frame_print.h"
 #include "jitdump_reader.h"
 
 #include <inttypes.h>
@@ -36,73 +37,13 @@ static void print_header(void *ctx, const jd_header *h)
             machine_name(h->elf_mach), h->reserved, h->pid, h->timestamp, h->flags);
 }
 
-static void print_reg(FILE *out, uint32_t mach, uint64_t reg)
-{
-    const char *name = ehf_register_name(mach, reg);
-    if (name)
-        fputs(name, out);
-    else
-        fprintf(out, "r%" PRIu64, reg);
-}
-
-static void print_row(void *ctx, const ehf_fde *fde, const ehf_row *row)
-{
-    (void)fde;
-    printer *p = ctx;
-    fprintf(p->out, "        [0x%" PRIx64 ", 0x%" PRIx64 ")  cfa=", (uint64_t)row->start, (uint64_t)row->end);
-    if (row->cfa_is_expression) {
-        fputs("expr", p->out);
-    } else {
-        print_reg(p->out, p->elf_mach, row->cfa_reg);
-        fprintf(p->out, "%+" PRId64, row->cfa_offset);
-    }
-    for (uint64_t r = 0; r < EHF_MAX_REGS; r++) {
-        const ehf_rule *rule = &row->regs[r];
-        if (rule->kind == EHF_RULE_UNSPECIFIED)
-            continue;
-        fputs("  ", p->out);
-        print_reg(p->out, p->elf_mach, r);
-        switch (rule->kind) {
-        case EHF_RULE_UNDEFINED: fputs("=undefined", p->out); break;
-        case EHF_RULE_SAME_VALUE: fputs("=same", p->out); break;
-        case EHF_RULE_OFFSET: fprintf(p->out, "=[cfa%+" PRId64 "]", rule->value); break;
-        case EHF_RULE_VAL_OFFSET: fprintf(p->out, "=cfa%+" PRId64, rule->value); break;
-        case EHF_RULE_REGISTER:
-            fputc('=', p->out);
-            print_reg(p->out, p->elf_mach, (uint64_t)rule->value);
-            break;
-        case EHF_RULE_EXPRESSION: fputs("=[expr]", p->out); break;
-        default: fputs("=expr", p->out); break;
-        }
-    }
-    fputc('\n', p->out);
-}
-
 static void print_unwind(printer *p, const jd_unwind *u)
 {
     fprintf(p->out, "    unwinding_size %" PRIu64 " (.eh_frame %" PRIu64 ", .eh_frame_hdr %" PRIu64
             "), mapped_size %" PRIu64 "\n", u->unwinding_size, u->eh_frame_size, u->eh_frame_hdr_size,
             u->mapped_size);
-    const ehf_table *t = u->table;
-    if (!t)
-        return;
-    for (size_t i = 0; i < t->n_cies; i++) {
-        const ehf_cie *c = &t->cies[i];
-        fprintf(p->out, "    CIE @%" PRIu64 " (%" PRIu64 " bytes): version %u, \"%s\", code_align %" PRIu64
-                ", data_align %" PRId64 ", return address ", c->offset, c->size, c->version,
-                c->augmentation, c->code_align, c->data_align);
-        print_reg(p->out, p->elf_mach, c->ra_reg);
-        fprintf(p->out, ", FDE encoding 0x%02x\n", c->fde_encoding);
-    }
-    for (size_t i = 0; i < t->n_fdes; i++) {
-        const ehf_fde *f = &t->fdes[i];
-        fprintf(p->out, "    FDE @%" PRIu64 " (%" PRIu64 " bytes, CIE @%" PRIu64 "): code [0x%" PRIx64
-                ", 0x%" PRIx64 ")\n", f->offset, f->size, t->cies[f->cie].offset, (uint64_t)f->pc_begin,
-                (uint64_t)f->pc_begin + f->pc_range);
-        jft_error err = {0};
-        if (ehf_rows(u->eh_frame, (size_t)u->eh_frame_size, &u->layout, t, i, print_row, p, &err))
-            fprintf(p->out, "        (%s)\n", err.msg);
-    }
+    if (u->table)
+        ehf_print_table(p->out, p->elf_mach, u->eh_frame, (size_t)u->eh_frame_size, &u->layout, u->table);
 }
 
 static void print_record(void *ctx, const jd_record *r, uint32_t elf_mach)

@@ -4,9 +4,10 @@
  * `jitframes check FILE` validates the format and stops with
  * "FILE:WHERE: what is wrong" at the first problem (exit 1).
  * The format is detected from the content: jitdump magic in either byte
- * order, an ELF magic (not handled yet), anything else is a perf map.
+ * order, an ELF magic (a GDB JIT symfile), anything else is a perf map.
  */
 #define _GNU_SOURCE
+#include "elf_reader.h"
 #include "jitdump_reader.h"
 #include "perfmap_reader.h"
 
@@ -135,11 +136,29 @@ static int run_jitdump(const char *cmd, const char *path, const uint8_t *buf, si
     return 0;
 }
 
+static int run_elf(const char *cmd, const char *path, const uint8_t *buf, size_t len)
+{
+    jft_error err = {0};
+    elf_summary s;
+    int dump = strcmp(cmd, "dump") == 0;
+    if (dump)
+        printf("# symfile %s\n", path);
+    int rc = dump ? elf_dump(buf, len, stdout, &s, &err) : elf_check(buf, len, &s, &err);
+    if (rc) {
+        print_error(path, &err, KIND_ELF);
+        return 1;
+    }
+    printf("%s%s: valid symfile: %" PRIu64 " sections, %" PRIu64 " functions, %" PRIu64 " FDEs\n",
+           dump ? "# " : "", path, s.sections, s.functions, s.fdes);
+    return 0;
+}
+
 static int usage(void)
 {
     fprintf(stderr, "usage: jitframes dump FILE\n"
                     "       jitframes check FILE\n"
-                    "FILE is a perf map (perf-<pid>.map) or a jitdump (jit-<pid>.dump).\n");
+                    "FILE is a perf map (perf-<pid>.map), a jitdump (jit-<pid>.dump) or a\n"
+                    "GDB JIT symfile (an ELF64 object).\n");
     return 2;
 }
 
@@ -160,8 +179,7 @@ int main(int argc, char **argv)
         rc = run_jitdump(argv[1], path, buf, len);
         break;
     case KIND_ELF:
-        fprintf(stderr, "%s: ELF files are not supported yet\n", path);
-        rc = 2;
+        rc = run_elf(argv[1], path, buf, len);
         break;
     default:
         rc = run_perfmap(argv[1], path, buf, len);

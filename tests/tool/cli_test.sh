@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The jitframes command line: exit codes, "FILE:LINE: message" on stderr,
-# summary and dump output. Usage: cli_test.sh PATH/TO/jitframes PATH/TO/make_sample_dumps
+# summary and dump output.
+# Usage: cli_test.sh PATH/TO/jitframes PATH/TO/make_sample_dumps SYMFILE
+# (SYMFILE: a valid GDB JIT symfile written by the library)
 set -u
 tool=$1
 make_dumps=$2
+symfile=$3
 dir=$(mktemp -d "${TMPDIR:-/tmp}/jf-cli.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 failures=0
@@ -62,6 +65,14 @@ expect dump-bad-dump 1 "code_index 0 name \"sample_fn\"" \
 printf 'DTiJ' >"$dir/short.dump"
 expect dump-short 1 "" "$dir/short.dump:0x0: file too short for a jitdump header (4 bytes, need 40)" \
   -- check "$dir/short.dump"
+
+# GDB JIT symfiles
+expect elf-check 0 "valid symfile: 5 sections, 1 functions, 2 FDEs" "" -- check "$symfile"
+expect elf-dump 0 "symbol    1 " "" -- dump "$symfile"
+cp "$symfile" "$dir/class32.o"
+printf '\001' | dd of="$dir/class32.o" bs=1 seek=4 conv=notrunc status=none
+expect elf-class32 1 "" "$dir/class32.o:0x4: ELF class 1: only 64-bit symfiles are supported" \
+  -- check "$dir/class32.o"
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
 echo "all CLI checks passed"
