@@ -475,6 +475,42 @@ JF_API size_t jf_jitdump_footprint(size_t code_size, const jf_cfi *cfi);
 JF_API uint64_t jf_jitdump_overlaps(void);
 
 /* ------------------------------------------------------------------------ */
+/* gdb and lldb (the gdb sink)                                               */
+/* ------------------------------------------------------------------------ */
+/*
+ * The gdb sink implements the GDB JIT interface: the library defines
+ * __jit_debug_register_code and __jit_debug_descriptor, and every
+ * registration call becomes one in-memory ELF object (names, CFI, source
+ * lines; the code itself is not copied) that gdb and lldb read at once, or
+ * when they attach, or from a core file written while it was live.
+ *
+ * Cost. Each registration call stops a debugger that is attached (~0.5 ms).
+ * To keep that flat, objects of similar size are merged in levels (the merged
+ * one is registered before its parts go, so nothing is ever invisible): about
+ * 20 live objects at 100,000 regions (jf_stats: sink[2].objects). Register
+ * many regions per call (jf_register_batch) when you can. jf_unregister
+ * rebuilds the object holding the region, which costs in proportion to its
+ * size: code that is freed often should be freed young.
+ *
+ * Linking. The two symbols must be in the process's dynamic symbol table or
+ * a stripped executable hides them. With the shared library they are. An
+ * executable linking the static library needs
+ *   -Wl,--export-dynamic-symbol=__jit_debug_register_code
+ *   -Wl,--export-dynamic-symbol=__jit_debug_descriptor
+ * which the CMake package (jitframes::jitframes_static, opt out with the
+ * target property JITFRAMES_NO_EXPORT_DYNAMIC) and `pkg-config --static`
+ * add. A stripped, fully static (-static) executable has no dynamic symbol
+ * table: unsupported. Link-time garbage collection and LTO keep the symbols.
+ *
+ * Several JIT libraries. Another library in the process may have its own
+ * descriptor (its own copy of jitframes or another JIT). gdb 13 reads every
+ * descriptor and shows both libraries' code; lldb 14 reads only the first it
+ * finds and leaves the other library's frames unnamed. Two copies of
+ * jitframes must not share one descriptor (interposition): link a private
+ * static copy inside a shared library with -Bsymbolic.
+ */
+
+/* ------------------------------------------------------------------------ */
 /* Statistics                                                                */
 /* ------------------------------------------------------------------------ */
 
