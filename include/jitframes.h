@@ -393,7 +393,7 @@ JF_API int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame
  * x86_64, 128 on aarch64 and riscv64. The spacing is chosen at creation:
  * enable jitdump before creating trampolines (copies made earlier stay
  * packed; jf_jitdump_overlaps() counts the clashes). The registry's record
- * (name, file, unwind rules) comes on top, about 290 bytes with a short name.
+ * (name, file, unwind rules) comes on top, about 300 bytes with a short name.
  */
 
 /* A generic function pointer; cast to and from your eval function's type. */
