@@ -7,7 +7,6 @@
  */
 #include "elf_reader.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,22 +31,10 @@ typedef struct walker {
     size_t n_funcs;
     const elf_visitor *v;
     void *ctx;
-    int keep_going;
-    uint64_t violations;
+    jft_rules rules;
     elf_summary *sum;
     jft_error *err;
 } walker;
-
-static int violation(walker *w, uint64_t where, const char *fmt, ...) JFT_PRINTF(3, 4);
-static int violation(walker *w, uint64_t where, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    jft_vfail(w->err, where, fmt, ap);
-    va_end(ap);
-    w->violations++;
-    return w->keep_going ? 0 : -1;
-}
 
 static int read_ehdr(walker *w, uint64_t *shoff, uint64_t *phoff)
 {
@@ -88,9 +75,9 @@ static int read_ehdr(walker *w, uint64_t *shoff, uint64_t *phoff)
     if (i->shstrndx >= i->shnum)
         return jft_fail(w->err, 62, "e_shstrndx %u is not a section", i->shstrndx);
     if (w->buf[6] != 1 || version != 1)
-        return violation(w, 6, "ELF version is not 1");
+        return jft_violation(&w->rules, 6, "ELF version is not 1");
     if (i->type < 1 || i->type > 3)
-        return violation(w, 16, "ELF type %u is not ET_REL, ET_EXEC or ET_DYN", i->type);
+        return jft_violation(&w->rules, 16, "ELF type %u is not ET_REL, ET_EXEC or ET_DYN", i->type);
     return 0;
 }
 
@@ -147,7 +134,7 @@ static int check_sections(walker *w, uint64_t shoff)
             w->v->section(w->ctx, k, s);
         w->sum->sections++;
         if ((s->flags & SHF_ALLOC) && s->addr == 0)
-            if (violation(w, shoff + k * SHDR_SIZE + 16,
+            if (jft_violation(&w->rules, shoff + k * SHDR_SIZE + 16,
                           "SHF_ALLOC section %s at address 0 (gdb registration gets much slower)", s->name))
                 return -1;
     }
@@ -159,20 +146,20 @@ static int check_sections(walker *w, uint64_t shoff)
 static int check_function(walker *w, const elf_symbol *sym, uint64_t where)
 {
     if (sym->shndx == 0 || sym->shndx >= w->info.shnum)
-        return violation(w, where, "FUNC symbol %s is in section %u, which is not a section", sym->name, sym->shndx);
+        return jft_violation(&w->rules, where, "FUNC symbol %s is in section %u, which is not a section", sym->name, sym->shndx);
     const elf_section *s = &w->sections[sym->shndx];
     if (!(s->flags & SHF_EXECINSTR))
-        return violation(w, where, "FUNC symbol %s is in non-executable section %s", sym->name, s->name);
+        return jft_violation(&w->rules, where, "FUNC symbol %s is in non-executable section %s", sym->name, s->name);
     if (sym->size == 0)
-        return violation(w, where, "FUNC symbol %s has size 0", sym->name);
+        return jft_violation(&w->rules, where, "FUNC symbol %s has size 0", sym->name);
     if (sym->addr < s->addr || sym->addr + sym->size < sym->addr || sym->addr + sym->size > s->addr + s->size)
-        return violation(w, where, "FUNC symbol %s (%llx-%llx) lies outside its section %s (%llx-%llx)",
+        return jft_violation(&w->rules, where, "FUNC symbol %s (%llx-%llx) lies outside its section %s (%llx-%llx)",
                          sym->name, (unsigned long long)sym->addr, (unsigned long long)(sym->addr + sym->size),
                          s->name, (unsigned long long)s->addr, (unsigned long long)(s->addr + s->size));
     char why[128];
     size_t bad;
     if (jft_check_name((const uint8_t *)sym->name, strlen(sym->name), &bad, why, sizeof why))
-        return violation(w, where, "FUNC symbol name: %s", why);
+        return jft_violation(&w->rules, where, "FUNC symbol name: %s", why);
     return 0;
 }
 
@@ -217,10 +204,10 @@ static int read_symtab(walker *w, const elf_section *symtab)
             w->v->symbol(w->ctx, (size_t)k, &sym);
         if (sym.type != STT_FUNC || sym.shndx >= SHN_LORESERVE)
             continue;
-        uint64_t before = w->violations;
+        uint64_t before = w->rules.count;
         if (check_function(w, &sym, where))
             return -1;
-        if (w->violations == before && add_function(w, &sym))
+        if (w->rules.count == before && add_function(w, &sym))
             return -1;
     }
     return 0;
@@ -238,7 +225,7 @@ static int check_functions_disjoint(walker *w)
         qsort(w->funcs, w->n_funcs, sizeof *w->funcs, by_lo);
     for (size_t i = 1; i < w->n_funcs; i++)
         if (w->funcs[i].lo < w->funcs[i - 1].hi)
-            return violation(w, 0, "FUNC symbols %s (%llx-%llx) and %s (%llx-%llx) overlap", w->funcs[i - 1].name,
+            return jft_violation(&w->rules, 0, "FUNC symbols %s (%llx-%llx) and %s (%llx-%llx) overlap", w->funcs[i - 1].name,
                              (unsigned long long)w->funcs[i - 1].lo, (unsigned long long)w->funcs[i - 1].hi,
                              w->funcs[i].name, (unsigned long long)w->funcs[i].lo, (unsigned long long)w->funcs[i].hi);
     return 0;
@@ -276,7 +263,7 @@ static int check_eh_frame(walker *w, const elf_section *eh, ehf_table *t)
     const uint8_t *data = w->buf + eh->offset;
     jft_error local = {0};
     if (ehf_decode(data, (size_t)eh->size, &layout, t, &local))
-        return violation(w, local.where, ".eh_frame: %s", local.msg);
+        return jft_violation(&w->rules, local.where, ".eh_frame: %s", local.msg);
     w->sum->fdes = t->n_fdes;
     if (w->v && w->v->eh_frame)
         w->v->eh_frame(w->ctx, data, (size_t)eh->size, &layout, t, w->info.machine);
@@ -284,14 +271,14 @@ static int check_eh_frame(walker *w, const elf_section *eh, ehf_table *t)
         const ehf_fde *f = &t->fdes[i];
         uint64_t lo = (uint64_t)f->pc_begin, hi = lo + f->pc_range;
         if (!function_containing(w, lo, hi))
-            return violation(w, eh->offset + f->pc_begin_field,
+            return jft_violation(&w->rules, eh->offset + f->pc_begin_field,
                              "FDE at .eh_frame offset %llu covers %llx-%llx, which no FUNC symbol contains",
                              (unsigned long long)f->offset, (unsigned long long)lo, (unsigned long long)hi);
     }
     const elf_section *hdr = section_named(w, ".eh_frame_hdr");
     if (hdr && hdr->type != SHT_NOBITS && ehf_check_hdr(w->buf + hdr->offset, (size_t)hdr->size, (int64_t)hdr->addr, &layout, t,
                              hdr->offset, &local))
-        return violation(w, local.where, "%s", local.msg);
+        return jft_violation(&w->rules, local.where, "%s", local.msg);
     return 0;
 }
 
@@ -318,15 +305,14 @@ int elf_walk(const uint8_t *buf, size_t len, const elf_visitor *v, void *ctx, in
              elf_summary *summary, jft_error *err)
 {
     elf_summary local_summary;
-    jft_error local_err = {0};
     walker w = {0};
     w.buf = buf;
     w.len = len;
     w.v = v;
     w.ctx = ctx;
-    w.keep_going = keep_going;
+    jft_rules_init(&w.rules, err, keep_going);
     w.sum = summary ? summary : &local_summary;
-    w.err = err ? err : &local_err;
+    w.err = w.rules.err;
     memset(w.sum, 0, sizeof *w.sum);
     int rc = walk(&w);
     free(w.sections);

@@ -24,6 +24,23 @@ int jft_fail(jft_error *err, uint64_t where, const char *fmt, ...)
     return -1;
 }
 
+void jft_rules_init(jft_rules *r, jft_error *err, int keep_going)
+{
+    memset(r, 0, sizeof *r);
+    r->err = err ? err : &r->fallback;
+    r->keep_going = keep_going;
+}
+
+int jft_violation(jft_rules *r, uint64_t where, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    jft_vfail(r->err, where, fmt, ap);
+    va_end(ap);
+    r->count++;
+    return r->keep_going ? 0 : -1;
+}
+
 void jft_reader_init(jft_reader *r, const uint8_t *data, size_t len, int big_endian)
 {
     r->data = data;

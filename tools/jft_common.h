@@ -30,6 +30,20 @@ typedef struct jft_error {
 int jft_fail(jft_error *err, uint64_t where, const char *fmt, ...) JFT_PRINTF(3, 4);
 int jft_vfail(jft_error *err, uint64_t where, const char *fmt, va_list ap) JFT_PRINTF(3, 0);
 
+/* How a walker treats broken rules: `check` stops at the first one,
+ * `dump` records the first one and goes on decoding. */
+typedef struct jft_rules {
+    jft_error *err; /* the caller's, or `fallback` */
+    int keep_going;
+    uint64_t count; /* violations so far */
+    jft_error fallback;
+} jft_rules;
+
+void jft_rules_init(jft_rules *r, jft_error *err, int keep_going);
+
+/* Record a violation; returns 0 to go on (keep_going), -1 to stop. */
+int jft_violation(jft_rules *r, uint64_t where, const char *fmt, ...) JFT_PRINTF(3, 4);
+
 /* A cursor over [data, data + len). Every read checks the bounds: on a
  * short read it sets `overrun` and yields zero, so callers check once. */
 typedef struct jft_reader {

@@ -20,7 +20,6 @@
 #include "jitdump_reader.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,8 +41,7 @@ typedef struct walker {
     unsigned address_size;
     const jd_visitor *v;
     void *ctx;
-    int keep_going;
-    uint64_t violations;
+    jft_rules rules;
     jd_summary *sum;
     jft_error *err;
     uint64_t last_timestamp;
@@ -55,18 +53,6 @@ typedef struct walker {
     live_map *live;
     size_t n_live, cap_live;
 } walker;
-
-/* A rule was broken: record it; go on only when dumping. */
-static int violation(walker *w, uint64_t where, const char *fmt, ...) JFT_PRINTF(3, 4);
-static int violation(walker *w, uint64_t where, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    jft_vfail(w->err, where, fmt, ap);
-    va_end(ap);
-    w->violations++;
-    return w->keep_going ? 0 : -1;
-}
 
 const char *jd_record_name(uint32_t id)
 {
@@ -127,15 +113,15 @@ static int read_header(walker *w)
     if (w->v && w->v->header)
         w->v->header(w->ctx, h);
     if (h->version != 1)
-        return violation(w, 4, "header version %u (perf reads version 1)", h->version);
+        return jft_violation(&w->rules, 4, "header version %u (perf reads version 1)", h->version);
     if (h->total_size != JD_HEADER_SIZE)
-        return violation(w, 8, "header size %u (expected 40)", h->total_size);
+        return jft_violation(&w->rules, 8, "header size %u (expected 40)", h->total_size);
     if (!known_machine(h->elf_mach))
-        return violation(w, 12, "unknown ELF machine %u in the header", h->elf_mach);
+        return jft_violation(&w->rules, 12, "unknown ELF machine %u in the header", h->elf_mach);
     if (h->reserved != 0)
-        return violation(w, 16, "header reserved field is 0x%x (must be 0)", h->reserved);
+        return jft_violation(&w->rules, 16, "header reserved field is 0x%x (must be 0)", h->reserved);
     if (h->flags & ~(uint64_t)JD_FLAG_ARCH_TIMESTAMP)
-        return violation(w, 32, "header flags 0x%llx have unknown bits (perf rejects the file)",
+        return jft_violation(&w->rules, 32, "header flags 0x%llx have unknown bits (perf rejects the file)",
                          (unsigned long long)h->flags);
     return 0;
 }
@@ -194,7 +180,7 @@ static int add_mapping(walker *w, const live_map *m, uint64_t where)
             remove_live(w, i);
             continue;
         }
-        if (violation(w, where,
+        if (jft_violation(&w->rules, where,
                       "synthesized mapping %llx-%llx overlaps the one of code_index %llu "
                       "(%llx-%llx, loaded at 0x%llx): perf splits it and that region loses its unwind data",
                       (unsigned long long)m->start, (unsigned long long)m->end,
@@ -220,12 +206,12 @@ static int parse_debug(walker *w, jd_record *rec, jft_reader *r)
     d->code_addr = jft_u64(r);
     d->nr_entry = jft_u64(r);
     if (r->overrun)
-        return violation(w, rec->offset, "CODE_DEBUG_INFO of %u bytes is shorter than its 32-byte fixed part",
+        return jft_violation(&w->rules, rec->offset, "CODE_DEBUG_INFO of %u bytes is shorter than its 32-byte fixed part",
                          rec->total_size);
     if (d->nr_entry == 0)
-        return violation(w, rec->offset + 24, "CODE_DEBUG_INFO has no entries");
+        return jft_violation(&w->rules, rec->offset + 24, "CODE_DEBUG_INFO has no entries");
     if (d->nr_entry > jft_left(r) / 17)
-        return violation(w, rec->offset + 24, "nr_entry %llu cannot fit in the record's %zu bytes",
+        return jft_violation(&w->rules, rec->offset + 24, "nr_entry %llu cannot fit in the record's %zu bytes",
                          (unsigned long long)d->nr_entry, jft_left(r));
     jd_line *lines = calloc((size_t)d->nr_entry, sizeof *lines);
     if (!lines)
@@ -240,21 +226,21 @@ static int parse_debug(walker *w, jd_record *rec, jft_reader *r)
         const uint8_t *name = r->data + r->pos;
         const uint8_t *nul = r->overrun ? NULL : memchr(name, 0, jft_left(r));
         if (!nul)
-            return violation(w, where, "line entry %llu runs past the record (file name not NUL-terminated)",
+            return jft_violation(&w->rules, where, "line entry %llu runs past the record (file name not NUL-terminated)",
                              (unsigned long long)i);
         lines[i].file = (const char *)name;
         jft_skip(r, (size_t)(nul - name) + 1);
         char why[128];
         size_t bad;
         if (jft_check_name(name, (size_t)(nul - name), &bad, why, sizeof why))
-            return violation(w, where + 16, "line entry %llu file name: %s", (unsigned long long)i, why);
+            return jft_violation(&w->rules, where + 16, "line entry %llu file name: %s", (unsigned long long)i, why);
         if (i > 0 && lines[i].addr < lines[i - 1].addr)
-            return violation(w, where, "line entry %llu address %llx is below the previous entry's %llx",
+            return jft_violation(&w->rules, where, "line entry %llu address %llx is below the previous entry's %llx",
                              (unsigned long long)i, (unsigned long long)lines[i].addr,
                              (unsigned long long)lines[i - 1].addr);
     }
     if (jft_left(r) >= 8 || !all_zero(r->data + r->pos, jft_left(r)))
-        return violation(w, rec->offset + r->pos,
+        return jft_violation(&w->rules, rec->offset + r->pos,
                          "%zu bytes after the last line entry (only zero padding below 8 bytes is allowed)",
                          jft_left(r));
     return 0;
@@ -265,15 +251,15 @@ static int check_debug_against_load(walker *w, const jd_record *rec, const jd_lo
     const jd_debug *d = &rec->u.debug;
     uint64_t end = load->code_addr + load->code_size;
     if (d->code_addr != load->code_addr)
-        return violation(w, rec->offset + 16, "CODE_DEBUG_INFO code_addr %llx differs from its CODE_LOAD's %llx",
+        return jft_violation(&w->rules, rec->offset + 16, "CODE_DEBUG_INFO code_addr %llx differs from its CODE_LOAD's %llx",
                          (unsigned long long)d->code_addr, (unsigned long long)load->code_addr);
     for (uint64_t i = 0; i < d->nr_entry; i++)
         if (d->lines[i].addr < load->code_addr || d->lines[i].addr > end)
-            return violation(w, rec->offset, "line entry %llu address %llx lies outside the code %llx-%llx",
+            return jft_violation(&w->rules, rec->offset, "line entry %llu address %llx lies outside the code %llx-%llx",
                              (unsigned long long)i, (unsigned long long)d->lines[i].addr,
                              (unsigned long long)load->code_addr, (unsigned long long)end);
     if (d->lines[d->nr_entry - 1].addr != end)
-        return violation(w, rec->offset,
+        return jft_violation(&w->rules, rec->offset,
                          "last line entry at %llx does not close the code at %llx "
                          "(perf gives the last range no line)",
                          (unsigned long long)d->lines[d->nr_entry - 1].addr, (unsigned long long)end);
@@ -289,29 +275,29 @@ static int parse_unwind(walker *w, jd_record *rec, jft_reader *r)
     u->eh_frame_hdr_size = jft_u64(r);
     u->mapped_size = jft_u64(r);
     if (r->overrun)
-        return violation(w, rec->offset, "CODE_UNWINDING_INFO of %u bytes is shorter than its 40-byte fixed part",
+        return jft_violation(&w->rules, rec->offset, "CODE_UNWINDING_INFO of %u bytes is shorter than its 40-byte fixed part",
                          rec->total_size);
     size_t data = jft_left(r);
     if (u->unwinding_size > data)
-        return violation(w, rec->offset + 16, "unwinding_size %llu exceeds the record's %zu data bytes",
+        return jft_violation(&w->rules, rec->offset + 16, "unwinding_size %llu exceeds the record's %zu data bytes",
                          (unsigned long long)u->unwinding_size, data);
     if (u->eh_frame_hdr_size > u->unwinding_size)
-        return violation(w, rec->offset + 24, "eh_frame_hdr_size %llu exceeds unwinding_size %llu",
+        return jft_violation(&w->rules, rec->offset + 24, "eh_frame_hdr_size %llu exceeds unwinding_size %llu",
                          (unsigned long long)u->eh_frame_hdr_size, (unsigned long long)u->unwinding_size);
     if (data - u->unwinding_size >= 8 || !all_zero(r->data + r->pos + u->unwinding_size, data - u->unwinding_size))
-        return violation(w, rec->offset + 40 + u->unwinding_size,
+        return jft_violation(&w->rules, rec->offset + 40 + u->unwinding_size,
                          "%zu bytes after the unwinding data (only zero padding to 8 is allowed)",
                          data - (size_t)u->unwinding_size);
     u->eh_frame_size = u->unwinding_size - u->eh_frame_hdr_size;
     u->eh_frame = r->data + r->pos;
     u->eh_frame_hdr = u->eh_frame + u->eh_frame_size;
     if (u->mapped_size == 0)
-        return violation(w, rec->offset + 32,
+        return jft_violation(&w->rules, rec->offset + 32,
                          "mapped_size is 0 (perf then maps only the code and call chains come out wrong)");
     if (u->eh_frame_size == 0)
-        return violation(w, rec->offset + 16, "no .eh_frame data");
+        return jft_violation(&w->rules, rec->offset + 16, "no .eh_frame data");
     if (u->eh_frame_hdr_size == 0)
-        return violation(w, rec->offset + 24, "no .eh_frame_hdr (perf's unwinder looks FDEs up in it)");
+        return jft_violation(&w->rules, rec->offset + 24, "no .eh_frame_hdr (perf's unwinder looks FDEs up in it)");
     return 0;
 }
 
@@ -322,11 +308,11 @@ static int check_fde_ranges(walker *w, const jd_record *rec, const ehf_table *t,
         const ehf_fde *f = &t->fdes[i];
         const ehf_cie *c = &t->cies[f->cie];
         if ((c->fde_encoding & 0x70) != 0x10)
-            return violation(w, base + f->pc_begin_field,
+            return jft_violation(&w->rules, base + f->pc_begin_field,
                              "FDE pc_begin encoding 0x%02x is not pc-relative (perf's synthesized DSO "
                              "needs pc-relative pointers)", c->fde_encoding);
         if (f->pc_begin < 0 || (uint64_t)f->pc_begin >= code_size || f->pc_range > code_size - (uint64_t)f->pc_begin)
-            return violation(w, base + f->pc_begin_field,
+            return jft_violation(&w->rules, base + f->pc_begin_field,
                              "FDE at .eh_frame offset %llu covers code offsets [%lld, %lld), outside the code "
                              "[0, %llu): pc_begin must be -(round8(code_size) + field offset) for offset 0",
                              (unsigned long long)f->offset, (long long)f->pc_begin,
@@ -334,7 +320,7 @@ static int check_fde_ranges(walker *w, const jd_record *rec, const ehf_table *t,
         for (size_t j = 0; j < i; j++) {
             const ehf_fde *g = &t->fdes[j];
             if (f->pc_begin < g->pc_begin + (int64_t)g->pc_range && g->pc_begin < f->pc_begin + (int64_t)f->pc_range)
-                return violation(w, base + f->offset, "FDEs at .eh_frame offsets %llu and %llu overlap",
+                return jft_violation(&w->rules, base + f->offset, "FDEs at .eh_frame offsets %llu and %llu overlap",
                                  (unsigned long long)g->offset, (unsigned long long)f->offset);
         }
     }
@@ -352,16 +338,16 @@ static int check_unwind_against_load(walker *w, jd_record *rec, uint64_t code_si
     u->layout.error_base = rec->offset + 40;
     jft_error local = {0};
     if (ehf_decode(u->eh_frame, (size_t)u->eh_frame_size, &u->layout, t, &local))
-        return violation(w, local.where, ".eh_frame: %s", local.msg);
+        return jft_violation(&w->rules, local.where, ".eh_frame: %s", local.msg);
     u->table = t;
     if (t->n_fdes == 0)
-        return violation(w, rec->offset + 40, ".eh_frame has no FDE");
+        return jft_violation(&w->rules, rec->offset + 40, ".eh_frame has no FDE");
     if (check_fde_ranges(w, rec, t, code_size))
         return -1;
     int64_t hdr_addr = u->layout.section_addr + (int64_t)u->eh_frame_size;
     if (ehf_check_hdr(u->eh_frame_hdr, (size_t)u->eh_frame_hdr_size, hdr_addr, &u->layout, t,
                       rec->offset + 40 + u->eh_frame_size, &local))
-        return violation(w, local.where, "%s", local.msg);
+        return jft_violation(&w->rules, local.where, "%s", local.msg);
     return 0;
 }
 
@@ -377,20 +363,20 @@ static int parse_load_fields(walker *w, jd_record *rec, jft_reader *r)
     l->code_size = jft_u64(r);
     l->code_index = jft_u64(r);
     if (r->overrun)
-        return violation(w, rec->offset, "CODE_LOAD of %u bytes is shorter than its 56-byte fixed part",
+        return jft_violation(&w->rules, rec->offset, "CODE_LOAD of %u bytes is shorter than its 56-byte fixed part",
                          rec->total_size);
     size_t room = jft_left(r);
     if (l->code_size > room)
-        return violation(w, rec->offset + 40, "code_size %llu does not fit in the record (%zu bytes after the fixed part)",
+        return jft_violation(&w->rules, rec->offset + 40, "code_size %llu does not fit in the record (%zu bytes after the fixed part)",
                          (unsigned long long)l->code_size, room);
     const uint8_t *name = r->data + r->pos;
     const uint8_t *nul = memchr(name, 0, room - (size_t)l->code_size);
     if (!nul)
-        return violation(w, rec->offset + 56, "name is not NUL-terminated before the code");
+        return jft_violation(&w->rules, rec->offset + 56, "name is not NUL-terminated before the code");
     l->name = (const char *)name;
     l->code = r->data + r->len - l->code_size;
     if (!all_zero(nul + 1, (size_t)(l->code - nul - 1)))
-        return violation(w, rec->offset + 56 + (uint64_t)(nul + 1 - name), "non-zero bytes between the name and the code");
+        return jft_violation(&w->rules, rec->offset + 56 + (uint64_t)(nul + 1 - name), "non-zero bytes between the name and the code");
     return 0;
 }
 
@@ -400,20 +386,20 @@ static int check_load(walker *w, const jd_record *rec)
     char why[128];
     size_t bad;
     if (jft_check_name((const uint8_t *)l->name, strlen(l->name), &bad, why, sizeof why))
-        return violation(w, rec->offset + 56 + bad, "name: %s", why);
+        return jft_violation(&w->rules, rec->offset + 56 + bad, "name: %s", why);
     if (l->code_size == 0)
-        return violation(w, rec->offset + 40, "code_size is 0");
+        return jft_violation(&w->rules, rec->offset + 40, "code_size is 0");
     if (l->code_size > INT_MAX)
-        return violation(w, rec->offset + 40, "code_size %llu is above INT_MAX (perf truncates it)",
+        return jft_violation(&w->rules, rec->offset + 40, "code_size %llu is above INT_MAX (perf truncates it)",
                          (unsigned long long)l->code_size);
     if (l->code_addr + l->code_size < l->code_addr)
-        return violation(w, rec->offset + 32, "code %llx+%llu wraps past the end of the address space",
+        return jft_violation(&w->rules, rec->offset + 32, "code %llx+%llu wraps past the end of the address space",
                          (unsigned long long)l->code_addr, (unsigned long long)l->code_size);
     if (l->pid != w->h.pid)
-        return violation(w, rec->offset + 16, "pid %u differs from the header's pid %u (a forked child "
+        return jft_violation(&w->rules, rec->offset + 16, "pid %u differs from the header's pid %u (a forked child "
                          "writing into its parent's dump?)", l->pid, w->h.pid);
     if (w->have_index && l->code_index <= w->last_index)
-        return violation(w, rec->offset + 48, "code_index %llu is not greater than the previous one (%llu)",
+        return jft_violation(&w->rules, rec->offset + 48, "code_index %llu is not greater than the previous one (%llu)",
                          (unsigned long long)l->code_index, (unsigned long long)w->last_index);
     return 0;
 }
@@ -458,11 +444,11 @@ static int finish_load(walker *w, jd_record *rec)
 
 static int handle_load(walker *w, jd_record *rec, jft_reader *r)
 {
-    uint64_t before = w->violations;
-    if (parse_load_fields(w, rec, r) || w->violations != before) {
+    uint64_t before = w->rules.count;
+    if (parse_load_fields(w, rec, r) || w->rules.count != before) {
         drop_pending(&w->debug);
         drop_pending(&w->unwind);
-        return w->keep_going ? 0 : -1;
+        return w->rules.keep_going ? 0 : -1;
     }
     if (check_load(w, rec))
         return -1;
@@ -480,20 +466,20 @@ static int handle_move(walker *w, jd_record *rec, jft_reader *r)
     m->code_size = jft_u64(r);
     m->code_index = jft_u64(r);
     if (r->overrun || jft_left(r) != 0)
-        return violation(w, rec->offset, "CODE_MOVE record is %u bytes (expected 64)", rec->total_size);
+        return jft_violation(&w->rules, rec->offset, "CODE_MOVE record is %u bytes (expected 64)", rec->total_size);
     report(w, rec);
     w->sum->moves++;
     if (m->pid != w->h.pid)
-        return violation(w, rec->offset + 16, "pid %u differs from the header's pid %u", m->pid, w->h.pid);
+        return jft_violation(&w->rules, rec->offset + 16, "pid %u differs from the header's pid %u", m->pid, w->h.pid);
     size_t i = 0;
     while (i < w->n_live && w->live[i].index != m->code_index)
         i++;
     if (i == w->n_live)
-        return violation(w, rec->offset + 56, "CODE_MOVE of code_index %llu, which no live CODE_LOAD has",
+        return jft_violation(&w->rules, rec->offset + 56, "CODE_MOVE of code_index %llu, which no live CODE_LOAD has",
                          (unsigned long long)m->code_index);
     live_map moved = w->live[i];
     if (moved.start != m->old_code_addr || moved.code_end - moved.start != m->code_size)
-        return violation(w, rec->offset + 32, "CODE_MOVE old_code_addr/code_size %llx/%llu do not match "
+        return jft_violation(&w->rules, rec->offset + 32, "CODE_MOVE old_code_addr/code_size %llx/%llu do not match "
                          "code_index %llu's %llx/%llu", (unsigned long long)m->old_code_addr,
                          (unsigned long long)m->code_size, (unsigned long long)m->code_index,
                          (unsigned long long)moved.start, (unsigned long long)(moved.code_end - moved.start));
@@ -503,7 +489,7 @@ static int handle_move(walker *w, jd_record *rec, jft_reader *r)
     moved.code_end = moved.end = m->new_code_addr + m->code_size;
     moved.load_offset = rec->offset;
     if (moved.end < moved.start)
-        return violation(w, rec->offset + 40, "moved code wraps past the end of the address space");
+        return jft_violation(&w->rules, rec->offset + 40, "moved code wraps past the end of the address space");
     return add_mapping(w, &moved, rec->offset);
 }
 
@@ -513,13 +499,13 @@ static int check_order(walker *w, const jd_record *rec)
 {
     const pending *p = w->debug.present ? &w->debug : w->unwind.present ? &w->unwind : NULL;
     if (w->closed)
-        return violation(w, rec->offset, "%s after CODE_CLOSE (at 0x%llx)", jd_record_name(rec->id),
+        return jft_violation(&w->rules, rec->offset, "%s after CODE_CLOSE (at 0x%llx)", jd_record_name(rec->id),
                          (unsigned long long)w->close_offset);
     if (p && rec->id != JD_CODE_LOAD && rec->id != JD_CODE_DEBUG_INFO && rec->id != JD_CODE_UNWINDING_INFO)
-        return violation(w, rec->offset, "%s at 0x%llx must be followed by its CODE_LOAD, not by %s",
+        return jft_violation(&w->rules, rec->offset, "%s at 0x%llx must be followed by its CODE_LOAD, not by %s",
                          jd_record_name(p->rec.id), (unsigned long long)p->rec.offset, jd_record_name(rec->id));
     if (rec->timestamp < w->last_timestamp)
-        return violation(w, rec->offset + 8, "timestamp %llu is earlier than the previous record's "
+        return jft_violation(&w->rules, rec->offset + 8, "timestamp %llu is earlier than the previous record's "
                          "(or the header's) %llu",
                          (unsigned long long)rec->timestamp, (unsigned long long)w->last_timestamp);
     return 0;
@@ -529,11 +515,11 @@ static int check_order(walker *w, const jd_record *rec)
 static int hold(walker *w, pending *slot, jd_record *rec, jft_reader *r)
 {
     if (slot->present)
-        return violation(w, rec->offset, "second %s before a CODE_LOAD (the first is at 0x%llx)",
+        return jft_violation(&w->rules, rec->offset, "second %s before a CODE_LOAD (the first is at 0x%llx)",
                          jd_record_name(rec->id), (unsigned long long)slot->rec.offset);
-    uint64_t before = w->violations;
+    uint64_t before = w->rules.count;
     int bad = rec->id == JD_CODE_DEBUG_INFO ? parse_debug(w, rec, r) : parse_unwind(w, rec, r);
-    if (bad || w->violations != before) {
+    if (bad || w->rules.count != before) {
         drop_pending(slot);
         return bad;
     }
@@ -561,11 +547,11 @@ static int handle_record(walker *w, jd_record *rec)
         w->closed = 1;
         w->close_offset = rec->offset;
         if (rec->total_size != JD_PREFIX_SIZE)
-            return violation(w, rec->offset + 4, "CODE_CLOSE record is %u bytes (expected 16)", rec->total_size);
+            return jft_violation(&w->rules, rec->offset + 4, "CODE_CLOSE record is %u bytes (expected 16)", rec->total_size);
         return 0;
     default:
         report(w, rec);
-        return violation(w, rec->offset, "unknown record id %u (perf skips it)", rec->id);
+        return jft_violation(&w->rules, rec->offset, "unknown record id %u (perf skips it)", rec->id);
     }
 }
 
@@ -610,7 +596,7 @@ static int walk_records(walker *w)
     w->sum->end_offset = pos;
     const pending *p = w->debug.present ? &w->debug : w->unwind.present ? &w->unwind : NULL;
     if (p)
-        return violation(w, p->rec.offset, "%s at the end of the dump has no CODE_LOAD after it",
+        return jft_violation(&w->rules, p->rec.offset, "%s at the end of the dump has no CODE_LOAD after it",
                          jd_record_name(p->rec.id));
     return 0;
 }
@@ -619,15 +605,14 @@ int jd_walk(const uint8_t *buf, size_t len, const jd_visitor *v, void *ctx, int 
             jd_summary *summary, jft_error *err)
 {
     jd_summary local_summary;
-    jft_error local_err = {0};
     walker w = {0};
     w.buf = buf;
     w.len = len;
     w.v = v;
     w.ctx = ctx;
-    w.keep_going = keep_going;
+    jft_rules_init(&w.rules, err, keep_going);
     w.sum = summary ? summary : &local_summary;
-    w.err = err ? err : &local_err;
+    w.err = w.rules.err;
     memset(w.sum, 0, sizeof *w.sum);
     int rc = read_header(&w);
     if (rc == 0)
