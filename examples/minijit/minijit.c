@@ -113,20 +113,25 @@ static void check(int rc, const char *what)
     }
 }
 
-/* sub $0x28,%rsp; loop; mov (%rsp),%rax; add $0x28,%rsp; ret
- * CFA = rsp+8 at entry, rsp+0x30 after the sub, rsp+8 again after the add. */
-static void emit_frameless(code_buf *b, size_t base, jf_cfi *cfi)
+/* A frameless function that keeps `frame` bytes of stack:
+ *   sub $frame,%rsp; loop; mov (%rsp),%rax; add $frame,%rsp; ret
+ * One FDE: CFA = rsp+8 at entry, rsp+8+frame after the sub, rsp+8 again
+ * after the add. */
+static void emit_frameless(code_buf *b, size_t base, jf_cfi *cfi, uint8_t frame)
 {
-    EMIT(b, 0x48, 0x83, 0xec, 0x28); /* sub $0x28,%rsp */
+    size_t start = b->pos;
+    uint8_t sub[4] = {0x48, 0x83, 0xec, frame}; /* sub $frame,%rsp */
+    uint8_t add[4] = {0x48, 0x83, 0xc4, frame}; /* add $frame,%rsp */
+    emit(b, sub, sizeof sub);
     size_t after_sub = b->pos;
     emit_spin_loop_rsp(b);
     EMIT(b, 0x48, 0x8b, 0x04, 0x24); /* mov (%rsp),%rax */
-    EMIT(b, 0x48, 0x83, 0xc4, 0x28); /* add $0x28,%rsp */
+    emit(b, add, sizeof add);
     size_t after_add = b->pos;
     EMIT(b, 0xc3); /* ret */
-    check(jf_cfi_begin_fde(cfi, 0, b->pos - base), "begin_fde");
+    check(jf_cfi_begin_fde(cfi, start - base, b->pos - base), "begin_fde");
     check(jf_cfi_advance_to(cfi, after_sub - base), "advance");
-    check(jf_cfi_def_cfa_offset(cfi, 0x30), "def_cfa_offset");
+    check(jf_cfi_def_cfa_offset(cfi, 8 + frame), "def_cfa_offset");
     check(jf_cfi_advance_to(cfi, after_add - base), "advance");
     check(jf_cfi_def_cfa_offset(cfi, 8), "def_cfa_offset");
 }
@@ -159,16 +164,22 @@ static void emit_framed(code_buf *b, size_t base, jf_cfi *cfi)
     check(jf_cfi_restore(cfi, JF_DWARF_FP), "restore");
 }
 
-/* Stencil A (framed, saves %rbx, spins, calls B) then stencil B (frameless,
- * like emit_frameless but with another frame size): one FDE each. */
-static void emit_stencils(code_buf *b, size_t base, jf_cfi *cfi)
+/* Offsets (from the region start) where stencil A's frame changes. */
+typedef struct stencil_a_shape {
+    size_t after_push, after_mov, after_rbx, after_rbx_restore, after_leave, end;
+} stencil_a_shape;
+
+/* Stencil A: a standard frame that also saves %rbx, spins, then calls the
+ * code emitted next (stencil B: the call is patched once it exists). */
+static stencil_a_shape emit_stencil_a(code_buf *b, size_t base, size_t *call_at)
 {
+    stencil_a_shape s;
     EMIT(b, 0x55); /* push %rbp */
-    size_t a_after_push = b->pos;
+    s.after_push = b->pos - base;
     EMIT(b, 0x48, 0x89, 0xe5); /* mov %rsp,%rbp */
-    size_t a_after_mov = b->pos;
+    s.after_mov = b->pos - base;
     EMIT(b, 0x53); /* push %rbx */
-    size_t a_after_rbx = b->pos;
+    s.after_rbx = b->pos - base;
     EMIT(b, 0x48, 0x83, 0xec, 0x08); /* sub $8,%rsp (keeps the call aligned) */
     EMIT(b, 0x48, 0x89, 0xfb);       /* mov %rdi,%rbx */
     EMIT(b, 0x48, 0x89, 0xd9);       /* mov %rbx,%rcx */
@@ -176,48 +187,49 @@ static void emit_stencils(code_buf *b, size_t base, jf_cfi *cfi)
     EMIT(b, 0x48, 0xff, 0xc9); /* dec %rcx */
     emit_jnz_back(b, loop);
     EMIT(b, 0x48, 0x89, 0xdf); /* mov %rbx,%rdi */
-    size_t call_at = b->pos;
-    emit_call_rel32(b, 0); /* patched below */
+    *call_at = b->pos;
+    emit_call_rel32(b, b->pos); /* patched once B's address is known */
     EMIT(b, 0x48, 0x8b, 0x5d, 0xf8); /* mov -8(%rbp),%rbx */
-    size_t a_after_rbx_restore = b->pos;
+    s.after_rbx_restore = b->pos - base;
     EMIT(b, 0xc9); /* leave */
-    size_t a_after_leave = b->pos;
+    s.after_leave = b->pos - base;
     EMIT(b, 0xc3); /* ret */
-    size_t a_end = b->pos;
+    s.end = b->pos - base;
+    return s;
+}
+
+static void describe_stencil_a(jf_cfi *cfi, const stencil_a_shape *s)
+{
+    check(jf_cfi_begin_fde(cfi, 0, s->end), "begin_fde A");
+    check(jf_cfi_advance_to(cfi, s->after_push), "advance");
+    check(jf_cfi_def_cfa_offset(cfi, 16), "def_cfa_offset");
+    check(jf_cfi_offset(cfi, JF_DWARF_FP, -16), "offset");
+    check(jf_cfi_advance_to(cfi, s->after_mov), "advance");
+    check(jf_cfi_def_cfa_register(cfi, JF_DWARF_FP), "def_cfa_register");
+    check(jf_cfi_advance_to(cfi, s->after_rbx), "advance");
+    check(jf_cfi_offset(cfi, 3 /* rbx */, -24), "offset rbx");
+    check(jf_cfi_advance_to(cfi, s->after_rbx_restore), "advance");
+    check(jf_cfi_restore(cfi, 3), "restore rbx");
+    check(jf_cfi_advance_to(cfi, s->after_leave), "advance");
+    check(jf_cfi_def_cfa(cfi, JF_DWARF_SP, 8), "def_cfa");
+    check(jf_cfi_restore(cfi, JF_DWARF_FP), "restore");
+}
+
+/* Two stencils glued into one region, as a copy-and-patch JIT would: A
+ * (framed) calls B (frameless, another frame size). One FDE each; the
+ * padding between them has none. */
+static void emit_stencils(code_buf *b, size_t base, jf_cfi *cfi)
+{
+    size_t call_at;
+    stencil_a_shape a = emit_stencil_a(b, base, &call_at);
+    describe_stencil_a(cfi, &a);
     align16(b);
-
     size_t b_start = b->pos;
-    EMIT(b, 0x48, 0x83, 0xec, 0x18); /* sub $0x18,%rsp */
-    size_t b_after_sub = b->pos;
-    emit_spin_loop_rsp(b);
-    EMIT(b, 0x48, 0x83, 0xc4, 0x18); /* add $0x18,%rsp */
-    size_t b_after_add = b->pos;
-    EMIT(b, 0xc3); /* ret */
-
+    emit_frameless(b, base, cfi, 0x18);
     size_t end = b->pos;
     b->pos = call_at;
     emit_call_rel32(b, b_start);
     b->pos = end;
-
-    check(jf_cfi_begin_fde(cfi, 0, a_end - base), "begin_fde A");
-    check(jf_cfi_advance_to(cfi, a_after_push - base), "advance");
-    check(jf_cfi_def_cfa_offset(cfi, 16), "def_cfa_offset");
-    check(jf_cfi_offset(cfi, JF_DWARF_FP, -16), "offset");
-    check(jf_cfi_advance_to(cfi, a_after_mov - base), "advance");
-    check(jf_cfi_def_cfa_register(cfi, JF_DWARF_FP), "def_cfa_register");
-    check(jf_cfi_advance_to(cfi, a_after_rbx - base), "advance");
-    check(jf_cfi_offset(cfi, 3 /* rbx */, -24), "offset rbx");
-    check(jf_cfi_advance_to(cfi, a_after_rbx_restore - base), "advance");
-    check(jf_cfi_restore(cfi, 3), "restore rbx");
-    check(jf_cfi_advance_to(cfi, a_after_leave - base), "advance");
-    check(jf_cfi_def_cfa(cfi, JF_DWARF_SP, 8), "def_cfa");
-    check(jf_cfi_restore(cfi, JF_DWARF_FP), "restore");
-
-    check(jf_cfi_begin_fde(cfi, b_start - base, end - base), "begin_fde B");
-    check(jf_cfi_advance_to(cfi, b_after_sub - base), "advance");
-    check(jf_cfi_def_cfa_offset(cfi, 0x20), "def_cfa_offset");
-    check(jf_cfi_advance_to(cfi, b_after_add - base), "advance");
-    check(jf_cfi_def_cfa_offset(cfi, 8), "def_cfa_offset");
 }
 
 /* Three loops on lines 10, 20 and 30 of SOURCE_FILE; the last one ends the
@@ -275,7 +287,7 @@ static void compile_module(jit_module *m)
         f->start = b.pos;
         check(jf_cfi_new(&f->cfi), "jf_cfi_new");
         if (i == FN_FRAMELESS)
-            emit_frameless(&b, f->start, f->cfi);
+            emit_frameless(&b, f->start, f->cfi, 0x28);
         else if (i == FN_FRAMED)
             emit_framed(&b, f->start, f->cfi);
         else if (i == FN_STENCILS)
