@@ -68,6 +68,7 @@ record() {
   [ "$status" = 0 ] || die "perf record $name exited $status: $(cat "$dir/err")"
   local data=$dir/perf.data
   if [ "$sinks" = jitdump ]; then data=$(check_and_inject "$dir") || exit 1; fi
+  echo "$data" >"$dir/data_file"
   timeout 300 perf report -i "$data" --stdio --children --sort sym -g none >"$dir/report" 2>/dev/null
   timeout 300 perf script -i "$data" -F ip,sym --no-inline 2>/dev/null |
     awk -f "$here/perf_chains.awk" >"$dir/chains"
@@ -104,6 +105,21 @@ check "fib: complete chains start at mvm:main" complete_chains_start_at_main fib
 check "fib: fib under fib under fib under main" some_chain_matches fib 'main>fib>fib>fib(>fib)*'
 check "fib: native stack mirrors the interpreted one" enough_wellformed fib 50 80
 
+# jitdump carries each trampoline's file and line: every mvm:<f> frame in the
+# call chains resolves to the line of `fn <f>(` in the program.
+lines_match_definitions() { # NAME PROGRAM
+  local name=$1 program=$2
+  timeout 300 perf script -i "$(cat "$tmp/$name/data_file")" -F ip,sym,srcline --no-inline 2>/dev/null |
+    awk -v base="$(basename "$program")" -v defs="$(grep -n '^fn ' "$program" | sed -E 's/^([0-9]+):fn ([a-z_0-9]+).*/\2=\1/')" '
+      BEGIN { n = split(defs, d, "\n"); for (i = 1; i <= n; i++) { split(d[i], kv, "="); line[kv[1]] = kv[2] } }
+      want != "" { frames++; if ($1 != want) { bad++; if (bad <= 3) print "  " fn " at " $1 ", expected " want } want = "" }
+      $2 ~ /^mvm:/ { fn = substr($2, 5); want = base ":" line[fn] }
+      END { printf "  %d trampoline frames, %d with another line\n", frames, bad; exit !(frames > 0 && bad == 0) }'
+}
+if [ "$mode" = jitdump ]; then
+  check "fib: trampoline frames carry the definition lines" lines_match_definitions fib "$programs/fib.mvm"
+fi
+
 # --- calls: a call tree and mutual recursion ----------------------------------
 record calls "$mode" "$programs/calls.mvm" 20000
 check "calls output" grep -qx 'rounds: 20000 checksum: [0-9]*' "$tmp/calls/out"
@@ -118,6 +134,9 @@ check "calls: helper under compute under work under main" some_chain_matches cal
 check "calls: digit_sum under parse under work" some_chain_matches calls 'main>work>parse>digit_sum'
 check "calls: is_odd under is_even (mutual recursion)" some_chain_matches calls "main>work$parity>is_even>is_odd$parity"
 check "calls: native stack mirrors the interpreted one" enough_wellformed calls 30 80
+if [ "$mode" = jitdump ]; then
+  check "calls: trampoline frames carry the definition lines" lines_match_definitions calls "$programs/calls.mvm"
+fi
 
 # --- negative control: no $JITFRAMES, no names --------------------------------
 record plain "" "$programs/fib.mvm" 30
