@@ -122,17 +122,17 @@ static int already_bound(const void *base)
 }
 
 /*
- * What registering a table with a libgcc really does, found by registering
- * two one-FDE tables for the same start, [X, X + 16) and [X, X + 32), and
- * asking its _Unwind_Find_FDE for X + 8 and X + 24. X lies in a page of our
- * own that holds no code.
- *  - both found: GCC <= 12, a list of tables that accepts both;
- *  - only X + 8: GCC 13+, a b-tree keyed by each table's first pc, which
- *    silently drops a table starting where a live one does (and aborts when
- *    that table is deregistered later);
- *  - neither: registration has no effect, e.g. libgcc_s's internal calls to
- *    __register_frame_info are interposed by LLVM libunwind's no-op stubs
- *    when libunwind comes first in global scope.
+ * What registering a table with a libgcc really does. X lies in a page of
+ * our own that holds no code.
+ *  1. Register a table with one FDE for [X, X + 16) through __register_frame
+ *     and ask its _Unwind_Find_FDE for X + 8: not found (or found elsewhere)
+ *     means registration has no effect on this library's lookups, e.g. its
+ *     internal calls to __register_frame_info are interposed by another
+ *     unwinder's (LLVM libunwind's are no-op stubs) earlier in global scope.
+ *  2. Register a second table for [X, X + 32) and ask for X + 24: found on
+ *     GCC <= 12, a list of tables that accepts both; not found on GCC 13+, a
+ *     b-tree keyed by each table's first pc, which silently drops a table
+ *     starting where a live one does (and aborts when it is deregistered).
  * The second table uses our own `struct object` storage
  * (__register_frame_info), so a dropped one leaks nothing, and a table is
  * deregistered only when it is known to be registered.
@@ -205,12 +205,14 @@ static probe_result probe_libgcc(const unwinder *u)
     put_probe_table(page + PROBE_TABLE, x, 32);
     void *bases[3];
     u->register_frame(page);
-    register_info(page + PROBE_TABLE, &second_object);
-    int first = find_fde((void *)(x + 8), bases) != NULL;
-    int second = find_fde((void *)(x + 24), bases) != NULL;
-    probe_result r = second ? PROBE_LIST : first ? PROBE_BTREE : PROBE_NO_EFFECT;
-    if (r != PROBE_BTREE)
-        deregister_info(page + PROBE_TABLE);
+    uintptr_t hit = (uintptr_t)find_fde((void *)(x + 8), bases);
+    probe_result r = PROBE_NO_EFFECT;
+    if (hit >= (uintptr_t)page && hit < (uintptr_t)page + PROBE_TABLE) {
+        register_info(page + PROBE_TABLE, &second_object);
+        r = find_fde((void *)(x + 24), bases) ? PROBE_LIST : PROBE_BTREE;
+        if (r == PROBE_LIST)
+            deregister_info(page + PROBE_TABLE);
+    }
     u->deregister_frame(page);
     munmap(page, 4096);
     return r;

@@ -50,7 +50,7 @@ const char *frame_name(const void *pc, const jit_function *jit, const char *jit_
                        const jit_function *tramp, const char *tramp_label)
 {
     /* A return address may sit just past the end of a function: look at pc - 1. */
-    const void *at = (const char *)pc - 1;
+    const void *at = (const void *)((uintptr_t)pc - 1);
     if (jit && jit_contains(jit, at))
         return jit_label;
     if (tramp && jit_contains(tramp, at))

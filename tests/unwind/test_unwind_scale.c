@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "jitframes.h"
+#include "many_regions.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -28,11 +29,6 @@
 #include <time.h>
 
 enum { N = 10000, REGION_SIZE = 16, BATCH = 100, FULL = 256 };
-
-struct eh_bases {
-    void *tbase, *dbase, *func;
-};
-typedef const void *(*find_fde_fn)(void *pc, struct eh_bases *bases);
 
 static uint8_t *code;
 static jf_cfi *cfi;
@@ -79,14 +75,8 @@ static int teardown(void **state)
 
 static jf_region region(size_t i)
 {
-    static char names[N][32];
-    snprintf(names[i], sizeof names[i], "jit_%zu", i);
-    jf_region r = JF_REGION_INIT;
-    r.addr = code + i * REGION_SIZE;
-    r.size = REGION_SIZE;
-    r.name = names[i];
-    r.cfi = cfi;
-    return r;
+    static char names[N][MANY_NAME];
+    return many_region(code, REGION_SIZE, cfi, names, "jit", i);
 }
 
 static uint64_t tables(void)
@@ -116,28 +106,11 @@ static uint64_t table_bound(size_t n_live)
 static void check_unwinder_agrees(void)
 {
     for (size_t i = 0; i < N; i++) {
-        struct eh_bases bases = {0};
-        const void *fde = find_fde(code + i * REGION_SIZE + 4, &bases);
-        if (live[i]) {
-            if (!fde || bases.func != code + i * REGION_SIZE)
-                fail_msg("region %zu: FDE %p, function %p, expected %p", i, fde, bases.func,
-                         (void *)(code + i * REGION_SIZE));
-        } else if (fde) {
+        const void *func = fde_function(find_fde, code + i * REGION_SIZE + 4);
+        if (live[i] && func != code + i * REGION_SIZE)
+            fail_msg("region %zu: FDE for function %p, expected %p", i, func, (void *)(code + i * REGION_SIZE));
+        if (!live[i] && func)
             fail_msg("region %zu was unregistered but its FDE is still found", i);
-        }
-    }
-}
-
-static void shuffle(size_t *order, size_t n, unsigned seed)
-{
-    srand(seed);
-    for (size_t i = 0; i < n; i++)
-        order[i] = i;
-    for (size_t i = n - 1; i > 0; i--) {
-        size_t j = (size_t)rand() % (i + 1);
-        size_t t = order[i];
-        order[i] = order[j];
-        order[j] = t;
     }
 }
 
@@ -145,7 +118,7 @@ static void shuffle(size_t *order, size_t n, unsigned seed)
 static void unregister_randomly(unsigned seed)
 {
     static size_t order[N];
-    shuffle(order, N, seed);
+    shuffle_indexes(order, N, seed);
     uint64_t peak = 0;
     double t0 = now();
     for (size_t k = 0; k < N; k++) {
@@ -227,7 +200,7 @@ static void out_of_order_regions_stay_exact(void **state)
     (void)state;
     static size_t order[N];
     static jf_region batch[BATCH];
-    shuffle(order, N, 4);
+    shuffle_indexes(order, N, 4);
     for (size_t k = 0; k < N; k++) {
         if (order[k] % 2)
             continue;
