@@ -11,7 +11,8 @@ import jitcheck as jc  # noqa: E402
 
 jc.setup()
 gdb.execute("break call_jit")
-gdb.execute("run")
+# Under qemu (target remote) the process is already there: continue it.
+gdb.execute("continue" if jc.alive() else "run")
 
 arch = gdb.selected_frame().architecture().name()
 STEP_CAP = 400

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Every live symfile must pass `readelf -a` without a warning and, when it
 # has DWARF, `llvm-dwarfdump --verify`; the symbols and sections must be
-# where FORMATS.md says. Usage: check_symfiles.sh SYMFILE_DUMP
+# where FORMATS.md says; `jitframes check` (when built) accepts each one.
+# Usage: check_symfiles.sh SYMFILE_DUMP [JITFRAMES_TOOL]
 set -uo pipefail
-dump=$1
-for tool in readelf llvm-dwarfdump; do
-  command -v $tool >/dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
+dump=$1 tool=${2:-}
+for t in readelf llvm-dwarfdump; do
+  command -v $t >/dev/null || { echo "SKIP: $t is not installed"; exit 77; }
 done
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -24,6 +25,9 @@ for mode in few many; do
     # No SHF_ALLOC section at address 0.
     if readelf -S -W "$f" | awk '$2 ~ /^\./ && $0 ~ / [WAX]*A[WAX]* / && $4 ~ /^0+$/ {bad=1} END {exit !bad}'; then
       fail "$f has an allocated section at address 0"
+    fi
+    if [ -n "$tool" ]; then
+      "$tool" check "$f" >/dev/null || { "$tool" check "$f"; fail "jitframes check $f"; }
     fi
     if grep -q '\.debug_info' <<<"$out"; then
       with_dwarf=$((with_dwarf + 1))

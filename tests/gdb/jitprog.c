@@ -198,15 +198,236 @@ static void spin_cfi(jf_cfi *c, size_t at)
     check(jf_cfi_restore(c, 3), "rbx");
 }
 
+#define FRAMED_TRAP 4
+#define FRAMELESS_TRAP 7
+#define MULTI_TRAP (MULTI_B + 4)
 #define HAVE_JIT 1
 #endif
 
+/* The other architectures run under qemu for the single-step test only: no
+ * trap slots (TRAP_NONE), the instructions as 32-bit little-endian words. */
+#define TRAP_NONE ((size_t)-1)
+
+#if defined(__aarch64__)
+#define TRAP 0
+#define NOP 0
+#define FRAMED_TRAP TRAP_NONE
+#define FRAMELESS_TRAP TRAP_NONE
+#define MULTI_TRAP TRAP_NONE
+enum { X19 = 19, X20 = 20, X29 = 29, X30 = 30 };
+
+/* stp x29,x30,[sp,#-16]!; mov x29,sp; nop; ldp x29,x30,[sp],#16; ret */
+static const uint32_t framed_words[] = {0xa9bf7bfd, 0x910003fd, 0xd503201f, 0xa8c17bfd, 0xd65f03c0};
+
+static void standard_frame_at(jf_cfi *c, size_t at)
+{
+    jf_standard_frame f = JF_STANDARD_FRAME_INIT;
+    f.start = at;
+    f.end = at + sizeof framed_words;
+    f.after_push = at + 4;
+    f.after_fp_set = at + 8;
+    f.epilogue_start = at + 12;
+    f.after_pop = at + 16;
+    check(jf_cfi_add_standard_frame(c, &f), "standard frame");
+}
+
+/*  0 stp x19,x20,[sp,#-32]!; 4 sub sp,sp,#16; 8 nop; c cbz x0,1c
+ * 10 add sp,sp,#16; 14 ldp x19,x20,[sp],#32; 18 ret
+ * 1c add sp,sp,#16; 20 ldp x19,x20,[sp],#32; 24 ret */
+static const uint32_t frameless_words[] = {
+    0xa9be53f3, 0xd10043ff, 0xd503201f, 0xb4000080, 0x910043ff, 0xa8c253f3, 0xd65f03c0,
+    0x910043ff, 0xa8c253f3, 0xd65f03c0,
+};
+
+static void frameless_epilogue(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_advance_to(c, at + 4), "advance");
+    check(jf_cfi_def_cfa_offset(c, 32), "cfa");
+    check(jf_cfi_advance_to(c, at + 8), "advance");
+    check(jf_cfi_def_cfa_offset(c, 0), "cfa");
+    check(jf_cfi_restore(c, X19), "restore");
+    check(jf_cfi_restore(c, X20), "restore");
+}
+
+static void frameless_prologue(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_advance_to(c, at + 4), "advance");
+    check(jf_cfi_def_cfa_offset(c, 32), "cfa");
+    check(jf_cfi_offset(c, X19, -32), "x19");
+    check(jf_cfi_offset(c, X20, -24), "x20");
+    check(jf_cfi_advance_to(c, at + 8), "advance");
+    check(jf_cfi_def_cfa_offset(c, 48), "cfa");
+}
+#define FRAMELESS_EPILOGUES 0x10, 0x1c
+
+/* A: 0 stp x29,x30,[sp,#-16]!; 4 bl B; 8 ldp x29,x30,[sp],#16; c ret; brk x4
+ * B (0x20): the framed function */
+static const uint32_t multi_words[] = {
+    0xa9bf7bfd, 0x94000007, 0xa8c17bfd, 0xd65f03c0, 0xd4200000, 0xd4200000, 0xd4200000, 0xd4200000,
+    0xa9bf7bfd, 0x910003fd, 0xd503201f, 0xa8c17bfd, 0xd65f03c0,
+};
+#define MULTI_B 0x20
+
+static void multi_a_cfi(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_begin_fde(c, at, at + 16), "fde");
+    check(jf_cfi_advance_to(c, at + 4), "advance");
+    check(jf_cfi_def_cfa_offset(c, 16), "cfa");
+    check(jf_cfi_offset(c, X29, -16), "x29");
+    check(jf_cfi_offset(c, X30, -8), "x30");
+    check(jf_cfi_advance_to(c, at + 12), "advance");
+    check(jf_cfi_def_cfa_offset(c, 0), "cfa");
+    check(jf_cfi_restore(c, X29), "restore");
+    check(jf_cfi_restore(c, X30), "restore");
+}
+
+/* 0 sub sp,sp,#16; 4 ldr x1,[x0]; 8 cbz x1,4; c add sp,sp,#16; 10 ret */
+static const uint32_t spin_words[] = {0xd10043ff, 0xf9400001, 0xb4ffffe1, 0x910043ff, 0xd65f03c0};
+#define SPIN_POP 0xc
+#define SPIN_END 0x14
+#define HAVE_WORD_JIT 1
+#endif
+
+#if defined(__riscv) && __riscv_xlen == 64
+#define TRAP 0
+#define NOP 0
+#define FRAMED_TRAP TRAP_NONE
+#define FRAMELESS_TRAP TRAP_NONE
+#define MULTI_TRAP TRAP_NONE
+enum { RA = 1, S1 = 9, S2 = 18 };
+
+/* addi sp,sp,-16; sd ra,8(sp); sd s0,0(sp); addi s0,sp,16; nop;
+ * ld ra,8(sp); ld s0,0(sp); addi sp,sp,16; ret */
+static const uint32_t framed_words[] = {0xff010113, 0x00113423, 0x00813023, 0x01010413, 0x00000013,
+                                        0x00813083, 0x00013403, 0x01010113, 0x00008067};
+
+static void standard_frame_at(jf_cfi *c, size_t at)
+{
+    jf_standard_frame f = JF_STANDARD_FRAME_INIT;
+    f.start = at;
+    f.end = at + sizeof framed_words;
+    f.after_push = at + 4;
+    f.after_fp_set = at + 16;
+    f.epilogue_start = at + 20;
+    f.after_pop = at + 32;
+    check(jf_cfi_add_standard_frame(c, &f), "standard frame");
+}
+
+/*  0 addi sp,sp,-32; 4 sd s1,24(sp); 8 sd s2,16(sp); c nop; 10 beqz a0,24
+ * 14 ld s1,24(sp); 18 ld s2,16(sp); 1c addi sp,sp,32; 20 ret
+ * 24 ld s1,24(sp); 28 ld s2,16(sp); 2c addi sp,sp,32; 30 ret */
+static const uint32_t frameless_words[] = {
+    0xfe010113, 0x00913c23, 0x01213823, 0x00000013, 0x00050a63, 0x01813483, 0x01013903,
+    0x02010113, 0x00008067, 0x01813483, 0x01013903, 0x02010113, 0x00008067,
+};
+
+static void frameless_epilogue(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_advance_to(c, at + 4), "advance");
+    check(jf_cfi_restore(c, S1), "restore");
+    check(jf_cfi_advance_to(c, at + 8), "advance");
+    check(jf_cfi_restore(c, S2), "restore");
+    check(jf_cfi_advance_to(c, at + 12), "advance");
+    check(jf_cfi_def_cfa_offset(c, 0), "cfa");
+}
+
+static void frameless_prologue(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_advance_to(c, at + 4), "advance");
+    check(jf_cfi_def_cfa_offset(c, 32), "cfa");
+    check(jf_cfi_advance_to(c, at + 8), "advance");
+    check(jf_cfi_offset(c, S1, -8), "s1");
+    check(jf_cfi_advance_to(c, at + 12), "advance");
+    check(jf_cfi_offset(c, S2, -16), "s2");
+}
+#define FRAMELESS_EPILOGUES 0x14, 0x24
+
+/* A: 0 addi sp,sp,-16; 4 sd ra,8(sp); 8 jal B; c ld ra,8(sp); 10 addi sp,sp,16;
+ * 14 ret; ebreak x2. B (0x20): the framed function */
+static const uint32_t multi_words[] = {
+    0xff010113, 0x00113423, 0x018000ef, 0x00813083, 0x01010113, 0x00008067, 0x00100073, 0x00100073,
+    0xff010113, 0x00113423, 0x00813023, 0x01010413, 0x00000013, 0x00813083, 0x00013403, 0x01010113,
+    0x00008067,
+};
+#define MULTI_B 0x20
+
+static void multi_a_cfi(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_begin_fde(c, at, at + 0x18), "fde");
+    check(jf_cfi_advance_to(c, at + 4), "advance");
+    check(jf_cfi_def_cfa_offset(c, 16), "cfa");
+    check(jf_cfi_advance_to(c, at + 8), "advance");
+    check(jf_cfi_offset(c, RA, -8), "ra");
+    check(jf_cfi_advance_to(c, at + 0x10), "advance");
+    check(jf_cfi_restore(c, RA), "restore");
+    check(jf_cfi_advance_to(c, at + 0x14), "advance");
+    check(jf_cfi_def_cfa_offset(c, 0), "cfa");
+}
+
+/* 0 addi sp,sp,-16; 4 ld a1,0(a0); 8 beqz a1,4; c addi sp,sp,16; 10 ret */
+static const uint32_t spin_words[] = {0xff010113, 0x00053583, 0xfe058ee3, 0x01010113, 0x00008067};
+#define SPIN_POP 0xc
+#define SPIN_END 0x14
+#define HAVE_WORD_JIT 1
+#endif
+
+#ifdef HAVE_WORD_JIT
+/* Instructions as bytes (both targets are little-endian). */
+#define framed_code ((const uint8_t *)framed_words)
+#define frameless_code ((const uint8_t *)frameless_words)
+#define multi_code ((const uint8_t *)multi_words)
+#define spin_code ((const uint8_t *)spin_words)
+#define CODE_SIZE(name) sizeof name##_words
+
+static void framed_cfi(jf_cfi *c, size_t at)
+{
+    standard_frame_at(c, at);
+}
+
+/* Wrong-CFI negative control as on x86_64: no remember/restore state. */
+static int wrong_early_exit_cfi;
+
+static void frameless_cfi(jf_cfi *c, size_t at)
+{
+    static const size_t epilogues[2] = {FRAMELESS_EPILOGUES};
+    check(jf_cfi_begin_fde(c, at, at + sizeof frameless_words), "fde");
+    frameless_prologue(c, at);
+    check(jf_cfi_advance_to(c, at + epilogues[0]), "advance");
+    if (!wrong_early_exit_cfi)
+        check(jf_cfi_remember_state(c), "remember");
+    frameless_epilogue(c, at + epilogues[0]);
+    if (!wrong_early_exit_cfi) {
+        check(jf_cfi_advance_to(c, at + epilogues[1]), "advance");
+        check(jf_cfi_restore_state(c), "restore state");
+    }
+    frameless_epilogue(c, at + epilogues[1]);
+}
+
+static void multi_cfi(jf_cfi *c, size_t at)
+{
+    multi_a_cfi(c, at);
+    standard_frame_at(c, at + MULTI_B);
+}
+
+static void spin_cfi(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_begin_fde(c, at, at + SPIN_END), "fde");
+    check(jf_cfi_advance_to(c, at + 4), "advance");
+    check(jf_cfi_def_cfa_offset(c, 16), "cfa");
+    check(jf_cfi_advance_to(c, at + SPIN_POP + 4), "advance");
+    check(jf_cfi_def_cfa_offset(c, 0), "cfa");
+}
+#define HAVE_JIT 1
+#else
+#define CODE_SIZE(name) sizeof name##_code
+#endif
+
 #ifdef HAVE_JIT
-static const fn_template framed_fn = {"jit_framed", framed_code, sizeof framed_code, 4, framed_cfi};
-static const fn_template frameless_fn = {"jit_frameless", frameless_code, sizeof frameless_code, 7,
-                                         frameless_cfi};
-static const fn_template multi_fn = {"jit_multi", multi_code, sizeof multi_code, MULTI_B + 4, multi_cfi};
-static const fn_template spin_fn = {"jit_spin", spin_code, sizeof spin_code, (size_t)-1, spin_cfi};
+static const fn_template framed_fn = {"jit_framed", framed_code, CODE_SIZE(framed), FRAMED_TRAP, framed_cfi};
+static const fn_template frameless_fn = {"jit_frameless", frameless_code, CODE_SIZE(frameless),
+                                         FRAMELESS_TRAP, frameless_cfi};
+static const fn_template multi_fn = {"jit_multi", multi_code, CODE_SIZE(multi), MULTI_TRAP, multi_cfi};
+static const fn_template spin_fn = {"jit_spin", spin_code, CODE_SIZE(spin), TRAP_NONE, spin_cfi};
 
 /* ---- the code arena ------------------------------------------------------ */
 
@@ -239,7 +460,7 @@ static uint8_t *place(const fn_template *t, int trap)
     arena_used = (arena_used + 15) & ~(size_t)15;
     uint8_t *code = arena + arena_used;
     memcpy(code, t->code, t->size);
-    if (t->trap_at != (size_t)-1)
+    if (t->trap_at != TRAP_NONE)
         code[t->trap_at] = trap ? TRAP : NOP;
     arena_used += t->size;
     return code;

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Single-step every instruction of the JIT functions and a trampoline copy
+# on aarch64 or riscv64: jitframes and jitprog cross-built with the toolchain
+# file, jitprog run by qemu-ARCH -g PORT, gdb-multiarch attached running
+# check_step.py. Usage: cross.sh ARCH SOURCE_DIR BUILD_DIR CFI_EXTRACT [--wrong-cfi]
+set -uo pipefail
+arch=$1 src=$2 build=$3 extract=$4 variant=${5:-}
+triple=$arch-linux-gnu
+sysroot=/usr/$triple
+for tool in "$triple-gcc" "qemu-$arch" gdb-multiarch; do
+  command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (scripts/deps installs it)"; exit 77; }
+done
+[ -d "$sysroot/lib" ] || { echo "SKIP: no $sysroot sysroot (libc6-dev-*-cross)"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+# One build per architecture, shared by the test and its negative control.
+exec 9>"$build.lock"; flock 9
+common=(-DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchain-$triple.cmake" -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+# Incremental: both builds are quick when nothing changed.
+cmake -S "$src" -B "$build/lib" "${common[@]}" -DJITFRAMES_CFI_EXTRACT="$extract" \
+  -DJITFRAMES_BUILD_TESTS=OFF -DJITFRAMES_BUILD_TOOLS=OFF -DJITFRAMES_BUILD_EXAMPLES=OFF \
+  -DJITFRAMES_BUILD_BENCH=OFF -DJITFRAMES_WERROR=OFF -DCMAKE_INSTALL_PREFIX="$build/prefix" >/dev/null \
+  || fail "configure jitframes for $arch"
+cmake --build "$build/lib" -j 2 >/dev/null || fail "build jitframes for $arch"
+cmake --install "$build/lib" >/dev/null || fail "install jitframes for $arch"
+cmake -S "$src/tests/gdb/cross" -B "$build/prog" "${common[@]}" -DJITFRAMES_SOURCE_DIR="$src" \
+  -DCMAKE_PREFIX_PATH="$build/prefix" >/dev/null || fail "configure jitprog for $arch"
+cmake --build "$build/prog" >/dev/null || fail "build jitprog for $arch"
+flock -u 9
+prog=$build/prog/gdb_jitprog
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"; [ -n "${qpid:-}" ] && kill "$qpid" 2>/dev/null' EXIT
+[ "$variant" = --wrong-cfi ] && export JITPROG_WRONG_CFI=1
+for attempt in 1 2 3 4 5; do
+  port=$((20000 + (RANDOM * 7 + $$ + attempt * 131) % 40000))
+  "qemu-$arch" -L "$sysroot" -g "$port" "$prog" step >"$out/qemu.log" 2>&1 &
+  qpid=$!
+  sleep 0.3
+  kill -0 "$qpid" 2>/dev/null && break # still alive: it bound the port
+  qpid=
+done
+[ -n "${qpid:-}" ] || { cat "$out/qemu.log"; fail "qemu-$arch could not start a gdb stub"; }
+timeout -k 5 240 gdb-multiarch -nx -batch -ex "set sysroot $sysroot" -ex 'set tcp connect-timeout 20' \
+  -ex "file $prog" -ex "target remote 127.0.0.1:$port" -x "$src/tests/gdb/check_step.py" >"$out/log" 2>&1
+rc=$?
+kill "$qpid" 2>/dev/null; wait "$qpid" 2>/dev/null; qpid=
+grep -E '^(call|PASS|FAIL)' "$out/log"
+if [ "$variant" = --wrong-cfi ]; then
+  [ $rc -ne 0 ] && grep -qE '^FAIL: call 2 step [0-9]+ pc' "$out/log" && { echo "negative control failed as expected"; exit 0; }
+  tail -20 "$out/log"; fail "negative control: the wrong CFI was not caught"
+fi
+[ $rc -eq 0 ] && grep -q '^PASS' "$out/log" || { tail -30 "$out/log"; fail "gdb-multiarch on $arch"; }
+exit 0
