@@ -181,9 +181,13 @@ static size_t unwind_image_size(const struct jf_cfi *cfi, uint64_t code_addr, si
     return rc ? 0 : img->eh_frame_size + img->hdr_size;
 }
 
+/* perf maps round8(code) + mapped_size bytes for the synthesized DSO, and its
+ * libunwind reads .eh_frame_hdr through that mapping: cover the data exactly
+ * (it is padded to 8), no more, so packed regions such as trampolines can sit
+ * as close together as possible without overlapping. */
 static size_t mapped_size_for(size_t unwind_data_size)
 {
-    return round_up(unwind_data_size, 16);
+    return round_up(unwind_data_size, 8);
 }
 
 size_t jf_jitdump_footprint(size_t code_size, const jf_cfi *cfi)
@@ -265,6 +269,21 @@ static int map_at_least(size_t len)
     return 0;
 }
 
+/* Map the new, reserved pages [from, to) writable in one call instead of a
+ * page fault per page while records are copied (a hint: older kernels
+ * without MADV_POPULATE_WRITE just fault them in later). */
+static void prefault(size_t from, size_t to)
+{
+#ifdef MADV_POPULATE_WRITE
+    size_t start = from & ~(page_size() - 1);
+    if (to > start)
+        (void)madvise(dump.map + start, to - start, MADV_POPULATE_WRITE);
+#else
+    (void)from;
+    (void)to;
+#endif
+}
+
 /* Make [used, used + need) writable: reserved on disk and mapped. Tries a
  * generous chunk first, then exactly what is needed (a nearly full disk or
  * a nearby RLIMIT_FSIZE still takes the last records that fit). */
@@ -286,8 +305,12 @@ static int ensure_room(size_t need)
     }
     if (rc)
         return rc;
+    size_t old_reserved = dump.reserved;
     dump.reserved = got;
-    return map_at_least(got);
+    rc = map_at_least(got);
+    if (rc == 0)
+        prefault(old_reserved, got);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */
