@@ -11,6 +11,9 @@
  * region's CFI. Targets: jitframes >= 0.5x (a) and >= 1.5x (b).
  * Usage: bench_jitdump [N [jitframes|a|b]] (default 1000000; naming one
  * writer runs only it, once). Files go to $TMPDIR or /tmp and are removed.
+ * On tmpfs the shared mapping pays for reserving pages (posix_fallocate)
+ * and mapping them, where write(2) only copies: compare both
+ * (TMPDIR=/dev/shm for tmpfs).
  */
 #define _GNU_SOURCE
 #include "jitframes.h"
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -300,8 +304,11 @@ int main(int argc, char **argv)
     double rate_jf = (double)n_regions / median(jf);
     double rate_a = (double)n_regions / median(a);
     double rate_b = (double)n_regions / median(b);
+    struct statfs fs;
+    int on_tmpfs = statfs(tmp_dir, &fs) == 0 && fs.f_type == 0x01021994; /* TMPFS_MAGIC */
     printf("%zu registrations of %d-byte regions, 3 records each (debug, unwind, load); "
-           "median of %d interleaved runs\n", n_regions, CODE_SIZE, RUNS);
+           "median of %d interleaved runs; files in %s (%s)\n", n_regions, CODE_SIZE, RUNS, tmp_dir,
+           on_tmpfs ? "tmpfs" : "not tmpfs");
     printf("jitframes (durable, shared mapping): %10.0f registrations/s  %10.0f records/s\n",
            rate_jf, 3 * rate_jf);
     printf("(a) 2 MiB stdio buffer (not durable): %10.0f registrations/s  ratio %.2fx (target >= 0.5x)\n",
