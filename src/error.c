@@ -88,6 +88,18 @@ void jf_set_log_callback(jf_log_fn fn, void *ctx)
     pthread_mutex_unlock(&log_lock);
 }
 
+/* fork() while another thread holds log_lock would leave the child's copy
+ * locked forever: the registry's atfork handlers hold it across fork(). */
+void jf__log_lock_for_fork(void)
+{
+    pthread_mutex_lock(&log_lock);
+}
+
+void jf__log_unlock_after_fork(void)
+{
+    pthread_mutex_unlock(&log_lock);
+}
+
 void jf__log_configure_from_env(void)
 {
     static const char *const names[] = {"error", "warning", "info", "debug"};

@@ -29,6 +29,10 @@ int jf__errno_code(int err);
 /* Send a diagnostic to the log callback or, if $JITFRAMES_LOG asks, stderr. */
 void jf__log(int level, const char *fmt, ...) JF_PRINTF(2, 3);
 
+/* Hold the log lock across fork() (registry atfork handlers only). */
+void jf__log_lock_for_fork(void);
+void jf__log_unlock_after_fork(void);
+
 /* Read $JITFRAMES_LOG (called once at first init). */
 void jf__log_configure_from_env(void);
 

@@ -160,13 +160,17 @@ static int start_sinks(unsigned sinks)
     return first_error ? first_error : rc;
 }
 
+/* The registry lock, then the log lock (the order every logging path
+ * takes them), are held across fork() so the child's copies are free. */
 static void atfork_prepare(void)
 {
     pthread_mutex_lock(&registry_lock);
+    jf__log_lock_for_fork();
 }
 
 static void atfork_parent(void)
 {
+    jf__log_unlock_after_fork();
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -174,6 +178,7 @@ static void atfork_parent(void)
  * touching them and starts its own, with the regions the child inherited. */
 static void atfork_child(void)
 {
+    jf__log_unlock_after_fork();
     unsigned running = enabled_sinks;
     for (int i = 0; i < JF_SINK_COUNT; i++)
         if (running & (1u << i))

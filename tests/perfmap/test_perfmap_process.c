@@ -229,6 +229,55 @@ static void fork_with_the_sink_off_creates_no_child_map(void **state)
     assert_null(data);
 }
 
+static atomic_int stop_logging_churn;
+
+static void ignore_log(void *ctx, int level, const char *message)
+{
+    (void)ctx;
+    (void)level;
+    (void)message;
+}
+
+static void *churn_log_callback(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&stop_logging_churn)) {
+        jf_set_log_callback(ignore_log, NULL);
+        jf_set_log_callback(NULL, NULL);
+    }
+    return NULL;
+}
+
+static void fork_while_another_thread_holds_the_log_lock_does_not_hang_the_child(void **state)
+{
+    /* The child takes the log lock at once: it must find it free. */
+    (void)state;
+    assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
+    atomic_store(&stop_logging_churn, 0);
+    pthread_t churn;
+    assert_int_equal(pthread_create(&churn, NULL, churn_log_callback, NULL), 0);
+    int failures = 0;
+    for (int i = 0; i < 200 && !failures; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            jf_set_log_callback(ignore_log, NULL);
+            _exit(jf_enabled_sinks() == JF_SINK_PERFMAP ? 0 : 1);
+        }
+        int status = 0;
+        for (int polls = 0; polls < 5000 && waitpid(pid, &status, WNOHANG) == 0; polls++)
+            usleep(1000);
+        if (waitpid(pid, &status, WNOHANG) == 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+        }
+        map_remove(pid);
+        failures += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    }
+    atomic_store(&stop_logging_churn, 1);
+    pthread_join(churn, NULL);
+    assert_int_equal(failures, 0);
+}
+
 /* ---- RLIMIT_FSIZE ------------------------------------------------------- */
 
 enum { FSIZE_LIMIT = 2000 };
@@ -485,6 +534,7 @@ int main(void)
         cmocka_unit_test_teardown(fork_child_gets_its_own_map_and_parent_map_is_untouched, test_reset),
         cmocka_unit_test_teardown(forked_grandchild_gets_a_map_too, test_reset),
         cmocka_unit_test_teardown(fork_with_the_sink_off_creates_no_child_map, test_reset),
+        cmocka_unit_test_teardown(fork_while_another_thread_holds_the_log_lock_does_not_hang_the_child, test_reset),
         cmocka_unit_test_teardown(file_size_limit_is_efbig_and_the_host_survives, test_reset),
         cmocka_unit_test_teardown(limit_lowered_to_the_current_size_is_efbig_without_a_signal, test_reset),
         cmocka_unit_test_teardown(file_size_limit_kills_a_naive_writer, test_reset),
