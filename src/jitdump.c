@@ -526,9 +526,11 @@ static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     jf_writer w;
     jf__writer_init(&w, dump.map + dump.used, dump.reserved - dump.used);
     uint64_t timestamp = monotonic_ns();
+    size_t written = 0;
     for (size_t i = 0; i < n; i++) {
         if (region_fits(regions[i])) {
             write_region_group(&w, regions[i], timestamp, stats);
+            written++;
             continue;
         }
         stats->errors++;
@@ -543,7 +545,7 @@ static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     }
     publish_group(w.pos);
     stats->bytes += w.pos;
-    stats->regions += n;
+    stats->regions += written;
     return 0;
 }
 

@@ -149,6 +149,12 @@ static void code_load_holds_the_code_then_a_nonce(void **state)
     assert_string_equal(l.name, "first?name");
     assert_memory_equal(l.code, code_area, 48);
     assert_in_range(d.records[0].timestamp, before, after);
+    struct jf_stats st = JF_STATS_INIT;
+    assert_int_equal(jf_stats(&st), 0);
+    assert_int_equal(st.sink[1].regions, 1);
+    assert_int_equal(st.sink[1].bytes, d.records_end - 40);
+    assert_int_equal(st.sink[1].enabled, 1);
+    assert_int_equal(st.sink[1].errors, 0);
     dump_free(&d);
     assert_int_equal(jf_shutdown(), 0);
 }
