@@ -34,6 +34,7 @@ static uint8_t *arena;
 static size_t arena_used, arena_size;
 static jf_cfi *cfi_for_size[SIZE_CLASSES];
 static unsigned rng = 12345;
+static int without_cfi; /* BENCH_GDB_NO_CFI=1: names only */
 
 static double now(void)
 {
@@ -83,7 +84,7 @@ static jf_region next_region(char *name, size_t name_cap, size_t index)
     jf_region r = JF_REGION_INIT;
     r.addr = arena + arena_used;
     r.size = class_size(k);
-    r.cfi = cfi_for_size[k];
+    r.cfi = without_cfi ? NULL : cfi_for_size[k];
     snprintf(name, name_cap, "jit_fn_%zu", index);
     r.name = name;
     arena_used += r.size;
@@ -171,8 +172,10 @@ static int naive(void)
 {
     jf__gdb_set_merging(0);
     double t0 = now();
-    static const size_t marks[] = {1000, 5000, 10000};
-    for (size_t m = 0; m < sizeof marks / sizeof marks[0]; m++) {
+    static const size_t marks[] = {1000, 2000, 5000, 10000};
+    const char *max_env = getenv("BENCH_GDB_NAIVE_MAX");
+    size_t max = max_env ? (size_t)strtoul(max_env, NULL, 10) : 10000;
+    for (size_t m = 0; m < sizeof marks / sizeof marks[0] && marks[m] <= max; m++) {
         char name[32];
         while (live < marks[m] - 100) {
             jf_region r = next_region(name, sizeof name, live);
@@ -203,6 +206,7 @@ static int hold(void)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "scale";
+    without_cfi = getenv("BENCH_GDB_NO_CFI") != NULL;
     setup();
     if (strcmp(mode, "scale") == 0)
         return scale();
