@@ -111,6 +111,23 @@ static size_t room_per_copy(const jf_template *t, unsigned sinks)
     return room;
 }
 
+static size_t gcd(size_t a, size_t b)
+{
+    while (b) {
+        size_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* Least common multiple, or SIZE_MAX if it overflows. */
+static size_t lcm(size_t a, size_t b)
+{
+    size_t q = a / gcd(a, b);
+    return q > SIZE_MAX / b ? SIZE_MAX : q * b;
+}
+
 static int ensure_template_cfi(const jf_template *t);
 
 /* jf__trampoline_layout with arena_lock held. */
@@ -129,6 +146,9 @@ static int layout_locked(const jf_template *t, unsigned sinks, size_t align, jf_
     size_t fit = slot_reach(t) / variants / page * page; /* K * block within reach */
     if (block > fit)
         block = fit;
+    size_t whole = lcm(stride, page); /* a block of whole copies wastes nothing */
+    if (whole <= block)
+        block = block / whole * whole;
     if (block < stride || block < page)
         return jf__fail(JF_ERANGE, "a %zu-byte trampoline stride does not fit the template's %zu-byte reach",
                         stride, slot_reach(t));
