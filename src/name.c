@@ -46,6 +46,12 @@ static int is_control(unsigned char c)
     return c < 0x20 || c == 0x7f;
 }
 
+/* C1 controls U+0080..U+009F (NEL is a line break to some readers). */
+static int is_c1_control(const unsigned char *s, size_t len)
+{
+    return len == 2 && s[0] == 0xc2 && s[1] < 0xa0;
+}
+
 /* Walk `name`, emitting at most `limit` bytes into dst (if dst is not NULL).
  * Returns the number of bytes the sanitised name has. */
 static size_t sanitize_walk(char *dst, size_t limit, const char *name)
@@ -56,10 +62,11 @@ static size_t sanitize_walk(char *dst, size_t limit, const char *name)
         size_t len = is_control(*s) ? 0 : utf8_sequence_length(s);
         const unsigned char *piece = s;
         size_t piece_len = len;
-        if (len == 0) {
+        if (len == 0 || is_c1_control(s, len)) {
+            /* One '?' per control character or per byte of bad UTF-8. */
             piece = (const unsigned char *)"?";
             piece_len = 1;
-            len = 1;
+            len = len ? len : 1;
         }
         if (out + piece_len > limit)
             break;

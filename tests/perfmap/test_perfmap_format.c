@@ -79,6 +79,7 @@ static void control_characters_in_names_become_question_marks(void **state)
     assert_name_written_as("tab\there", "tab?here");
     assert_name_written_as("cr\rlf\n", "cr?lf?");
     assert_name_written_as("\x01\x1f\x7f", "???");
+    assert_name_written_as("nel\xc2\x85" "c1\xc2\x9f" " nbsp\xc2\xa0", "nel?c1? nbsp\xc2\xa0"); /* C1 */
     assert_name_written_as("\n", "?");
     assert_name_written_as("  spaces  kept ", "  spaces  kept ");
 }
