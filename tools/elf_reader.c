@@ -81,6 +81,12 @@ static int read_ehdr(walker *w, uint64_t *shoff, uint64_t *phoff)
     return 0;
 }
 
+/* Only these sections' offset and size were checked against the file. */
+static int has_file_data(const elf_section *s)
+{
+    return s->type != 0 && s->type != SHT_NOBITS;
+}
+
 /* A NUL-terminated string at `offset` inside section `strtab`, or NULL. */
 static const char *string_at(const walker *w, const elf_section *strtab, uint64_t offset)
 {
@@ -110,7 +116,7 @@ static int read_sections(walker *w, uint64_t shoff)
         s->info = jft_u32(&r);
         jft_u64(&r); /* addralign */
         s->entsize = jft_u64(&r);
-        if (s->type != 0 && s->type != SHT_NOBITS && (s->offset > w->len || s->size > w->len - s->offset))
+        if (has_file_data(s) && (s->offset > w->len || s->size > w->len - s->offset))
             return jft_fail(w->err, shoff + k * SHDR_SIZE, "section %zu runs past the end of the file", k);
     }
     const elf_section *shstrtab = &w->sections[w->info.shstrndx];
@@ -276,7 +282,7 @@ static int check_eh_frame(walker *w, const elf_section *eh, ehf_table *t)
                              (unsigned long long)f->offset, (unsigned long long)lo, (unsigned long long)hi);
     }
     const elf_section *hdr = section_named(w, ".eh_frame_hdr");
-    if (hdr && hdr->type != SHT_NOBITS && ehf_check_hdr(w->buf + hdr->offset, (size_t)hdr->size, (int64_t)hdr->addr, &layout, t,
+    if (hdr && has_file_data(hdr) && ehf_check_hdr(w->buf + hdr->offset, (size_t)hdr->size, (int64_t)hdr->addr, &layout, t,
                              hdr->offset, &local))
         return jft_violation(&w->rules, local.where, "%s", local.msg);
     return 0;
@@ -293,7 +299,7 @@ static int walk(walker *w)
     if (check_functions_disjoint(w))
         return -1;
     const elf_section *eh = section_named(w, ".eh_frame");
-    if (!eh || eh->type == SHT_NOBITS)
+    if (!eh || !has_file_data(eh))
         return 0;
     ehf_table t = {0};
     int rc = check_eh_frame(w, eh, &t);
