@@ -121,6 +121,9 @@ struct jf_cfi {
     cfi_fde *fdes;   /* sorted by start, never overlapping */
     size_t n_fdes, fdes_cap;
     int one_block;   /* a clone: ops and fdes live in this allocation */
+    /* Shared (see jf__cfi_share): immutable, clones take a reference instead
+     * of copying, and the last jf__cfi_free frees it. 0 = not shared. */
+    size_t shared_refs;
     /* Builder state. */
     size_t cur;      /* index of the open FDE, NO_FDE if none */
     size_t loc;      /* region offset the next rules take effect at */
@@ -278,6 +281,8 @@ void jf__cfi_free(struct jf_cfi *cfi)
 {
     if (!cfi)
         return;
+    if (cfi->shared_refs && __atomic_sub_fetch(&cfi->shared_refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
     if (!cfi->one_block) {
         free(cfi->ops);
         free(cfi->fdes);
@@ -299,6 +304,11 @@ struct jf_cfi *jf__cfi_clone(const struct jf_cfi *cfi)
         jf__fail(JF_EINVAL, "unwind description is NULL");
         return NULL;
     }
+    if (cfi->shared_refs) {
+        struct jf_cfi *shared = (struct jf_cfi *)cfi; /* immutable: only the count changes */
+        __atomic_add_fetch(&shared->shared_refs, 1, __ATOMIC_RELAXED);
+        return shared;
+    }
     size_t fdes_bytes = cfi->n_fdes * sizeof(cfi_fde);
     struct jf_cfi *c = malloc(sizeof *c + fdes_bytes + cfi->ops_len);
     if (!c) {
@@ -316,7 +326,17 @@ struct jf_cfi *jf__cfi_clone(const struct jf_cfi *cfi)
     c->fdes_cap = c->n_fdes;
     c->one_block = 1;
     c->cur = NO_FDE;
+    c->shared_refs = 0;
     return c;
+}
+
+int jf__cfi_share(struct jf_cfi *cfi)
+{
+    if (!cfi || cfi->failed)
+        return jf__fail(JF_EINVAL, "only a complete unwind description can be shared");
+    if (!cfi->shared_refs)
+        cfi->shared_refs = 1;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -52,6 +52,13 @@ struct jf_cfi *jf__cfi_from_raw(const jf_raw_cie *cie, const uint8_t *fde_insns,
  * Returns NULL with the last error set on failure. */
 struct jf_cfi *jf__cfi_clone(const struct jf_cfi *cfi);
 
+/* Make a complete description immutable and shared: from now on
+ * jf__cfi_clone takes a reference instead of copying (the registry keeps one
+ * per region, so every trampoline shares its template's description), and
+ * the caller's own reference is dropped with jf__cfi_free like a clone's.
+ * The builder must not be used on it again. */
+int jf__cfi_share(struct jf_cfi *cfi);
+
 /* Free a copy made by jf__cfi_clone. NULL is fine. */
 void jf__cfi_free(struct jf_cfi *cfi);
 

@@ -414,8 +414,18 @@ static int ensure_template_cfi(const jf_template *t)
         .insns = t->cie.insns,
         .insns_len = t->cie.n_insns,
     };
-    template_cfi = jf__cfi_from_raw(&cie, t->fde_insns, t->n_fde_insns, 0, t->code_size);
-    return template_cfi ? 0 : JF_EINVAL;
+    struct jf_cfi *cfi = jf__cfi_from_raw(&cie, t->fde_insns, t->n_fde_insns, 0, t->code_size);
+    if (!cfi)
+        return JF_EINVAL;
+    /* Every copy has the same rules: the registry shares this one description
+     * instead of copying it per trampoline. */
+    int rc = jf__cfi_share(cfi);
+    if (rc) {
+        jf__cfi_free(cfi);
+        return rc;
+    }
+    template_cfi = cfi;
+    return 0;
 }
 
 /* ---- public API -------------------------------------------------------------------- */
