@@ -11,17 +11,9 @@
 #include <string.h>
 
 #include "jitframes.h"
+#include "map_util.h"
 
 static const unsigned char code[64];
-
-static jf_region region_at(const void *addr, const char *name)
-{
-    jf_region r = JF_REGION_INIT;
-    r.addr = addr;
-    r.size = 16;
-    r.name = name;
-    return r;
-}
 
 static int init_without_env(void)
 {
@@ -50,7 +42,7 @@ static void shutdown_without_init_is_enotinit(void **state)
 static void calls_before_init_are_enotinit(void **state)
 {
     (void)state;
-    jf_region r = region_at(code, "early");
+    jf_region r = test_region(code, 16, "early");
     assert_int_equal(jf_register(&r), JF_ENOTINIT);
     assert_true(strlen(jf_last_error()) > 0);
     assert_int_equal(jf_register_batch(&r, 1), JF_ENOTINIT);
@@ -72,7 +64,7 @@ static void init_is_reference_counted(void **state)
     assert_int_equal(init_without_env(), 0);
     assert_int_equal(init_without_env(), 0);
     assert_int_equal(jf_init(NULL), 0);
-    jf_region r = region_at(code, "counted");
+    jf_region r = test_region(code, 16, "counted");
     assert_int_equal(jf_register(&r), 0);
     assert_int_equal(jf_shutdown(), 0);
     assert_int_equal(jf_shutdown(), 0);
@@ -87,7 +79,7 @@ static void shutdown_forgets_regions_and_reinit_starts_fresh(void **state)
 {
     (void)state;
     assert_int_equal(init_without_env(), 0);
-    jf_region r = region_at(code, "first life");
+    jf_region r = test_region(code, 16, "first life");
     assert_int_equal(jf_register(&r), 0);
     assert_int_equal(jf_shutdown(), 0);
     for (int round = 0; round < 3; round++) {

@@ -12,17 +12,9 @@
 #include <string.h>
 
 #include "jitframes.h"
+#include "map_util.h"
 
 static unsigned char code[4096];
-
-static jf_region region_at(const void *addr, size_t size, const char *name)
-{
-    jf_region r = JF_REGION_INIT;
-    r.addr = addr;
-    r.size = size;
-    r.name = name;
-    return r;
-}
 
 static uint64_t live_count(void)
 {
@@ -55,7 +47,7 @@ static void null_region_is_einval(void **state)
 static void null_and_empty_names_are_einval(void **state)
 {
     (void)state;
-    jf_region r = region_at(code, 16, NULL);
+    jf_region r = test_region(code, 16, NULL);
     assert_int_equal(jf_register(&r), JF_EINVAL);
     assert_non_null(strstr(jf_last_error(), "name"));
     r.name = "";
@@ -67,7 +59,7 @@ static void null_and_empty_names_are_einval(void **state)
 static void size_zero_is_einval(void **state)
 {
     (void)state;
-    jf_region r = region_at(code, 0, "empty");
+    jf_region r = test_region(code, 0, "empty");
     assert_int_equal(jf_register(&r), JF_EINVAL);
     assert_non_null(strstr(jf_last_error(), "size is 0"));
     assert_int_equal(live_count(), 0);
@@ -76,7 +68,7 @@ static void size_zero_is_einval(void **state)
 static void null_address_is_einval(void **state)
 {
     (void)state;
-    jf_region r = region_at(NULL, 16, "nowhere");
+    jf_region r = test_region(NULL, 16, "nowhere");
     assert_int_equal(jf_register(&r), JF_EINVAL);
     assert_non_null(strstr(jf_last_error(), "NULL"));
     assert_int_equal(live_count(), 0);
@@ -85,7 +77,7 @@ static void null_address_is_einval(void **state)
 static void wrapping_range_is_einval(void **state)
 {
     (void)state;
-    jf_region r = region_at((const void *)(UINTPTR_MAX - 15), 32, "wraps");
+    jf_region r = test_region((const void *)(UINTPTR_MAX - 15), 32, "wraps");
     assert_int_equal(jf_register(&r), JF_EINVAL);
     assert_non_null(strstr(jf_last_error(), "wrap"));
     r.size = SIZE_MAX;
@@ -101,7 +93,7 @@ static void wrapping_range_is_einval(void **state)
 static void bad_struct_size_is_einval(void **state)
 {
     (void)state;
-    jf_region r = region_at(code, 16, "sized");
+    jf_region r = test_region(code, 16, "sized");
     r.struct_size = 0;
     assert_int_equal(jf_register(&r), JF_EINVAL);
     assert_non_null(strstr(jf_last_error(), "struct_size"));
@@ -118,7 +110,7 @@ static void huge_name_is_accepted(void **state)
     assert_non_null(name);
     memset(name, 'n', n);
     name[n] = '\0';
-    jf_region r = region_at(code, 16, name);
+    jf_region r = test_region(code, 16, name);
     assert_int_equal(jf_register(&r), 0);
     free(name);
     assert_int_equal(live_count(), 1);
@@ -128,9 +120,9 @@ static void huge_name_is_accepted(void **state)
 static void duplicate_start_is_eexist_and_keeps_the_first(void **state)
 {
     (void)state;
-    jf_region r = region_at(code, 16, "first");
+    jf_region r = test_region(code, 16, "first");
     assert_int_equal(jf_register(&r), 0);
-    jf_region again = region_at(code, 32, "second");
+    jf_region again = test_region(code, 32, "second");
     assert_int_equal(jf_register(&again), JF_EEXIST);
     assert_non_null(strstr(jf_last_error(), "already"));
     assert_int_equal(live_count(), 1);
@@ -146,7 +138,7 @@ static void unregister_unknown_is_enoent(void **state)
     assert_int_equal(jf_unregister(code + 8), JF_ENOENT);
     assert_non_null(strstr(jf_last_error(), "no live region"));
     assert_int_equal(jf_unregister(NULL), JF_ENOENT);
-    jf_region r = region_at(code, 16, "inside");
+    jf_region r = test_region(code, 16, "inside");
     assert_int_equal(jf_register(&r), 0);
     /* Only the start address names a region. */
     assert_int_equal(jf_unregister(code + 1), JF_ENOENT);
@@ -158,7 +150,7 @@ static void empty_batch_is_a_noop(void **state)
 {
     (void)state;
     assert_int_equal(jf_register_batch(NULL, 0), 0);
-    jf_region r = region_at(code, 16, "unused");
+    jf_region r = test_region(code, 16, "unused");
     assert_int_equal(jf_register_batch(&r, 0), 0);
     assert_int_equal(live_count(), 0);
     assert_int_equal(jf_register_batch(NULL, 3), JF_EINVAL);
@@ -170,7 +162,7 @@ static void batch_with_one_bad_region_registers_nothing(void **state)
     enum { N = 5 };
     jf_region batch[N];
     for (int i = 0; i < N; i++)
-        batch[i] = region_at(code + 64 * i, 64, "ok");
+        batch[i] = test_region(code + 64 * i, 64, "ok");
     const char *names[N] = {"a", "b", "c", "d", "e"};
     for (int i = 0; i < N; i++)
         batch[i].name = names[i];
@@ -200,10 +192,10 @@ static void batch_with_one_bad_region_registers_nothing(void **state)
 static void batch_clashing_with_a_live_region_registers_nothing(void **state)
 {
     (void)state;
-    jf_region live = region_at(code + 128, 64, "live");
+    jf_region live = test_region(code + 128, 64, "live");
     assert_int_equal(jf_register(&live), 0);
-    jf_region batch[3] = {region_at(code, 64, "x"), region_at(code + 64, 64, "y"),
-                          region_at(code + 128, 64, "z")};
+    jf_region batch[3] = {test_region(code, 64, "x"), test_region(code + 64, 64, "y"),
+                          test_region(code + 128, 64, "z")};
     assert_int_equal(jf_register_batch(batch, 3), JF_EEXIST);
     assert_non_null(strstr(jf_last_error(), "region 2"));
     assert_int_equal(live_count(), 1);
@@ -215,8 +207,8 @@ static void batch_clashing_with_a_live_region_registers_nothing(void **state)
 static void batch_with_a_duplicate_inside_registers_nothing(void **state)
 {
     (void)state;
-    jf_region batch[3] = {region_at(code, 64, "x"), region_at(code + 64, 64, "y"),
-                          region_at(code, 32, "x again")};
+    jf_region batch[3] = {test_region(code, 64, "x"), test_region(code + 64, 64, "y"),
+                          test_region(code, 32, "x again")};
     assert_int_equal(jf_register_batch(batch, 3), JF_EEXIST);
     assert_non_null(strstr(jf_last_error(), "region 2"));
     assert_int_equal(live_count(), 0);
@@ -225,7 +217,7 @@ static void batch_with_a_duplicate_inside_registers_nothing(void **state)
 static void bad_line_tables_are_einval(void **state)
 {
     (void)state;
-    jf_region r = region_at(code, 64, "lined");
+    jf_region r = test_region(code, 64, "lined");
     r.n_lines = 2;
     assert_int_equal(jf_register(&r), JF_EINVAL); /* lines NULL */
     jf_line lines[2] = {{0, 1, "a.c"}, {80, 2, "a.c"}};
@@ -253,7 +245,7 @@ static void caller_memory_may_be_freed_after_register(void **state)
     assert_non_null(lines);
     lines[0].line = 3;
     lines[0].file = file;
-    jf_region r = region_at(code, 64, name);
+    jf_region r = test_region(code, 64, name);
     r.file = file;
     r.lines = lines;
     r.n_lines = 1;
@@ -271,7 +263,7 @@ static void many_regions_are_counted_and_removed(void **state)
     enum { N = 3000 };
     static unsigned char big[N * 4];
     for (int i = 0; i < N; i++) {
-        jf_region r = region_at(big + 4 * i, 4, "many");
+        jf_region r = test_region(big + 4 * i, 4, "many");
         assert_int_equal(jf_register(&r), 0);
     }
     assert_int_equal(live_count(), N);

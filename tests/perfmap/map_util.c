@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 const char *map_path(char *buf, size_t cap, pid_t pid)
@@ -148,4 +150,26 @@ int test_reset(void **state)
     jf_set_log_callback(NULL, NULL);
     map_remove(getpid());
     return 0;
+}
+
+jf_region test_region(const void *addr, size_t size, const char *name)
+{
+    jf_region r = JF_REGION_INIT;
+    r.addr = addr;
+    r.size = size;
+    r.name = name;
+    return r;
+}
+
+int test_wait_child(pid_t pid, int seconds)
+{
+    int status = 0;
+    for (long polls = 0; polls < (long)seconds * 1000; polls++) {
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return status;
+        usleep(1000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
 }

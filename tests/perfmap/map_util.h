@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "jitframes.h"
+
 /* "/tmp/perf-<pid>.map" into buf (at least 64 bytes). */
 const char *map_path(char *buf, size_t cap, pid_t pid);
 
@@ -32,6 +34,13 @@ int map_has_line(const char *data, uintptr_t addr, size_t size, const char *name
 
 /* How many lines of data name `name` exactly. */
 long map_count_name(const char *data, const char *name);
+
+/* A region with the current struct_size and these fields. */
+struct jf_region test_region(const void *addr, size_t size, const char *name);
+
+/* Wait for child pid at most `seconds`; a child still running then is
+ * killed. Returns the wait status, or -1 after a kill. */
+int test_wait_child(pid_t pid, int seconds);
 
 /* jf_init with the environment ignored and exactly `sinks` enabled. */
 int test_init_with(unsigned sinks);

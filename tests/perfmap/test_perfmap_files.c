@@ -76,15 +76,6 @@ static void set_mtime_hours_ago(const char *path, int fd, int hours)
         assert_int_equal(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
 }
 
-static jf_region region_at(const void *addr, const char *name)
-{
-    jf_region r = JF_REGION_INIT;
-    r.addr = addr;
-    r.size = 16;
-    r.name = name;
-    return r;
-}
-
 /* The sink refused to start: `code` returned, the library still usable. */
 static void assert_refused(int rc, int code_expected, const char *message_part)
 {
@@ -97,7 +88,7 @@ static void assert_refused(int rc, int code_expected, const char *message_part)
     assert_int_equal(st.sink[0].enabled, 0);
     assert_int_equal(st.sink[0].failed, 1);
     assert_int_equal(st.sink[0].errors, 1);
-    jf_region r = region_at(code, "after_refusal");
+    jf_region r = test_region(code, 16, "after_refusal");
     assert_int_equal(jf_register(&r), 0); /* the host keeps running */
 }
 
@@ -188,7 +179,7 @@ static void stale_map_of_a_dead_process_is_replaced(void **state)
     write_file(map, "dead beef from_a_dead_process\n", 0644);
     set_mtime_hours_ago(map, -1, 2);
     assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
-    jf_region r = region_at(code, "ours");
+    jf_region r = test_region(code, 16, "ours");
     assert_int_equal(jf_register(&r), 0);
     char want[128];
     map_format_line(want, sizeof want, (uintptr_t)code, 16, "ours");
@@ -210,7 +201,7 @@ static void map_of_another_writer_in_this_process_is_appended_to(void **state)
     set_mtime_hours_ago(NULL, host_fd, 3);
 
     assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
-    jf_region r = region_at(code, "ours");
+    jf_region r = test_region(code, 16, "ours");
     assert_int_equal(jf_register(&r), 0);
     const char *host_line2 = "2000 20 host_again\n";
     assert_int_equal(write(host_fd, host_line2, strlen(host_line2)), (ssize_t)strlen(host_line2));
@@ -227,7 +218,7 @@ static void map_this_process_wrote_and_closed_is_appended_to(void **state)
     (void)state;
     write_file(map, "3000 30 written_earlier_by_us\n", 0600);
     assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
-    jf_region r = region_at(code, "ours");
+    jf_region r = test_region(code, 16, "ours");
     assert_int_equal(jf_register(&r), 0);
     char want[256], ours[128];
     map_format_line(ours, sizeof ours, (uintptr_t)code, 16, "ours");

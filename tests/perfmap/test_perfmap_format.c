@@ -18,15 +18,6 @@
 
 static unsigned char code[1 << 16];
 
-static jf_region region_at(const void *addr, size_t size, const char *name)
-{
-    jf_region r = JF_REGION_INIT;
-    r.addr = addr;
-    r.size = size;
-    r.name = name;
-    return r;
-}
-
 /* The map's content, checked to be strictly well-formed with `lines` lines. */
 static char *read_valid_map(long lines)
 {
@@ -44,7 +35,7 @@ static char *read_valid_map(long lines)
 /* Register one region and return the exact map line it produced. */
 static void assert_name_written_as(const char *name, const char *expected)
 {
-    jf_region r = region_at(code, 0x2a, name);
+    jf_region r = test_region(code, 0x2a, name);
     assert_int_equal(jf_register(&r), 0);
     char *data = read_valid_map(1);
     char want[5000];
@@ -61,7 +52,7 @@ static void line_is_lowercase_hex_single_spaces_and_newline(void **state)
 {
     (void)state;
     assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
-    jf_region r = region_at(code + 0xab, 0xbeef, "plain name");
+    jf_region r = test_region(code + 0xab, 0xbeef, "plain name");
     assert_int_equal(jf_register(&r), 0);
     char *data = read_valid_map(1);
     char want[128];
@@ -111,7 +102,7 @@ static void huge_name_is_cut_at_a_character_boundary(void **state)
         name[i + 1] = '\xa9';
     }
     name[n - 1] = '\0';
-    jf_region r = region_at(code, 16, name);
+    jf_region r = test_region(code, 16, name);
     assert_int_equal(jf_register(&r), 0);
     char *data = read_valid_map(1);
     const char *written = strchr(strchr(data, ' ') + 1, ' ') + 1;
@@ -127,15 +118,15 @@ static void bad_input_writes_nothing(void **state)
 {
     (void)state;
     assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
-    jf_region bad[] = {region_at(code, 16, NULL), region_at(code, 16, ""),
-                       region_at(code, 0, "zero"), region_at(NULL, 16, "null")};
+    jf_region bad[] = {test_region(code, 16, NULL), test_region(code, 16, ""),
+                       test_region(code, 0, "zero"), test_region(NULL, 16, "null")};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(jf_register(&bad[i]), JF_EINVAL);
-    jf_region batch[3] = {region_at(code, 16, "one"), region_at(code + 16, 16, "two"),
-                          region_at(code + 32, 0, "three")};
+    jf_region batch[3] = {test_region(code, 16, "one"), test_region(code + 16, 16, "two"),
+                          test_region(code + 32, 0, "three")};
     assert_int_equal(jf_register_batch(batch, 3), JF_EINVAL);
     assert_non_null(strstr(jf_last_error(), "region 2"));
-    jf_region ok = region_at(code, 16, "ok");
+    jf_region ok = test_region(code, 16, "ok");
     assert_int_equal(jf_register(&ok), 0);
     assert_int_equal(jf_register(&ok), JF_EEXIST);
     assert_int_equal(jf_unregister(code + 1), JF_ENOENT);
@@ -156,7 +147,7 @@ static void batch_writes_one_line_per_region_in_order(void **state)
     for (int i = 0; i < N; i++) {
         snprintf(names[i], sizeof names[i], "batch_%04d_%.*s", i, 20 + i % 20,
                  "padpadpadpadpadpadpadpadpadpadpadpadpadpad");
-        batch[i] = region_at(code + 32 * i, 32, names[i]);
+        batch[i] = test_region(code + 32 * i, 32, names[i]);
     }
     assert_int_equal(jf_register_batch(batch, N), 0);
     char *data = read_valid_map(N);
@@ -174,9 +165,9 @@ static void regions_registered_before_enabling_are_replayed(void **state)
 {
     (void)state;
     assert_int_equal(test_init_with(0), 0);
-    jf_region a = region_at(code, 16, "early_a");
-    jf_region b = region_at(code + 16, 16, "early_b");
-    jf_region gone = region_at(code + 32, 16, "early_gone");
+    jf_region a = test_region(code, 16, "early_a");
+    jf_region b = test_region(code + 16, 16, "early_b");
+    jf_region gone = test_region(code + 32, 16, "early_gone");
     assert_int_equal(jf_register(&a), 0);
     assert_int_equal(jf_register(&b), 0);
     assert_int_equal(jf_register(&gone), 0);
@@ -185,7 +176,7 @@ static void regions_registered_before_enabling_are_replayed(void **state)
 
     assert_int_equal(jf_enable(JF_SINK_PERFMAP), 0);
     assert_int_equal(jf_enabled_sinks(), JF_SINK_PERFMAP);
-    jf_region c = region_at(code + 48, 16, "late_c");
+    jf_region c = test_region(code + 48, 16, "late_c");
     assert_int_equal(jf_register(&c), 0);
     char *data = read_valid_map(3);
     assert_true(map_has_line(data, (uintptr_t)code, 16, "early_a"));
@@ -199,7 +190,7 @@ static void a_second_init_can_enable_the_sink_late(void **state)
 {
     (void)state;
     assert_int_equal(test_init_with(0), 0);
-    jf_region a = region_at(code, 16, "before_second_init");
+    jf_region a = test_region(code, 16, "before_second_init");
     assert_int_equal(jf_register(&a), 0);
     assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
     char *data = read_valid_map(1);
@@ -211,11 +202,11 @@ static void disabled_sink_writes_nothing_and_stays_appendable(void **state)
 {
     (void)state;
     assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
-    jf_region a = region_at(code, 16, "while_on");
+    jf_region a = test_region(code, 16, "while_on");
     assert_int_equal(jf_register(&a), 0);
     assert_int_equal(jf_disable(JF_SINK_PERFMAP), 0);
     assert_int_equal(jf_enabled_sinks(), 0);
-    jf_region b = region_at(code + 16, 16, "while_off");
+    jf_region b = test_region(code + 16, 16, "while_off");
     assert_int_equal(jf_register(&b), 0);
     char *data = read_valid_map(1);
     free(data);
@@ -237,10 +228,10 @@ static void stats_count_regions_and_bytes(void **state)
     assert_int_equal(st.sink[0].enabled, 1);
     assert_int_equal(st.sink[0].failed, 0);
     assert_int_equal(st.sink[0].regions, 0);
-    jf_region batch[3] = {region_at(code, 16, "s1"), region_at(code + 16, 16, "s2"),
-                          region_at(code + 32, 16, "s3")};
+    jf_region batch[3] = {test_region(code, 16, "s1"), test_region(code + 16, 16, "s2"),
+                          test_region(code + 32, 16, "s3")};
     assert_int_equal(jf_register_batch(batch, 3), 0);
-    jf_region one = region_at(code + 48, 16, "s4");
+    jf_region one = test_region(code + 48, 16, "s4");
     assert_int_equal(jf_register(&one), 0);
     assert_int_equal(jf_register(&one), JF_EEXIST);
     assert_int_equal(jf_unregister(code), 0);
@@ -271,7 +262,7 @@ static void env_variable_enables_perfmap_for_init_null(void **state)
     unsetenv("JITFRAMES");
     assert_int_equal(rc, 0);
     assert_int_equal(jf_enabled_sinks(), JF_SINK_PERFMAP);
-    jf_region a = region_at(code, 16, "from_env");
+    jf_region a = test_region(code, 16, "from_env");
     assert_int_equal(jf_register(&a), 0);
     char *data = read_valid_map(1);
     assert_true(map_has_line(data, (uintptr_t)code, 16, "from_env"));
@@ -282,11 +273,11 @@ static void reinit_after_shutdown_appends_to_our_map(void **state)
 {
     (void)state;
     assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
-    jf_region a = region_at(code, 16, "first_life");
+    jf_region a = test_region(code, 16, "first_life");
     assert_int_equal(jf_register(&a), 0);
     assert_int_equal(jf_shutdown(), 0);
     assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
-    jf_region b = region_at(code, 16, "second_life");
+    jf_region b = test_region(code, 16, "second_life");
     assert_int_equal(jf_register(&b), 0);
     char *data = read_valid_map(2);
     assert_true(map_has_line(data, (uintptr_t)code, 16, "first_life"));

@@ -77,17 +77,9 @@ static int run_child(void (*body)(void))
         body();
         _exit(0);
     }
-    int status = 0;
-    for (int i = 0; i < 10000; i++) {
-        if (waitpid(pid, &status, WNOHANG) == pid)
-            break;
-        usleep(1000);
-        if (i == 9999) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            fail_msg("child did not finish in 10 s");
-        }
-    }
+    int status = test_wait_child(pid, 10);
+    if (status == -1)
+        fail_msg("child did not finish in 10 s");
     if (WIFSIGNALED(status))
         fail_msg("child killed by signal %d", WTERMSIG(status));
     assert_true(WIFEXITED(status));

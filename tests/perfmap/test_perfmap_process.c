@@ -57,19 +57,11 @@ static void assert_map_holds(const char *data, size_t len, int first, int count)
             fail_msg("line for region %d is missing", i);
 }
 
-/* Wait for pid with a bounded number of polls (10 s). */
 static int wait_child(pid_t pid)
 {
-    int status = 0;
-    for (int i = 0; i < 10000; i++) {
-        pid_t got = waitpid(pid, &status, WNOHANG);
-        if (got == pid)
-            return status;
-        usleep(1000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    fail_msg("child %ld did not finish in 10 s", (long)pid);
+    int status = test_wait_child(pid, 10);
+    if (status == -1)
+        fail_msg("child %ld did not finish in 10 s", (long)pid);
     return status;
 }
 
@@ -263,15 +255,9 @@ static void fork_while_another_thread_holds_the_log_lock_does_not_hang_the_child
             jf_set_log_callback(ignore_log, NULL);
             _exit(jf_enabled_sinks() == JF_SINK_PERFMAP ? 0 : 1);
         }
-        int status = 0;
-        for (int polls = 0; polls < 5000 && waitpid(pid, &status, WNOHANG) == 0; polls++)
-            usleep(1000);
-        if (waitpid(pid, &status, WNOHANG) == 0) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-        }
+        int status = test_wait_child(pid, 5);
         map_remove(pid);
-        failures += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+        failures += status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
     }
     atomic_store(&stop_logging_churn, 1);
     pthread_join(churn, NULL);
