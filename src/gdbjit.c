@@ -129,7 +129,7 @@ static uintptr_t end_of(const jf_live *r)
     return r->start + r->size;
 }
 
-/* 1 if one of f's spans intersects [lo, hi). */
+/* 1 if a span of a live, non-retiring symfile intersects [lo, hi). */
 static int spans_intersect(const symfile *f, uintptr_t lo, uintptr_t hi)
 {
     size_t a = 0, b = f->n_spans; /* first span with hi > lo */

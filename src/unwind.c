@@ -10,21 +10,17 @@
  *    host, LLVM libunwind when it is linked first;
  *  - libgcc_s.so.1 through dlopen, which finds the copy glibc loaded
  *    RTLD_LOCAL for backtrace() (or loads it), when it is another library.
- * LLVM libunwind (recognised by __unw_add_dynamic_fde in the same library)
- * takes one FDE per __register_frame call; libgcc takes a whole table
- * ending in a zero terminator.
+ * A probe at start-up tells how each one takes registrations: LLVM libunwind
+ * one FDE per call; libgcc <= 12 (a list searched linearly on every unwind
+ * in the process) shared tables; libgcc 13+ (a b-tree) one table per region.
  *
- * Scale: GCC <= 12 searches registered tables linearly on every unwind in
- * the process, so regions share tables. Tables are kept in address order
- * with disjoint ranges (libgcc's lookups require it): a group's regions join
- * the table whose range they fall in, or form new tables (of at most
- * FULL_WEIGHT regions) in the gaps, and neighbouring tables merge while
- * together they hold at most FULL_WEIGHT regions. n regions thus need fewer
- * than 2n / FULL_WEIGHT + 1 tables per code window, and a removal rebuilds
- * one table of bounded size. A replacement table is always registered before
- * the tables it replaces are deregistered, so no FDE is ever missing for a
- * concurrent unwind. We only ever deregister tables we registered: libgcc
- * aborts otherwise.
+ * Three rules keep concurrent unwinders in other threads safe:
+ *  - a region's .eh_frame image never moves or changes while the region is
+ *    registered (shared tables are arrays pointing at the images);
+ *  - a replacement table is registered before the one it replaces goes, and
+ *    tables cover disjoint address ranges, so no live FDE is ever missing;
+ *  - libgcc's per-table objects are reused only after a quarantine.
+ * We only ever deregister what we registered: libgcc aborts otherwise.
  */
 #define _GNU_SOURCE
 #include "byte_writer.h"
@@ -36,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
@@ -43,12 +40,25 @@
 /* ------------------------------------------------------------------------ */
 
 typedef void (*frame_fn)(void *);
+typedef void (*register_table_fn)(void *array, void *object);
+typedef void (*register_object_fn)(const void *begin, void *object);
+typedef void *(*deregister_info_fn)(const void *begin);
+
+/* How regions reach an unwinder. */
+typedef enum unwinder_mode {
+    MODE_PER_FDE,    /* LLVM libunwind: __register_frame takes one FDE */
+    MODE_PER_REGION, /* a libgcc b-tree (GCC 13+), or unknown: one table per region */
+    MODE_TABLES,     /* a libgcc list (GCC <= 12): shared tables of region images */
+} unwinder_mode;
 
 typedef struct unwinder {
     frame_fn register_frame;
     frame_fn deregister_frame;
-    int per_fde;        /* LLVM libunwind: one FDE per call */
-    int keyed_by_start; /* GCC 13+ libgcc: see probe_keyed_by_start() */
+    register_table_fn register_table;     /* __register_frame_info_table (MODE_TABLES) */
+    register_object_fn register_info;     /* __register_frame_info (libgcc, if exported) */
+    deregister_info_fn deregister_info;   /* __deregister_frame_info (libgcc, if exported) */
+    int per_fde;        /* LLVM libunwind (__unw_add_dynamic_fde in the same library) */
+    unwinder_mode mode;
     const void *base;   /* load address of the library that defines them */
     void *handle;       /* keeps that library loaded while tables point into it */
 } unwinder;
@@ -60,8 +70,8 @@ enum { MAX_UNWINDERS = 2 };
 static unwinder unwinders[MAX_UNWINDERS];
 static int n_unwinders;
 static int bound;
-/* Replace tables by deregistering the old ones first (see swap_tables). */
-static int deregister_first;
+/* Some unwinder takes shared tables. */
+static int tables_in_use;
 
 /* The load address of the object defining `sym`, or NULL. */
 static const void *object_base(const void *sym)
@@ -93,6 +103,7 @@ static frame_fn as_frame_fn(void *sym)
  * marker in the same library. */
 static int unwinder_from_scope(void *lookup, unwinder *u)
 {
+    memset(u, 0, sizeof *u);
     void *reg = dlsym(lookup, "__register_frame");
     void *dereg = dlsym(lookup, "__deregister_frame");
     const void *base = object_base(reg);
@@ -142,8 +153,6 @@ typedef enum probe_result { PROBE_LIST, PROBE_BTREE, PROBE_NO_EFFECT, PROBE_UNKN
 enum { PROBE_TABLE = 64 };
 
 typedef const void *(*find_fde_fn)(void *pc, void *bases);
-typedef void (*register_info_fn)(const void *begin, void *object);
-typedef void *(*deregister_info_fn)(const void *begin);
 
 /* A table with one CIE and one FDE for [pc, pc + range), absolute addresses. */
 static void put_probe_table(uint8_t *buf, uintptr_t pc, uint64_t range)
@@ -195,7 +204,7 @@ static probe_result probe_libgcc(const unwinder *u)
         return PROBE_UNKNOWN;
     }
     find_fde_fn find_fde;
-    register_info_fn register_info;
+    register_object_fn register_info;
     deregister_info_fn deregister_info;
     memcpy(&find_fde, &find, sizeof find_fde);
     memcpy(&register_info, &reg_info, sizeof register_info);
@@ -218,6 +227,10 @@ static probe_result probe_libgcc(const unwinder *u)
     return r;
 }
 
+static const char *const mode_names[] = {"LLVM libunwind, one FDE per call",
+                                         "libgcc (b-tree), one table per region",
+                                         "libgcc (list), shared tables"};
+
 static void keep_unwinder(const unwinder *u, const char *how)
 {
     probe_result probe = u->per_fde ? PROBE_LIST : probe_libgcc(u);
@@ -231,12 +244,20 @@ static void keep_unwinder(const unwinder *u, const char *how)
     }
     unwinder *kept = &unwinders[n_unwinders++];
     *kept = *u;
-    /* Unknown: take the order that is safe for both kinds. */
-    kept->keyed_by_start = probe == PROBE_BTREE || probe == PROBE_UNKNOWN;
-    deregister_first |= kept->keyed_by_start;
-    jf__log(JF_LOG_INFO, "unwind sink: %s unwinder in %s (%s)",
-            u->per_fde ? "LLVM libunwind" : kept->keyed_by_start ? "libgcc (b-tree)" : "libgcc (list)",
-            object_name(u->base), how);
+    void *reg_table = unwinder_symbol(u, "__register_frame_info_table");
+    void *reg_info = unwinder_symbol(u, "__register_frame_info");
+    void *dereg_info = unwinder_symbol(u, "__deregister_frame_info");
+    kept->mode = u->per_fde ? MODE_PER_FDE : MODE_PER_REGION;
+    if (!u->per_fde && reg_info && dereg_info) {
+        memcpy(&kept->register_info, &reg_info, sizeof kept->register_info);
+        memcpy(&kept->deregister_info, &dereg_info, sizeof kept->deregister_info);
+    }
+    if (!u->per_fde && probe == PROBE_LIST && reg_table && dereg_info) {
+        kept->mode = MODE_TABLES;
+        memcpy(&kept->register_table, &reg_table, sizeof kept->register_table);
+        tables_in_use = 1;
+    }
+    jf__log(JF_LOG_INFO, "unwind sink: %s in %s (%s)", mode_names[kept->mode], object_name(u->base), how);
 }
 
 /* libgcc_s.so.1 as glibc's backtrace() uses it: the copy already loaded
@@ -277,109 +298,138 @@ static int bind_unwinders(void)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Tables                                                                    */
+/* Object storage for libgcc                                                */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * libgcc's struct object for each table we register, in storage of ours.
+ * Right after a lookup found an FDE, libgcc reads the table's object again
+ * (tbase, dbase, encoding) without holding its lock (GCC 13+ never holds
+ * one): freeing or reusing an object the moment its table is deregistered
+ * crashes a concurrent unwinder (seen here: reused storage, garbage
+ * encoding, abort). So released objects wait OBJECT_QUARANTINE_NS in a FIFO
+ * before reuse, untouched in the fields libgcc reads, and their memory never
+ * goes back to malloc. (libgcc's own __register_frame frees its object at
+ * once: every JIT using it has that race.)
+ */
+typedef union object_storage {
+    void *p[16];     /* room for any libgcc's struct object (6 or 7 pointers) */
+    uint64_t u[16];
+} object_storage;
+
+enum { OBJECT_SLAB = 256, OBJECT_RELEASED_AT = 14, OBJECT_LINK = 15 };
+#define OBJECT_QUARANTINE_NS 2000000000ull
+
+static object_storage *object_slab;
+static size_t object_slab_left;
+static object_storage *quarantine_head, *quarantine_tail;
+static size_t quarantined;
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static object_storage *object_alloc(void)
+{
+    if (quarantine_head && monotonic_ns() - quarantine_head->u[OBJECT_RELEASED_AT] >= OBJECT_QUARANTINE_NS) {
+        object_storage *o = quarantine_head;
+        quarantine_head = o->p[OBJECT_LINK];
+        if (!quarantine_head)
+            quarantine_tail = NULL;
+        quarantined--;
+        return o;
+    }
+    if (!object_slab_left) {
+        object_storage *slab = calloc(OBJECT_SLAB, sizeof *slab);
+        if (!slab)
+            return NULL;
+        object_slab = slab;
+        object_slab_left = OBJECT_SLAB;
+    }
+    return &object_slab[--object_slab_left];
+}
+
+static void object_release(object_storage *o)
+{
+    if (!o)
+        return;
+    o->u[OBJECT_RELEASED_AT] = monotonic_ns();
+    o->p[OBJECT_LINK] = NULL;
+    if (quarantine_tail)
+        quarantine_tail->p[OBJECT_LINK] = o;
+    else
+        quarantine_head = o;
+    quarantine_tail = o;
+    quarantined++;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Region images: each region's .eh_frame, at one address for its lifetime  */
+/* ------------------------------------------------------------------------ */
+/*
+ * An unwinder reads an FDE after its lookup returned it, without any lock:
+ * the bytes of a live region's FDE must never move or be freed while the
+ * region is registered, even when the shared table that lists them is
+ * replaced. So each region's .eh_frame (CIE, FDEs, terminator) is written
+ * once into a pool block, and shared tables only point at these images.
+ *
+ * The CFI assembler writes pc-relative 32-bit code addresses, so an image
+ * must lie within 2 GiB of its code: the pools are per 1 GiB code window,
+ * their chunks mapped close to it.
+ */
 enum {
-    /* Neighbouring tables merge while together they hold at most this many
-     * regions, so n live regions need fewer than 2n / FULL_WEIGHT + 1
-     * tables per code window; it also bounds what a removal rebuilds. */
-    FULL_WEIGHT = 256,
-    /* A table that grew past this (regions added inside its range) splits. */
-    MAX_WEIGHT = 2 * FULL_WEIGHT,
-    /* The CFI assembler writes pc-relative 32-bit code addresses, so a table
-     * must lie within 2 GiB of its code: a table only holds code of one
-     * 1 GiB window, and is mapped close to it. */
     WINDOW_SHIFT = 30,
+    POOL_CHUNK = 256 * 1024,
+    MIN_BLOCK_SHIFT = 6, /* blocks of 64, 128, ... 4096 bytes; larger images get their own mapping */
+    N_BLOCK_CLASSES = 7,
 };
 
-/*
- * The tables, sorted by address. Invariant: their ranges [lo, hi] are
- * disjoint. Both libgcc lookups rely on it: GCC <= 12 walks the tables by
- * descending start and gives up after the first one starting at or below the
- * pc; GCC 13+ keeps a b-tree of non-overlapping ranges.
- */
-typedef struct unwind_table {
-    uint8_t *bytes;    /* .eh_frame at its final address, zero terminator included */
-    size_t size;
-    size_t map_size;   /* bytes mapped at `bytes` */
-    size_t *fde_offsets; /* for one-FDE-per-call unwinders */
-    size_t n_fdes;
-    jf_live **members; /* sorted by start; owned by the registry */
-    size_t n_members;
-    uintptr_t lo, hi;  /* first and last member's start */
-} unwind_table;
+typedef struct pool_window {
+    uintptr_t key;        /* code address >> WINDOW_SHIFT */
+    uint8_t *chunk;       /* current chunk (chunks are never unmapped) */
+    size_t chunk_used;
+    void *free_blocks[N_BLOCK_CLASSES];
+} pool_window;
 
-static unwind_table **tables;
-static size_t n_tables, tables_capacity;
-/* The registry's counters for this sink, to zero what stop() releases. */
+typedef struct region_image {
+    jf_live *region;      /* owned by the registry */
+    uint8_t *bytes;       /* .eh_frame at its final address, terminator included */
+    size_t size;
+    size_t block;         /* bytes reserved at `bytes` */
+    size_t window;        /* index in windows[] */
+    size_t *fde_offsets;  /* for one-FDE-per-call unwinders */
+    size_t n_fdes;
+    struct unwind_table *table; /* the shared table listing it, if any */
+    object_storage *object[MAX_UNWINDERS]; /* registered through __register_frame_info */
+} region_image;
+
+static pool_window *windows;
+static size_t n_windows, windows_capacity;
+/* The registry's counters for this sink, to keep `objects` exact. */
 static jf_sink_stats *held_stats;
 
-static uintptr_t window_of(uintptr_t addr)
+/* Index of the window for `key`, created if needed; SIZE_MAX on ENOMEM. */
+static size_t window_for(uintptr_t key)
 {
-    return addr >> WINDOW_SHIFT;
-}
-
-static uint32_t load_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t load_u64(const uint8_t *p)
-{
-    return (uint64_t)load_u32(p) | (uint64_t)load_u32(p + 4) << 32;
-}
-
-/* Walk the table's entries; record where each FDE starts when `offsets`
- * is not NULL. Returns the number of FDEs, or SIZE_MAX if malformed. */
-static size_t walk_fdes(const unwind_table *t, size_t *offsets)
-{
-    size_t count = 0, pos = 0;
-    while (pos + 4 <= t->size) {
-        uint64_t len = load_u32(t->bytes + pos);
-        size_t header = 4;
-        if (len == 0)
-            return count;
-        if (len == 0xffffffffu) {
-            if (pos + 12 > t->size)
-                return SIZE_MAX;
-            len = load_u64(t->bytes + pos + 4);
-            header = 12;
+    for (size_t i = 0; i < n_windows; i++)
+        if (windows[i].key == key)
+            return i;
+    if (n_windows == windows_capacity) {
+        size_t cap = windows_capacity ? windows_capacity * 2 : 4;
+        pool_window *grown = realloc(windows, cap * sizeof *grown);
+        if (!grown) {
+            jf__fail(JF_ENOMEM, "out of memory for the unwind sink's windows");
+            return SIZE_MAX;
         }
-        if (len < 4 || len > t->size - pos - header)
-            return SIZE_MAX;
-        uint64_t id = header == 4 ? load_u32(t->bytes + pos + 4) : load_u64(t->bytes + pos + 12);
-        if (id != 0 && offsets)
-            offsets[count] = pos;
-        count += id != 0;
-        pos += header + (size_t)len;
+        windows = grown;
+        windows_capacity = cap;
     }
-    return SIZE_MAX; /* no terminator */
-}
-
-static int index_fdes(unwind_table *t)
-{
-    size_t count = walk_fdes(t, NULL);
-    if (count == SIZE_MAX)
-        return jf__fail(JF_EINVAL, "unwind table: malformed .eh_frame");
-    if (count && !(t->fde_offsets = malloc(count * sizeof *t->fde_offsets)))
-        return jf__fail(JF_ENOMEM, "out of memory indexing %zu FDEs", count);
-    walk_fdes(t, t->fde_offsets);
-    t->n_fdes = count;
-    return 0;
-}
-
-/* Room for every member's image; SIZE_MAX on overflow. */
-static size_t table_capacity(jf_live *const *members, size_t n)
-{
-    size_t cap = 4;
-    for (size_t i = 0; i < n; i++) {
-        size_t one = jf__cfi_max_image_size(members[i]->cfi);
-        if (one > SIZE_MAX - cap)
-            return SIZE_MAX;
-        cap += one;
-    }
-    return cap;
+    memset(&windows[n_windows], 0, sizeof windows[n_windows]);
+    windows[n_windows].key = key;
+    return n_windows++;
 }
 
 static uint64_t distance(uint64_t a, uint64_t b)
@@ -424,125 +474,281 @@ static uint8_t *map_near(uintptr_t lo, uintptr_t hi, size_t len)
     return NULL;
 }
 
-static void members_span(jf_live *const *members, size_t n, uintptr_t *lo, uintptr_t *hi)
+static size_t page_round(size_t n)
 {
-    *lo = UINTPTR_MAX;
-    *hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (members[i]->start < *lo)
-            *lo = members[i]->start;
-        if (members[i]->start + members[i]->size > *hi)
-            *hi = members[i]->start + members[i]->size;
+    long page = sysconf(_SC_PAGESIZE);
+    size_t mask = (page > 0 ? (size_t)page : 4096) - 1;
+    return n > SIZE_MAX - mask ? SIZE_MAX : (n + mask) & ~mask;
+}
+
+/* A block of at least `need` bytes reachable from window w's code. */
+static uint8_t *pool_alloc(size_t w, size_t need, size_t *block)
+{
+    pool_window *pw = &windows[w];
+    uintptr_t lo = pw->key << WINDOW_SHIFT, hi = lo + ((uintptr_t)1 << WINDOW_SHIFT) - 1;
+    int cls = 0;
+    while (cls < N_BLOCK_CLASSES && ((size_t)1 << (MIN_BLOCK_SHIFT + cls)) < need)
+        cls++;
+    if (cls == N_BLOCK_CLASSES) { /* a large image: a mapping of its own */
+        *block = page_round(need);
+        return *block == SIZE_MAX ? NULL : map_near(lo, hi, *block);
+    }
+    *block = (size_t)1 << (MIN_BLOCK_SHIFT + cls);
+    uint8_t *b = pw->free_blocks[cls];
+    if (b) {
+        memcpy(&pw->free_blocks[cls], b, sizeof(void *));
+        return b;
+    }
+    if (!pw->chunk || POOL_CHUNK - pw->chunk_used < *block) {
+        uint8_t *chunk = map_near(lo, hi, POOL_CHUNK);
+        if (!chunk)
+            return NULL;
+        pw->chunk = chunk; /* the old chunk's tail stays unused */
+        pw->chunk_used = 0;
+    }
+    b = pw->chunk + pw->chunk_used;
+    pw->chunk_used += *block;
+    return b;
+}
+
+static void pool_free(size_t w, uint8_t *b, size_t block)
+{
+    int cls = 0;
+    while (cls < N_BLOCK_CLASSES && ((size_t)1 << (MIN_BLOCK_SHIFT + cls)) < block)
+        cls++;
+    if (cls == N_BLOCK_CLASSES) {
+        munmap(b, block);
+        return;
+    }
+    memcpy(b, &windows[w].free_blocks[cls], sizeof(void *));
+    windows[w].free_blocks[cls] = b;
+}
+
+static uint32_t load_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t load_u64(const uint8_t *p)
+{
+    return (uint64_t)load_u32(p) | (uint64_t)load_u32(p + 4) << 32;
+}
+
+/* Walk an .eh_frame; record where each FDE starts when `offsets` is not
+ * NULL. Returns the number of FDEs, or SIZE_MAX if malformed. */
+static size_t walk_fdes(const uint8_t *bytes, size_t size, size_t *offsets)
+{
+    size_t count = 0, pos = 0;
+    while (pos + 4 <= size) {
+        uint64_t len = load_u32(bytes + pos);
+        size_t header = 4;
+        if (len == 0)
+            return count;
+        if (len == 0xffffffffu) {
+            if (pos + 12 > size)
+                return SIZE_MAX;
+            len = load_u64(bytes + pos + 4);
+            header = 12;
+        }
+        if (len < 4 || len > size - pos - header)
+            return SIZE_MAX;
+        uint64_t id = header == 4 ? load_u32(bytes + pos + 4) : load_u64(bytes + pos + 12);
+        if (id != 0 && offsets)
+            offsets[count] = pos;
+        count += id != 0;
+        pos += header + (size_t)len;
+    }
+    return SIZE_MAX; /* no terminator */
+}
+
+static void image_free(region_image *im)
+{
+    if (!im)
+        return;
+    if (im->bytes)
+        pool_free(im->window, im->bytes, im->block);
+    for (int u = 0; u < MAX_UNWINDERS; u++)
+        object_release(im->object[u]);
+    free(im->fde_offsets);
+    free(im);
+}
+
+/* Write r's .eh_frame into a pool block near its code. */
+static int image_create(jf_live *r, region_image **out)
+{
+    region_image *im = calloc(1, sizeof *im);
+    if (!im)
+        return jf__fail(JF_ENOMEM, "out of memory for the unwind image of %s", r->name);
+    im->region = r;
+    im->window = window_for(r->start >> WINDOW_SHIFT);
+    size_t cap = jf__cfi_max_image_size(r->cfi);
+    int rc = 0;
+    if (im->window == SIZE_MAX)
+        rc = JF_ENOMEM;
+    else if (!(im->bytes = pool_alloc(im->window, cap, &im->block)))
+        rc = jf__fail(JF_ERANGE, "no memory for the unwind image of %s within 2 GiB of its code", r->name);
+    jf_eh_image img;
+    if (!rc)
+        rc = jf__cfi_emit(r->cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size, (uint64_t)(uintptr_t)im->bytes,
+                          im->bytes, cap, &img);
+    if (!rc) {
+        im->size = img.eh_frame_size;
+        im->n_fdes = walk_fdes(im->bytes, im->size, NULL);
+        if (im->n_fdes == SIZE_MAX)
+            rc = jf__fail(JF_EINVAL, "%s: malformed .eh_frame from the CFI assembler", r->name);
+        else if (im->n_fdes && !(im->fde_offsets = malloc(im->n_fdes * sizeof *im->fde_offsets)))
+            rc = jf__fail(JF_ENOMEM, "out of memory indexing %zu FDEs", im->n_fdes);
+        else
+            walk_fdes(im->bytes, im->size, im->fde_offsets);
+    }
+    if (rc) {
+        if (im->window == SIZE_MAX)
+            im->bytes = NULL;
+        image_free(im);
+        return rc;
+    }
+    *out = im;
+    return 0;
+}
+
+/* Register or deregister an image with the unwinders that take regions
+ * one at a time (the others see it through a shared table). A libgcc gets
+ * our object storage when it exports __register_frame_info. */
+static void image_register(region_image *im)
+{
+    for (int u = 0; u < n_unwinders; u++) {
+        const unwinder *w = &unwinders[u];
+        if (w->mode == MODE_PER_REGION) {
+            if (w->register_info && (im->object[u] = object_alloc()) != NULL)
+                w->register_info(im->bytes, im->object[u]);
+            else
+                w->register_frame(im->bytes);
+        } else if (w->mode == MODE_PER_FDE) {
+            for (size_t i = 0; i < im->n_fdes; i++)
+                w->register_frame(im->bytes + im->fde_offsets[i]);
+        }
     }
 }
 
-/* Emit every member's .eh_frame back to back at its final address. Each
- * image ends with a terminator (and .eh_frame_hdr) that the next member's
- * image overwrites, so only the last terminator remains. */
-static int emit_members(unwind_table *t, size_t cap)
+static void image_deregister(const region_image *im)
 {
-    size_t used = 0;
-    for (size_t i = 0; i < t->n_members; i++) {
-        const jf_live *r = t->members[i];
-        jf_eh_image img;
-        int rc = jf__cfi_emit(r->cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size,
-                              (uint64_t)(uintptr_t)(t->bytes + used), t->bytes + used, cap - used, &img);
-        if (rc)
-            return rc;
-        if (img.eh_frame_size < 4 || img.eh_frame_size > cap - used || (img.eh_frame_size - 4) % 4)
-            return jf__fail(JF_EINVAL, "region %s: unexpected .eh_frame size %zu", r->name,
-                            img.eh_frame_size);
-        used += img.eh_frame_size - 4;
+    for (int u = n_unwinders - 1; u >= 0; u--) {
+        const unwinder *w = &unwinders[u];
+        if (w->mode == MODE_PER_REGION) {
+            if (im->object[u])
+                w->deregister_info(im->bytes); /* the object is released with the image */
+            else
+                w->deregister_frame(im->bytes);
+        } else if (w->mode == MODE_PER_FDE) {
+            for (size_t i = 0; i < im->n_fdes; i++)
+                w->deregister_frame(im->bytes + im->fde_offsets[i]);
+        }
     }
-    memset(t->bytes + used, 0, 4);
-    t->size = used + 4;
-    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Shared tables (libgcc <= 12)                                             */
+/* ------------------------------------------------------------------------ */
+/*
+ * GCC <= 12 searches registered tables linearly on every unwind in the
+ * process, so regions share tables: a table is a NULL-terminated array of
+ * .eh_frame images (__register_frame_info_table), which libgcc sorts once.
+ * Tables are kept in address order with disjoint ranges [lo, hi]: libgcc
+ * walks them by descending start and gives up after the first one starting
+ * at or below the pc. A group's regions join the table whose range they fall
+ * in, or form new tables in the gaps, and neighbours merge while together
+ * they hold at most FULL_WEIGHT regions: n regions need fewer than
+ * 2n / FULL_WEIGHT + 1 tables. Replacing a table only rewrites its array:
+ * the new one is registered before the old one goes, so every FDE stays
+ * findable, and the images it points at never move.
+ */
+enum {
+    FULL_WEIGHT = 256,
+    MAX_WEIGHT = 2 * FULL_WEIGHT, /* a table that grew past this splits */
+};
+
+typedef struct unwind_table {
+    void **array;            /* empty section, each member's image, NULL */
+    region_image **members;  /* sorted by start */
+    size_t n_members;
+    uintptr_t lo, hi;        /* first and last member's start */
+    object_storage *object[MAX_UNWINDERS];
+} unwind_table;
+
+static unwind_table **tables;
+static size_t n_tables, tables_capacity;
+
+/*
+ * The first entry of every array: an empty .eh_frame (its terminator only).
+ * libgcc takes a table whose first word is 0 for an empty one and skips
+ * deregistering it, so the array must not start with a pointer whose low
+ * 32 bits are 0; this one's are not (checked at start).
+ */
+static const uint32_t empty_section[4] = {0, 0, 0, 0};
+
+static uintptr_t member_start(const region_image *im)
+{
+    return im->region->start;
 }
 
 static void table_free(unwind_table *t)
 {
     if (!t)
         return;
-    if (t->bytes)
-        munmap(t->bytes, t->map_size);
-    free(t->fde_offsets);
+    for (int u = 0; u < MAX_UNWINDERS; u++)
+        object_release(t->object[u]);
+    free(t->array);
     free(t->members);
     free(t);
 }
 
-/* Map and fill the table's bytes near its code, then make them read-only. */
-static int table_fill(unwind_table *t)
-{
-    size_t cap = table_capacity(t->members, t->n_members);
-    long page = sysconf(_SC_PAGESIZE);
-    size_t mask = (page > 0 ? (size_t)page : 4096) - 1;
-    if (cap > SIZE_MAX - mask)
-        return jf__fail(JF_ENOMEM, "unwind table too large");
-    t->map_size = (cap + mask) & ~mask;
-    uintptr_t lo, hi;
-    members_span(t->members, t->n_members, &lo, &hi);
-    t->bytes = map_near(lo, hi, t->map_size);
-    if (!t->bytes)
-        return jf__fail(JF_ERANGE, "no memory for an unwind table within 2 GiB of code at %p-%p",
-                        (void *)lo, (void *)hi);
-    int rc = emit_members(t, cap);
-    if (!rc && mprotect(t->bytes, t->map_size, PROT_READ) != 0)
-        rc = jf__fail(JF_ENOMEM, "cannot protect an unwind table");
-    return rc ? rc : index_fdes(t);
-}
-
-/* A table describing `members` (sorted by start, copied), not yet registered. */
-static int table_build(jf_live *const *members, size_t n, unwind_table **out)
+/* A table listing `members` (sorted by start, copied), not yet registered. */
+static int table_build(region_image *const *members, size_t n, unwind_table **out)
 {
     unwind_table *t = calloc(1, sizeof *t);
-    if (!t || !(t->members = malloc(n * sizeof *members))) {
-        free(t);
+    if (!t || !(t->members = malloc(n * sizeof *members)) || !(t->array = malloc((n + 2) * sizeof(void *)))) {
+        table_free(t);
         return jf__fail(JF_ENOMEM, "out of memory for an unwind table of %zu regions", n);
+    }
+    for (int u = 0; u < n_unwinders; u++) {
+        if (unwinders[u].mode == MODE_TABLES && !(t->object[u] = object_alloc())) {
+            table_free(t);
+            return jf__fail(JF_ENOMEM, "out of memory for an unwind table");
+        }
     }
     memcpy(t->members, members, n * sizeof *members);
     t->n_members = n;
-    t->lo = members[0]->start;
-    t->hi = members[n - 1]->start;
-    int rc = table_fill(t);
-    if (rc) {
-        table_free(t);
-        return rc;
-    }
+    t->array[0] = (void *)(uintptr_t)empty_section;
+    for (size_t i = 0; i < n; i++)
+        t->array[i + 1] = members[i]->bytes;
+    t->array[n + 1] = NULL;
+    t->lo = member_start(members[0]);
+    t->hi = member_start(members[n - 1]);
     *out = t;
     return 0;
 }
 
 static void table_register(unwind_table *t)
 {
-    for (int u = 0; u < n_unwinders; u++) {
-        if (!unwinders[u].per_fde) {
-            unwinders[u].register_frame(t->bytes);
-            continue;
-        }
-        for (size_t i = 0; i < t->n_fdes; i++)
-            unwinders[u].register_frame(t->bytes + t->fde_offsets[i]);
-    }
+    for (int u = 0; u < n_unwinders; u++)
+        if (unwinders[u].mode == MODE_TABLES)
+            unwinders[u].register_table(t->array, t->object[u]);
 }
 
 static void table_deregister(unwind_table *t)
 {
-    for (int u = n_unwinders - 1; u >= 0; u--) {
-        if (!unwinders[u].per_fde) {
-            unwinders[u].deregister_frame(t->bytes);
-            continue;
-        }
-        for (size_t i = 0; i < t->n_fdes; i++)
-            unwinders[u].deregister_frame(t->bytes + t->fde_offsets[i]);
-    }
+    for (int u = n_unwinders - 1; u >= 0; u--)
+        if (unwinders[u].mode == MODE_TABLES)
+            unwinders[u].deregister_info(t->array);
 }
 
 /* ------------------------------------------------------------------------ */
-/* Which table describes a region: start address -> table                   */
+/* Which image describes a region: start address -> image                   */
 /* ------------------------------------------------------------------------ */
 
 typedef struct owner_slot {
     uintptr_t start; /* 0 = empty (regions never start at 0) */
-    unwind_table *table;
+    region_image *image;
 } owner_slot;
 
 static owner_slot *owners;
@@ -566,7 +772,8 @@ static owner_slot *owner_find(uintptr_t start)
     }
 }
 
-static void owner_put_unchecked(uintptr_t start, unwind_table *t)
+/* Insert (room reserved with owner_reserve). */
+static void owner_put(uintptr_t start, region_image *im)
 {
     size_t mask = owner_capacity - 1;
     size_t i = owner_hash(start) & mask;
@@ -575,7 +782,7 @@ static void owner_put_unchecked(uintptr_t start, unwind_table *t)
     if (!owners[i].start)
         owner_count++;
     owners[i].start = start;
-    owners[i].table = t;
+    owners[i].image = im;
 }
 
 /* Room for `extra` more entries at a load factor of at most 1/2. */
@@ -600,7 +807,7 @@ static int owner_reserve(size_t extra)
     owner_count = 0;
     for (size_t i = 0; i < old_cap; i++)
         if (old[i].start)
-            owner_put_unchecked(old[i].start, old[i].table);
+            owner_put(old[i].start, old[i].image);
     free(old);
     return 0;
 }
@@ -623,14 +830,8 @@ static void owner_remove(uintptr_t start)
         }
     }
     owners[hole].start = 0;
-    owners[hole].table = NULL;
+    owners[hole].image = NULL;
     owner_count--;
-}
-
-static void owners_point_to(unwind_table *t)
-{
-    for (size_t i = 0; i < t->n_members; i++)
-        owner_put_unchecked(t->members[i]->start, t);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -652,50 +853,35 @@ static int tables_reserve(size_t extra)
     return 0;
 }
 
-/*
- * Replace tables[at, at + n_old) by fresh[0, n_fresh) (same address range,
- * sorted, built). The fresh tables are registered before the old ones are
- * deregistered, so every FDE stays findable throughout, except under a
- * libgcc keyed by first pc (GCC 13+), which would drop a fresh table that
- * starts where an old one does: there the old ones go first, and a
- * concurrent unwind through these regions may briefly find no FDE.
- */
-static int swap_tables(size_t at, size_t n_old, unwind_table *const *fresh, size_t n_fresh,
-                       jf_sink_stats *stats)
+/* Replace tables[at, at + n_old) by fresh[0, n_fresh) (same range, sorted,
+ * built): the fresh ones are registered first, then the old ones go. */
+static int swap_tables(size_t at, size_t n_old, unwind_table *const *fresh, size_t n_fresh)
 {
-    if (n_fresh > n_old && tables_reserve(n_fresh - n_old) != 0) {
+    unwind_table *old[2];
+    if (n_old > sizeof old / sizeof old[0] || (n_fresh > n_old && tables_reserve(n_fresh - n_old) != 0)) {
         for (size_t i = 0; i < n_fresh; i++)
             table_free(fresh[i]);
-        return JF_ENOMEM;
+        return n_old > 2 ? jf__fail(JF_EINVAL, "internal: replacing %zu unwind tables", n_old) : JF_ENOMEM;
     }
-    unwind_table *old[2];
-    if (n_old > sizeof old / sizeof old[0])
-        return jf__fail(JF_EINVAL, "internal: replacing %zu unwind tables at once", n_old);
     memcpy(old, tables + at, n_old * sizeof *old);
-    for (size_t i = 0; deregister_first && i < n_old; i++)
-        table_deregister(old[i]);
     for (size_t i = 0; i < n_fresh; i++) {
         table_register(fresh[i]);
-        owners_point_to(fresh[i]);
-        stats->objects++;
-        stats->bytes += fresh[i]->size;
+        for (size_t k = 0; k < fresh[i]->n_members; k++)
+            fresh[i]->members[k]->table = fresh[i];
     }
     memmove(tables + at + n_fresh, tables + at + n_old, (n_tables - at - n_old) * sizeof *tables);
     memcpy(tables + at, fresh, n_fresh * sizeof *tables);
     n_tables = n_tables - n_old + n_fresh;
     for (size_t i = 0; i < n_old; i++) {
-        if (!deregister_first)
-            table_deregister(old[i]);
-        stats->objects--;
-        stats->bytes -= old[i]->size;
+        table_deregister(old[i]);
         table_free(old[i]);
     }
     return 0;
 }
 
-/* Build tables for sorted `members` (FULL_WEIGHT each at most when there
- * are more than MAX_WEIGHT) and swap them in for tables[at, at + n_old). */
-static int rebuild_range(size_t at, size_t n_old, jf_live *const *members, size_t n, jf_sink_stats *stats)
+/* Tables for sorted `members` (FULL_WEIGHT each at most when there are more
+ * than MAX_WEIGHT), swapped in for tables[at, at + n_old). */
+static int rebuild_range(size_t at, size_t n_old, region_image *const *members, size_t n)
 {
     size_t per = n > MAX_WEIGHT ? FULL_WEIGHT : n;
     size_t pieces = per ? (n + per - 1) / per : 0;
@@ -713,29 +899,28 @@ static int rebuild_range(size_t at, size_t n_old, jf_live *const *members, size_
         for (size_t i = 0; i + 1 < k; i++)
             table_free(fresh[i]);
     } else {
-        rc = swap_tables(at, n_old, fresh, pieces, stats);
+        rc = swap_tables(at, n_old, fresh, pieces);
     }
     if (fresh != one)
         free(fresh);
     return rc;
 }
 
-/* Merge neighbours of one window while together they hold at most
- * FULL_WEIGHT regions. Adjacent tables have adjacent ranges, so the merged
- * range overlaps no other table. */
-static int coalesce(jf_sink_stats *stats)
+/* Merge neighbours while together they hold at most FULL_WEIGHT regions.
+ * Adjacent tables have adjacent ranges: the merged range overlaps no other. */
+static int coalesce(void)
 {
-    jf_live *both[2 * FULL_WEIGHT];
+    region_image *both[FULL_WEIGHT];
     size_t i = 0;
     while (i + 1 < n_tables) {
         unwind_table *a = tables[i], *b = tables[i + 1];
-        if (window_of(a->lo) != window_of(b->hi) || a->n_members + b->n_members > FULL_WEIGHT) {
+        if (a->n_members + b->n_members > FULL_WEIGHT) {
             i++;
             continue;
         }
         memcpy(both, a->members, a->n_members * sizeof *both);
         memcpy(both + a->n_members, b->members, b->n_members * sizeof *both);
-        int rc = rebuild_range(i, 2, both, a->n_members + b->n_members, stats);
+        int rc = rebuild_range(i, 2, both, a->n_members + b->n_members);
         if (rc)
             return rc;
     }
@@ -756,130 +941,165 @@ static size_t first_table_ending_after(uintptr_t addr)
     return lo;
 }
 
-/* Regions inside tables[t]'s range join it: rebuild it with them. */
-static int join_table(size_t t, jf_live *const *regions, size_t n, jf_sink_stats *stats)
+/* Images inside tables[t]'s range join it. */
+static int join_table(size_t t, region_image *const *images, size_t n)
 {
     unwind_table *old = tables[t];
     size_t total = old->n_members + n;
-    jf_live **all = malloc(total * sizeof *all);
+    region_image **all = malloc(total * sizeof *all);
     if (!all)
         return jf__fail(JF_ENOMEM, "out of memory rebuilding an unwind table");
     size_t i = 0, j = 0, k = 0;
     while (i < old->n_members || j < n)
-        all[k++] = j == n || (i < old->n_members && old->members[i]->start < regions[j]->start)
+        all[k++] = j == n || (i < old->n_members && member_start(old->members[i]) < member_start(images[j]))
                        ? old->members[i++]
-                       : regions[j++];
-    int rc = rebuild_range(t, 1, all, total, stats);
+                       : images[j++];
+    int rc = rebuild_range(t, 1, all, total);
     free(all);
     return rc;
 }
 
-/*
- * Add sorted regions none of which is held yet. Each one either lies inside
- * an existing table's range (it joins that table) or in a gap between
- * tables (runs of those, within one window, make new tables).
- */
-static int add_sorted(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+/* Add images sorted by start to the tables: each joins the table whose
+ * range it falls in, or runs of them make new tables in the gaps. */
+static int tables_add(region_image *const *images, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        size_t t = first_table_ending_after(regions[i]->start);
+        uintptr_t start = member_start(images[i]);
+        size_t t = first_table_ending_after(start);
         size_t run = 1;
         int rc;
-        if (t < n_tables && tables[t]->lo <= regions[i]->start) {
-            while (i + run < n && regions[i + run]->start <= tables[t]->hi)
+        if (t < n_tables && tables[t]->lo <= start) {
+            while (i + run < n && member_start(images[i + run]) <= tables[t]->hi)
                 run++;
-            rc = join_table(t, regions + i, run, stats);
+            rc = join_table(t, images + i, run);
         } else {
             uintptr_t limit = t < n_tables ? tables[t]->lo : UINTPTR_MAX;
-            uintptr_t window = window_of(regions[i]->start);
-            while (i + run < n && run < FULL_WEIGHT && regions[i + run]->start < limit &&
-                   window_of(regions[i + run]->start) == window)
+            while (i + run < n && run < FULL_WEIGHT && member_start(images[i + run]) < limit)
                 run++;
-            rc = rebuild_range(t, 0, regions + i, run, stats);
+            rc = rebuild_range(t, 0, images + i, run);
         }
         if (rc)
             return rc;
         i += run;
     }
-    return coalesce(stats);
+    return coalesce();
 }
 
-static int by_start(const void *a, const void *b)
+/* Rebuild the table listing im without it (or drop the table). */
+static int tables_drop(const region_image *im)
 {
-    const jf_live *x = *(jf_live *const *)a, *y = *(jf_live *const *)b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* The regions of a group that need describing: with unwind rules, and not
- * already held (a replay after fork hands us what the child inherited). */
-static size_t select_new(jf_live *const *regions, size_t n, jf_live **out)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (regions[i]->cfi && !owner_find(regions[i]->start))
-            out[k++] = regions[i];
-    return k;
-}
-
-static int unwind_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
-{
-    jf_live **fresh = malloc((n ? n : 1) * sizeof *fresh);
-    if (!fresh)
-        return jf__fail(JF_ENOMEM, "out of memory for a group of %zu regions", n);
-    size_t k = select_new(regions, n, fresh);
-    qsort(fresh, k, sizeof *fresh, by_start);
-    int rc = owner_reserve(k);
-    if (!rc)
-        rc = add_sorted(fresh, k, stats);
-    free(fresh);
-    if (!rc)
-        stats->regions += k;
-    return rc;
-}
-
-/* Rebuild the table holding `gone` without it (or drop the table). */
-static int drop_member(const jf_live *gone, jf_sink_stats *stats)
-{
-    owner_slot *s = owner_find(gone->start);
-    if (!s)
-        return 0; /* no unwind rules: never held */
-    unwind_table *t = s->table;
+    unwind_table *t = im->table;
     size_t at = first_table_ending_after(t->lo);
     if (at >= n_tables || tables[at] != t)
-        return jf__fail(JF_EINVAL, "internal: unwind table of %s not found in order", gone->name);
-    jf_live **rest = malloc(t->n_members * sizeof *rest);
+        return jf__fail(JF_EINVAL, "internal: unwind table of %s not found in order", im->region->name);
+    region_image **rest = malloc(t->n_members * sizeof *rest);
     if (!rest)
         return jf__fail(JF_ENOMEM, "out of memory rebuilding an unwind table");
     size_t n = 0;
     for (size_t i = 0; i < t->n_members; i++)
-        if (t->members[i] != gone)
+        if (t->members[i] != im)
             rest[n++] = t->members[i];
-    int rc = rebuild_range(at, 1, rest, n, stats);
+    int rc = rebuild_range(at, 1, rest, n);
     free(rest);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The sink                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* What the unwinders hold: shared tables, or one registration per region. */
+static void update_stats(jf_sink_stats *stats)
+{
+    stats->objects = tables_in_use ? n_tables : owner_count;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const region_image *x = *(region_image *const *)a, *y = *(region_image *const *)b;
+    return member_start(x) < member_start(y) ? -1 : member_start(x) > member_start(y);
+}
+
+/* Images for the regions of a group that need describing: with unwind
+ * rules, and not already held (a replay after fork hands us what the child
+ * inherited). */
+static int make_images(jf_live *const *regions, size_t n, region_image **out, size_t *k)
+{
+    *k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!regions[i]->cfi || owner_find(regions[i]->start))
+            continue;
+        int rc = image_create(regions[i], &out[*k]);
+        if (rc) {
+            while (*k > 0)
+                image_free(out[--*k]);
+            return rc;
+        }
+        (*k)++;
+    }
+    return 0;
+}
+
+static int unwind_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+{
+    region_image **fresh = malloc((n ? n : 1) * sizeof *fresh);
+    if (!fresh)
+        return jf__fail(JF_ENOMEM, "out of memory for a group of %zu regions", n);
+    size_t k = 0;
+    int rc = owner_reserve(n);
     if (!rc)
-        owner_remove(gone->start);
+        rc = make_images(regions, n, fresh, &k);
+    if (!rc) {
+        qsort(fresh, k, sizeof *fresh, by_start);
+        for (size_t i = 0; i < k; i++) {
+            image_register(fresh[i]);
+            owner_put(member_start(fresh[i]), fresh[i]);
+            stats->bytes += fresh[i]->size;
+        }
+        stats->regions += k;
+        if (tables_in_use)
+            rc = tables_add(fresh, k);
+    }
+    free(fresh);
+    update_stats(stats);
     return rc;
 }
 
 static int unwind_remove(jf_live *const *regions, size_t n, jf_sink_stats *stats)
 {
-    for (size_t i = 0; i < n; i++) {
-        int rc = drop_member(regions[i], stats);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        owner_slot *s = owner_find(regions[i]->start);
+        if (!s)
+            continue; /* no unwind rules: never held */
+        region_image *im = s->image;
+        if (im->table)
+            rc = tables_drop(im);
         if (rc)
-            return rc;
+            break;
+        image_deregister(im);
+        owner_remove(member_start(im));
+        stats->bytes -= im->size;
+        image_free(im);
     }
-    return coalesce(stats);
+    if (!rc && tables_in_use)
+        rc = coalesce();
+    update_stats(stats);
+    return rc;
 }
 
 static int unwind_start(const char *dump_dir, jf_sink_stats *stats)
 {
     (void)dump_dir;
     held_stats = stats;
+    if ((uint32_t)(uintptr_t)empty_section == 0)
+        return jf__fail(JF_ENOTSUP, "internal: misplaced empty .eh_frame section");
     return bind_unwinders();
 }
 
-/* Deregister and free everything (the registry replays on re-enable). */
+/* Deregister and free everything (the registry replays on re-enable). The
+ * pool chunks stay mapped for later images. */
 static void unwind_stop(int final)
 {
     (void)final;
@@ -891,6 +1111,12 @@ static void unwind_stop(int final)
     free(tables);
     tables = NULL;
     tables_capacity = 0;
+    for (size_t i = 0; i < owner_capacity; i++) {
+        if (!owners[i].start)
+            continue;
+        image_deregister(owners[i].image);
+        image_free(owners[i].image);
+    }
     free(owners);
     owners = NULL;
     owner_capacity = owner_count = 0;

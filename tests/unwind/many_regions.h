@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum { MANY_NAME = 32 };
 
 /* Region i of `size` bytes at code + i * size, named "<prefix>_<i>" in
@@ -21,5 +25,9 @@ void shuffle_indexes(size_t *order, size_t n, unsigned seed);
  * _Unwind_Find_FDE (bases = {tbase, dbase, func}); NULL if none. */
 typedef const void *(*find_fde_fn)(void *pc, void **bases);
 const void *fde_function(find_fde_fn find, const void *pc);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
