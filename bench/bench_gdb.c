@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { TOTAL = 100000, BATCH = 100, SINGLES = 200, SIZE_CLASSES = 12 };
+enum { TOTAL = 100000, BATCH = 100, SINGLES = 500, SIZE_CLASSES = 12 };
 
 static uint8_t *arena;
 static size_t arena_used, arena_size;
@@ -116,17 +116,35 @@ static uint64_t live_symfiles(void)
     return st.sink[2].objects;
 }
 
-/* Mean cost of one single-region registration at the current live count. */
-static double single_cost_ms(int count)
+typedef struct cost {
+    double median_ms, mean_ms, max_ms;
+} cost;
+
+static int by_value(const void *a, const void *b)
 {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Single-region registrations at the current live count: the median is one
+ * debugger stop; the mean includes the merges they trigger (amortised); the
+ * max is the worst merge in the window. */
+static cost single_cost(int count)
+{
+    static double ms[4096];
     char name[32];
-    double t0 = now();
-    for (int i = 0; i < count; i++) {
+    double sum = 0;
+    for (int i = 0; i < count && i < 4096; i++) {
         jf_region r = next_region(name, sizeof name, live);
+        double t0 = now();
         check(jf_register(&r), "single");
+        ms[i] = (now() - t0) * 1e3;
+        sum += ms[i];
         live++;
     }
-    return (now() - t0) * 1e3 / count;
+    qsort(ms, (size_t)count, sizeof ms[0], by_value);
+    cost c = {ms[count / 2], sum / count, ms[count - 1]};
+    return c;
 }
 
 /* A real framed function with a trap, registered last, called for `bt`. */
@@ -157,9 +175,10 @@ static int scale(void)
         size_t before = live;
         batch_seconds += fill_to(marks[m]);
         batched += live - before;
-        double ms = single_cost_ms(SINGLES);
-        printf("live %6zu: single registration %.3f ms (mean of %d), %llu live symfiles\n", live, ms,
-               SINGLES, (unsigned long long)live_symfiles());
+        cost c = single_cost(SINGLES);
+        printf("live %6zu: single registration median %.3f ms, mean %.3f ms, max %.1f ms (%d calls), "
+               "%llu live symfiles\n",
+               live, c.median_ms, c.mean_ms, c.max_ms, SINGLES, (unsigned long long)live_symfiles());
     }
     printf("batch registration: %zu regions in %d-region calls took %.2f s in all\n", batched, BATCH,
            batch_seconds);
@@ -182,9 +201,9 @@ static int naive(void)
             check(jf_register(&r), "single");
             live++;
         }
-        double ms = single_cost_ms(100);
-        printf("naive: live %6zu: single registration %.3f ms, %llu live symfiles\n", live, ms,
-               (unsigned long long)live_symfiles());
+        cost c = single_cost(100);
+        printf("naive: live %6zu: single registration median %.3f ms, mean %.3f ms, %llu live symfiles\n",
+               live, c.median_ms, c.mean_ms, (unsigned long long)live_symfiles());
         fflush(stdout);
     }
     printf("naive: %zu single registrations took %.2f s in all\n", live, now() - t0);
