@@ -33,6 +33,10 @@ void jf__log(int level, const char *fmt, ...) JF_PRINTF(2, 3);
 void jf__log_lock_for_fork(void);
 void jf__log_unlock_after_fork(void);
 
+/* jf_register_batch, also telling whether the regions went into the
+ * registry (*inserted = 1) even when a sink then failed and disabled itself. */
+int jf__register_batch(const jf_region *regions, size_t n, int *inserted);
+
 /* Read $JITFRAMES_LOG (called once at first init). */
 void jf__log_configure_from_env(void);
 

@@ -346,9 +346,11 @@ static int insert_batch(jf_live **lives, size_t n)
     return 0;
 }
 
-int jf_register_batch(const jf_region *regions, size_t n)
+int jf__register_batch(const jf_region *regions, size_t n, int *inserted_out)
 {
     jf__clear_error();
+    if (inserted_out)
+        *inserted_out = 0;
     if (n == 0)
         return 0;
     if (!regions)
@@ -378,10 +380,17 @@ int jf_register_batch(const jf_region *regions, size_t n)
         if (!inserted)
             for (size_t i = 0; i < n; i++)
                 jf__live_free(lives[i]);
+        if (inserted_out)
+            *inserted_out = inserted;
     }
     if (lives != &one)
         free(lives);
     return rc;
+}
+
+int jf_register_batch(const jf_region *regions, size_t n)
+{
+    return jf__register_batch(regions, n, NULL);
 }
 
 int jf_register(const jf_region *region)

@@ -174,40 +174,15 @@ static int check_append_fits(int fd, size_t len)
 }
 
 /*
- * getrlimit costs as much as the write it guards, so an unlimited
- * RLIMIT_FSIZE is trusted for the rest of the coarse clock tick (a few ms)
- * in which it was read. A finite limit is always checked exactly. The
- * kernel raises SIGXFSZ only for a write that starts at or past the limit
- * (one that would cross it is cut short, and a short write is re-checked
- * exactly below), so the only exposure is a limit lowered under the file's
- * current size by another thread within that tick.
+ * The limit is read on every append, although getrlimit costs about half a
+ * write here: a host may lower RLIMIT_FSIZE at any moment, and a write that
+ * starts at or past the limit raises SIGXFSZ, which kills a host that does
+ * not ignore it. Caching "unlimited" even for a few milliseconds would let
+ * a registration right after setrlimit() kill the host.
  */
-static int64_t unlimited_tick = -1; /* coarse time when the limit was last seen unlimited */
-
-static int64_t coarse_tick(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
-        return -2; /* never equal to a stored tick: check every time */
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int check_append_fits_cached(int fd, size_t len)
-{
-    int64_t now = coarse_tick();
-    if (now >= 0 && __atomic_load_n(&unlimited_tick, __ATOMIC_RELAXED) == now)
-        return 0;
-    struct rlimit lim;
-    if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur == RLIM_INFINITY) {
-        __atomic_store_n(&unlimited_tick, now, __ATOMIC_RELAXED);
-        return 0;
-    }
-    return check_append_fits(fd, len);
-}
-
 int safe_file_append(int fd, const void *buf, size_t len)
 {
-    int rc = check_append_fits_cached(fd, len);
+    int rc = check_append_fits(fd, len);
     if (rc)
         return rc;
     const char *p = buf;

@@ -513,18 +513,14 @@ int jf_trampoline_create(jf_fn target, const char *name, const jf_trampoline_opt
     r.file = o.file;
     r.line = o.line;
     r.cfi = template_cfi;
-    rc = jf_register(&r);
-    if (rc) {
-        /* All or nothing. A sink failure leaves the region registered with
-         * the other sinks: take it out again, keeping the first message.
-         * (EEXIST: someone else's region starts here; leave it alone.) */
-        char why[256];
-        snprintf(why, sizeof why, "%s", jf_last_error());
-        if (rc != JF_EEXIST && rc != JF_EINVAL && rc != JF_ENOTINIT)
-            jf_unregister(r.addr);
+    int registered;
+    rc = jf__register_batch(&r, 1, &registered);
+    if (!registered) {
         free_entry(entry);
-        return jf__fail(rc, "%s", why);
+        return rc;
     }
+    /* A sink that failed has disabled itself and said so once (log, stats);
+     * the trampoline is named in the other sinks, so it is a success. */
     *entry_out = (jf_fn)entry;
     return 0;
 }

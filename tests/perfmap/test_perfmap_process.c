@@ -332,8 +332,9 @@ static void limit_lowered_to_the_current_size_is_efbig_without_a_signal(void **s
         char path[64];
         if (stat(map_path(path, sizeof path, getpid()), &st) != 0)
             _exit(3);
+        /* Right after the limit drops: no grace period in which a write
+         * could still raise SIGXFSZ. */
         set_file_size_limit((rlim_t)st.st_size);
-        usleep(50000); /* past the tick in which "unlimited" was last seen */
         if (register_fake(10) != JF_EFBIG)
             _exit(4);
         _exit(child_map_holds(10) ? 0 : 5);

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -384,6 +386,44 @@ static void trampolines_work_in_a_forked_child(void **state)
     assert_int_equal(jf_trampoline_destroy((jf_fn)f), 0);
 }
 
+/* A sink that fails while a trampoline is created disables itself (logged
+ * once, visible in jf_stats); the trampoline is still made, registered and
+ * named in the other sinks. Runs in a child: it lowers RLIMIT_FSIZE to the
+ * child's own perf map size so the next perf map write fails. */
+static int create_with_failing_perfmap(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/perf-%ld.map", (long)getpid());
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 10;
+    struct rlimit lim = {(rlim_t)st.st_size, (rlim_t)st.st_size};
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
+        return 11;
+    jf_fn g = NULL;
+    int rc = jf_trampoline_create((jf_fn)t_i1, "sink_fails_here", NULL, &g);
+    struct jf_stats stats = JF_STATS_INIT;
+    int ok = rc == 0 && g && ((fn_i1)g)(7) == t_i1(7) && jf_stats(&stats) == 0 &&
+             stats.sink[0].failed == 1 && stats.live_regions >= 2;
+    unlink(path);
+    return ok ? 0 : 12;
+}
+
+static void a_failing_sink_does_not_fail_trampoline_creation(void **state)
+{
+    (void)state;
+    jf_fn f = make((jf_fn)t_i1, "registered_before");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(create_with_failing_perfmap());
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(jf_trampoline_destroy(f), 0);
+}
+
 /* ---- without jf_init ----------------------------------------------------------- */
 
 static void create_without_init_fails_cleanly(void **state)
@@ -415,6 +455,7 @@ int main(void)
         cmocka_unit_test(memory_per_trampoline_is_stride_plus_8),
         cmocka_unit_test(many_threads_create_call_and_destroy),
         cmocka_unit_test(trampolines_work_in_a_forked_child),
+        cmocka_unit_test(a_failing_sink_does_not_fail_trampoline_creation),
     };
     const struct CMUnitTest lifecycle[] = {
         cmocka_unit_test(create_without_init_fails_cleanly),
