@@ -227,6 +227,36 @@ static void out_of_order_regions_stay_exact(void **state)
     unregister_randomly(5);
 }
 
+static long trampoline_target(long x)
+{
+    return x;
+}
+
+/* Trampolines are registered one by one, each with its rules: they share
+ * tables too (one arena's slots are neighbours), and each is found. */
+static void trampolines_share_tables(void **state)
+{
+    (void)state;
+    enum { T = 2000 };
+    static jf_fn entries[T];
+    jf_fn target;
+    long (*fn)(long) = trampoline_target;
+    memcpy(&target, &fn, sizeof target);
+    for (size_t i = 0; i < T; i++)
+        assert_int_equal(jf_trampoline_create(target, "scale_trampoline", NULL, &entries[i]), 0);
+    print_message("%d trampolines: %llu tables\n", T, (unsigned long long)tables());
+    assert_true(tables() <= 2 * T / FULL + 2);
+    for (size_t i = 0; i < T; i++) {
+        const void *entry;
+        memcpy(&entry, &entries[i], sizeof entry);
+        if (fde_function(find_fde, (const char *)entry + 4) != entry)
+            fail_msg("trampoline %zu at %p: no FDE starting there", i, entry);
+    }
+    for (size_t i = 0; i < T; i++)
+        assert_int_equal(jf_trampoline_destroy(entries[i]), 0);
+    assert_int_equal(tables(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +264,7 @@ int main(void)
         cmocka_unit_test(singles_stay_bounded_and_exact),
         cmocka_unit_test(one_big_batch_is_split),
         cmocka_unit_test(out_of_order_regions_stay_exact),
+        cmocka_unit_test(trampolines_share_tables),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
