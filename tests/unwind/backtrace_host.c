@@ -3,11 +3,13 @@
  *   main -> run_chain -> [jit frameless] -> callback_a -> [jit trampoline]
  *        -> callback_b -> backtrace() / _Unwind_Backtrace
  *
+ * and, as a crash reporter does, from a SIGSEGV handler after callback_b
+ * faults (the walk crosses the signal frame, then the JIT frames).
  * Usage: backtrace_host with|without plain|llvm|any
  *   with     the unwind sink is on: every frame down to main is found, by
  *            glibc backtrace() and by the _Unwind_Backtrace in global scope
- *            (if any); disabling the sink cuts the walk again, re-enabling
- *            restores it.
+ *            (if any), and by backtrace() in the crash handler; disabling
+ *            the sink cuts the walk again, re-enabling restores it.
  *   without  negative control: no sink, the walk stops at the JIT code.
  *   plain    assert no unwinder is in global scope (libgcc_s is private to
  *            glibc's backtrace(), the case FORMATS.md describes)
@@ -18,8 +20,11 @@
 #include "frames.h"
 
 #include <dlfcn.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Exported (see CMakeLists.txt) so that dladdr names their frames. */
 long callback_b(long x);
@@ -29,6 +34,11 @@ long run_chain(long x);
 static jit_function jit, tramp;
 static int check_with_sink = 1;
 static int failures;
+/* Crash-reporter check: callback_b faults, the handler walks the stack. */
+static volatile int crash_now;
+static int *volatile crash_address;
+static sigjmp_buf after_crash;
+static frame_walk crash_walk;
 
 static const char *const full_chain[] = {"callback_b", "[jit trampoline]", "callback_a",
                                          "[jit frameless]", "run_chain", "main"};
@@ -56,6 +66,8 @@ static void check_walk(const frame_walk *w, const char *title, int expect_full)
 
 __attribute__((noinline)) long callback_b(long x)
 {
+    if (crash_now)
+        *crash_address = 1; /* SIGSEGV: a PROT_NONE page */
     frame_walk w;
     walk_with_backtrace(&w);
     check_walk(&w, check_with_sink ? "backtrace() walks through the JIT frames"
@@ -76,6 +88,40 @@ __attribute__((noinline)) long callback_a(long x)
 __attribute__((noinline)) long run_chain(long x)
 {
     return jit.fn(callback_a, x) + 1;
+}
+
+static void on_crash(int sig, siginfo_t *info, void *context)
+{
+    (void)sig;
+    (void)info;
+    (void)context;
+    walk_with_backtrace(&crash_walk); /* libgcc_s is loaded already */
+    siglongjmp(after_crash, 1);
+}
+
+/* Fault in callback_b and walk the stack from the SIGSEGV handler. */
+static void check_crash_handler(int with)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_crash;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &old);
+    void *guard = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    crash_address = guard;
+    if (guard != MAP_FAILED && sigsetjmp(after_crash, 1) == 0) {
+        crash_now = 1;
+        run_chain(1);
+        expect(0, "callback_b did not crash");
+    }
+    crash_now = 0;
+    sigaction(SIGSEGV, &old, NULL);
+    if (guard != MAP_FAILED)
+        munmap(guard, 4096);
+    check_walk(&crash_walk, with ? "a SIGSEGV handler's backtrace() walks through the JIT frames"
+                                 : "a SIGSEGV handler's backtrace() stops at the JIT frames (no sink)",
+               with);
 }
 
 static void check_scope(const char *scope)
@@ -125,6 +171,7 @@ int main(int argc, char **argv)
         return 1;
     check_with_sink = with;
     expect(run_chain(1) == 5, "the JIT code returns the callbacks' result");
+    check_crash_handler(with);
     if (with)
         check_disable_enable();
     jf_cfi_free(jit.cfi);
