@@ -392,8 +392,9 @@ static void put_shstrtab(jf_writer *w, builder *b)
 }
 
 /* Every region's CFI, one after another, each emitted in place at its final
- * address; each region's zero terminator is overwritten by the next region,
- * the last one's ends the section. Measuring reserves the worst case. */
+ * address. Each emission ends with a zero terminator (and .eh_frame_hdr)
+ * that the next region's records overwrite; the last terminator ends the
+ * section. Measuring reserves the worst case. */
 static int put_eh_frame(jf_writer *w, builder *b)
 {
     begin_section(w, b, SEC_EH, 8);
@@ -406,8 +407,8 @@ static int put_eh_frame(jf_writer *w, builder *b)
             jf__writer_reserve(w, jf__cfi_max_image_size(r->cfi));
             continue;
         }
-        if (emitted)
-            w->pos -= 4; /* over the previous terminator */
+        if (w->pos > w->cap)
+            return jf__fail(JF_ERANGE, "symfile larger than measured");
         uint8_t *at = w->buf + w->pos;
         jf_eh_image img;
         int rc = jf__cfi_emit(r->cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size, (uint64_t)(uintptr_t)at,
@@ -416,9 +417,11 @@ static int put_eh_frame(jf_writer *w, builder *b)
             return rc;
         if (img.eh_frame_size < 4)
             return jf__fail(JF_ERANGE, "%s: CFI image without a terminator", r->name);
-        jf__writer_reserve(w, img.eh_frame_size);
+        jf__writer_reserve(w, img.eh_frame_size - 4); /* up to its terminator */
         emitted = 1;
     }
+    if (emitted && w->buf)
+        jf__writer_reserve(w, 4); /* the last terminator */
     end_section(w, b, SEC_EH);
     b->sec[SEC_EH].addr = w->buf ? (uint64_t)(uintptr_t)(w->buf + b->sec[SEC_EH].offset) : 0;
     return 0;
@@ -468,7 +471,8 @@ static void put_program_header(jf_writer *w, uint32_t flags, uint64_t offset, ui
 static void put_program_headers(jf_writer *w, const builder *b)
 {
     for (size_t i = 0; i < b->n_spans; i++)
-        put_program_header(w, PF_R | PF_X, 0, b->spans[i].lo, 0, b->spans[i].hi - b->spans[i].lo);
+        put_program_header(w, PF_R | PF_X, 0, b->spans[i].lo - b->spans[i].lead, 0,
+                           b->spans[i].hi - b->spans[i].lo + b->spans[i].lead);
     if (b->index[SEC_EH]) {
         const section *eh = &b->sec[SEC_EH];
         put_program_header(w, PF_R, eh->offset, eh->addr, eh->size, eh->size);

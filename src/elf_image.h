@@ -13,10 +13,12 @@
 #include <stdint.h>
 
 /* An address range [lo, hi) that becomes one SHT_NOBITS .text section and
- * one PT_LOAD segment. */
+ * one PT_LOAD segment. The segment starts `lead` bytes earlier (0 or 1): lldb
+ * keys loaded segments by start address (see gdbjit.c). */
 typedef struct jf_elf_span {
     uint64_t lo;
     uint64_t hi;
+    uint64_t lead;
 } jf_elf_span;
 
 /* A built image. `bytes` is mapped near the code it describes and must not

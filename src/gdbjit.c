@@ -21,6 +21,14 @@
  * span touches; a later region registered inside such a gap makes us rebuild
  * the symfile that covers it.
  *
+ * Why a segment may start a byte early: lldb 14 keys loaded segments by
+ * start address, and unloading a module erases the entry at its segments'
+ * addresses whoever owns it now. A merged or rebuilt symfile registered
+ * before its parts are unregistered would lose every segment starting where
+ * a part's did. So where an older live symfile has a segment starting at a
+ * span's address, the new segment starts one byte earlier (when that byte is
+ * nobody's); sections, which gdb uses, stay exact.
+ *
  * The registry lock serialises every entry point, so the descriptor is only
  * ever touched under that one lock.
  */
@@ -129,7 +137,7 @@ static uintptr_t end_of(const jf_live *r)
     return r->start + r->size;
 }
 
-/* 1 if a span of a live, non-retiring symfile intersects [lo, hi). */
+/* 1 if one of f's spans intersects [lo, hi). */
 static int spans_intersect(const symfile *f, uintptr_t lo, uintptr_t hi)
 {
     size_t a = 0, b = f->n_spans; /* first span with hi > lo */
@@ -170,6 +178,54 @@ static int gap_is_free(uintptr_t lo, uintptr_t hi, jf_live *const *pending, size
     return !regions_intersect(pending, n_pending, lo, hi);
 }
 
+/* 1 if one of f's segments (spans with their lead) starts at `key`. */
+static int segment_starts_at(const symfile *f, uint64_t key)
+{
+    size_t a = 0, b = f->n_spans; /* first span with lo >= key */
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (f->spans[m].lo < key)
+            a = m + 1;
+        else
+            b = m;
+    }
+    for (size_t i = a; i < f->n_spans && f->spans[i].lo <= key + 1; i++)
+        if (f->spans[i].lo - f->spans[i].lead == key)
+            return 1;
+    return 0;
+}
+
+/* 1 if one of f's segments covers address `at`. */
+static int segment_covers(const symfile *f, uint64_t at)
+{
+    size_t a = 0, b = f->n_spans; /* first span with hi > at */
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (f->spans[m].hi <= at)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a < f->n_spans && f->spans[a].lo - f->spans[a].lead <= at;
+}
+
+/* Give a span's segment a one-byte lead where a live symfile's segment
+ * starts at the same address (see the top of this file). */
+static void choose_segment_starts(symfile *f)
+{
+    for (size_t i = 0; i < f->n_spans; i++) {
+        jf_elf_span *s = &f->spans[i];
+        s->lead = 0;
+        int taken = 0, byte_free = s->lo > 0 && (i == 0 || f->spans[i - 1].hi < s->lo);
+        for (size_t k = 0; k < n_files && !taken; k++)
+            taken = segment_starts_at(files[k], s->lo);
+        for (size_t k = 0; k < n_files && taken && byte_free; k++)
+            byte_free = !segment_covers(files[k], s->lo - 1);
+        if (taken && byte_free)
+            s->lead = 1;
+    }
+}
+
 /* Group sorted members into spans. `pending` are regions about to get a
  * symfile of their own (sorted): no span may cover them. */
 static int compute_spans(symfile *f, jf_live *const *pending, size_t n_pending)
@@ -191,6 +247,7 @@ static int compute_spans(symfile *f, jf_live *const *pending, size_t n_pending)
         n++;
     }
     f->n_spans = n;
+    choose_segment_starts(f);
     return 0;
 }
 

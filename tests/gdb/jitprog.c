@@ -501,6 +501,29 @@ static void *trampoline_to(const uint8_t *code, const char *name)
     return (void *)(uintptr_t)entry;
 }
 
+/* Enough single registrations that the sink merges the symfiles so far
+ * (the line table's included): every check then runs on merged symfiles,
+ * and the unregistration rebuilds one. */
+enum { FILLERS = 8 };
+static char filler_names[FILLERS][16];
+
+static void register_fillers(uint8_t **fillers)
+{
+    for (int i = 0; i < FILLERS; i++) {
+        snprintf(filler_names[i], sizeof filler_names[i], "jit_filler_%d", i);
+        jf_cfi *cfi;
+        jf_region r = region_for(&framed_fn, fillers[i], filler_names[i], &cfi);
+        check(jf_register(&r), "register filler");
+        jf_cfi_free(cfi);
+    }
+    struct jf_stats st = JF_STATS_INIT;
+    check(jf_stats(&st), "stats");
+    if (st.sink[2].objects >= 8) {
+        fprintf(stderr, "jitprog: %llu symfiles: nothing was merged\n", (unsigned long long)st.sink[2].objects);
+        exit(2);
+    }
+}
+
 /* ---- callers ------------------------------------------------------------- */
 
 typedef long (*jit_fn)(long arg);
@@ -573,6 +596,9 @@ NOINLINE int run(const char *mode)
     uint8_t *multi = place(&multi_fn, traps || (only && !strcmp(only, "jit_multi")));
     uint8_t *spin = place(&spin_fn, 0);
     uint8_t *doomed = place(&framed_fn, 0);
+    uint8_t *fillers[FILLERS];
+    for (int i = 0; i < FILLERS; i++)
+        fillers[i] = place(&framed_fn, 0);
     arena_seal();
 
     jf_cfi *cfi[5];
@@ -589,6 +615,7 @@ NOINLINE int run(const char *mode)
     check(jf_register(&regions[3]), "register spin");
     jf_region dead = region_for(&framed_fn, doomed, "jit_doomed", &cfi[4]);
     check(jf_register(&dead), "register doomed");
+    register_fillers(fillers);
     for (int i = 0; i < 5; i++)
         jf_cfi_free(cfi[i]);
 

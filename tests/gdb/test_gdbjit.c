@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -288,6 +290,53 @@ static void new_code_inside_an_old_span_splits_it(void **state)
     check_names();
 }
 
+/* FUNC symbols in every live symfile, without cmocka (for a forked child);
+ * -1 if a symfile looks wrong. */
+static long count_symbols(void)
+{
+    long n = 0;
+    for (struct jit_code_entry *e = __jit_debug_descriptor.first_entry; e; e = e->next_entry) {
+        const uint8_t *f = (const uint8_t *)e->symfile_addr;
+        if (e->symfile_size < 64 || memcmp(f, "\177ELF", 4) != 0)
+            return -1;
+        uint64_t shoff = le(f + 40, 8);
+        unsigned shnum = (unsigned)le(f + 60, 2);
+        for (unsigned i = 0; i < shnum; i++)
+            if (le(f + shoff + 64ull * i + 4, 4) == 2) /* SHT_SYMTAB */
+                n += (long)(le(f + shoff + 64ull * i + 32, 8) / 24) - 1;
+    }
+    return n;
+}
+
+/* The child of a fork gets its own symfiles, built from the regions it
+ * inherited, and the parent's stay untouched. */
+static void a_forked_child_describes_every_region(void **state)
+{
+    (void)state;
+    jf_region batch[200];
+    for (size_t i = 0; i < 200; i++)
+        batch[i] = model_add(64 * i, 48);
+    assert_int_equal(jf_register_batch(batch, 200), 0);
+    for (size_t i = 0; i < 20; i++) {
+        jf_region r = model_add(64 * (300 + i), 48);
+        assert_int_equal(jf_register(&r), 0);
+    }
+    size_t before = read_all();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct jf_stats st = JF_STATS_INIT;
+        long n = count_symbols();
+        _exit(n == 220 && jf_stats(&st) == 0 && st.sink[2].objects >= 1 ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(read_all(), before);
+    check_names();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +344,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(singles_merge_into_few_symfiles, setup, teardown),
         cmocka_unit_test_setup_teardown(unregistered_regions_disappear, setup, teardown),
         cmocka_unit_test_setup_teardown(new_code_inside_an_old_span_splits_it, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_forked_child_describes_every_region, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
