@@ -20,10 +20,10 @@ out=$(mktemp); trap 'rm -f "$out"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null'
 "$bench" hold >"$out" 2>&1 & pid=$!
 for _ in $(seq 600); do grep -q ready "$out" && break; sleep 0.2; done
 cat "$out"
-start=$(date +%s.%N)
+start=$(date +%s%N)
 timeout 300 gdb -nx -batch -p "$pid" -ex 'bt 3' -ex 'info symbol jit_fn_99999' -ex detach 2>&1 | grep -E '^#|jit_fn'
-end=$(date +%s.%N)
-echo "attach + bt: $(echo "$end - $start" | bc) s"
+end=$(date +%s%N)
+echo "attach + bt: $(( (end - start) / 1000000 )) ms"
 kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=
 
 if [ "${2:-}" = naive ]; then
