@@ -481,8 +481,11 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * The gdb sink implements the GDB JIT interface: the library defines
  * __jit_debug_register_code and __jit_debug_descriptor, and every
  * registration call becomes one in-memory ELF object (names, CFI, source
- * lines; the code itself is not copied) that gdb and lldb read at once, or
- * when they attach, or from a core file written while it was live.
+ * lines; the code itself is not copied; up to 16,384 regions per object)
+ * that gdb and lldb read at once, or when they attach, or from a core file
+ * written while it was live. lldb 14 unwinds a region with several FDEs by
+ * the FDE at its start only: give separately unwound functions their own
+ * regions when lldb matters.
  *
  * Cost. Each registration call stops a debugger that is attached (~0.5 ms).
  * To keep that flat, objects of similar size are merged in levels (the merged
