@@ -1,107 +1,168 @@
 /*
- * Hash table of live regions (see region_table.h). Addresses are hashed with
- * a multiplicative mix because JIT code is often aligned, which would
- * otherwise cluster the low bits.
+ * Two-level table of live regions (see region_table.h). Page numbers are
+ * hashed with Fibonacci hashing (the product's top bits), which spreads
+ * strided keys evenly.
  */
 #include "region_table.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-/* Fold the high bits down (murmur3's finaliser), then keep the product's
- * top bits. A bare multiplication clusters strided addresses: 1M regions
- * 64 KiB apart (one mmap per function) took 49 extra probes per insertion
- * with Fibonacci hashing alone, 0.46 with the fold, whatever the stride. */
-static size_t slot_of(uintptr_t start, size_t capacity)
+enum { PAGE_SHIFT = 12, MIN_CAPACITY = 64 };
+
+static size_t home_of(uintptr_t page, size_t capacity)
 {
-    uint64_t h = (uint64_t)start;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0x9e3779b97f4a7c15ull;
+    uint64_t h = (uint64_t)page * 0x9e3779b97f4a7c15ull;
     return (size_t)(h >> (64 - __builtin_ctzll((unsigned long long)capacity)));
 }
 
-/* The slot holding `start`, or the empty slot ending its probe run. */
-static size_t probe(const region_slot *slots, size_t capacity, uintptr_t start)
+/* The directory slot of `page`, or the empty slot ending its probe run. */
+static size_t probe(const region_page *pages, size_t capacity, uintptr_t page)
 {
     size_t mask = capacity - 1;
-    size_t i = slot_of(start, capacity);
-    while (slots[i].region && slots[i].start != start)
+    size_t i = home_of(page, capacity);
+    while (pages[i].entries && pages[i].page != page)
         i = (i + 1) & mask;
     return i;
 }
 
-jf_live *region_table_find(const region_table *t, uintptr_t start)
+static region_page *find_page(const region_table *t, uintptr_t page)
 {
     if (t->capacity == 0)
         return NULL;
-    return t->slots[probe(t->slots, t->capacity, start)].region;
+    region_page *p = &t->pages[probe(t->pages, t->capacity, page)];
+    return p->entries ? p : NULL;
 }
 
-int region_table_reserve(region_table *t, size_t extra)
+/* Index of the first entry whose start is >= start. Appending in address
+ * order (the common case) is answered without a search. */
+static uint32_t lower_bound(const region_page *p, uintptr_t start)
 {
-    if (extra > SIZE_MAX / 4 - t->count)
-        return JF_ENOMEM;
-    size_t need = t->count + extra;
-    if (need * 2 <= t->capacity) /* keep the load factor at most 1/2 */
+    if (p->count == 0 || p->entries[p->count - 1].start < start)
+        return p->count;
+    uint32_t lo = 0, hi = p->count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (p->entries[mid].start < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+jf_live *region_table_find(const region_table *t, uintptr_t start)
+{
+    region_page *p = find_page(t, start >> PAGE_SHIFT);
+    if (!p)
+        return NULL;
+    uint32_t i = lower_bound(p, start);
+    return i < p->count && p->entries[i].start == start ? p->entries[i].region : NULL;
+}
+
+/* Keep the directory at most half full so probe runs stay short. */
+static int grow_directory(region_table *t)
+{
+    if ((t->used_pages + 1) * 2 <= t->capacity)
         return 0;
-    size_t capacity = t->capacity ? t->capacity : 64;
-    while (capacity < need * 2)
-        capacity *= 2;
-    if (capacity > SIZE_MAX / sizeof(region_slot))
+    size_t capacity = t->capacity ? t->capacity * 2 : MIN_CAPACITY;
+    if (capacity > SIZE_MAX / 2 / sizeof(region_page))
         return JF_ENOMEM;
-    region_slot *slots = calloc(capacity, sizeof *slots);
-    if (!slots)
+    region_page *pages = calloc(capacity, sizeof *pages);
+    if (!pages)
         return JF_ENOMEM;
     for (size_t i = 0; i < t->capacity; i++)
-        if (t->slots[i].region)
-            slots[probe(slots, capacity, t->slots[i].start)] = t->slots[i];
-    free(t->slots);
-    t->slots = slots;
+        if (t->pages[i].entries)
+            pages[probe(pages, capacity, t->pages[i].page)] = t->pages[i];
+    free(t->pages);
+    t->pages = pages;
     t->capacity = capacity;
+    return 0;
+}
+
+static int make_room(region_page *p)
+{
+    if (p->count < p->capacity)
+        return 0;
+    uint32_t capacity = p->capacity ? p->capacity * 2 : 4;
+    if (capacity <= p->capacity) /* more entries than a page can start */
+        return JF_ENOMEM;
+    region_slot *entries = realloc(p->entries, capacity * sizeof *entries);
+    if (!entries)
+        return JF_ENOMEM;
+    p->entries = entries;
+    p->capacity = capacity;
     return 0;
 }
 
 int region_table_insert(region_table *t, jf_live *r)
 {
-    size_t i = probe(t->slots, t->capacity, r->start);
-    if (t->slots[i].region)
+    uintptr_t page = r->start >> PAGE_SHIFT;
+    region_page *p = find_page(t, page);
+    if (!p) {
+        if (grow_directory(t) != 0)
+            return JF_ENOMEM;
+        p = &t->pages[probe(t->pages, t->capacity, page)];
+        region_page fresh = {.page = page};
+        if (make_room(&fresh) != 0)
+            return JF_ENOMEM;
+        *p = fresh;
+        t->used_pages++;
+    }
+    uint32_t i = lower_bound(p, r->start);
+    if (i < p->count && p->entries[i].start == r->start)
         return JF_EEXIST;
-    t->slots[i].start = r->start;
-    t->slots[i].region = r;
+    if (make_room(p) != 0)
+        return JF_ENOMEM;
+    memmove(&p->entries[i + 1], &p->entries[i], (p->count - i) * sizeof *p->entries);
+    p->entries[i] = (region_slot){r->start, r};
+    p->count++;
     t->count++;
     return 0;
 }
 
-jf_live *region_table_remove(region_table *t, uintptr_t start)
+/* Empty directory slot i, pulling later members of its probe run back so
+ * every page stays reachable from its home slot (backward-shift deletion). */
+static void remove_page(region_table *t, size_t i)
 {
-    if (t->capacity == 0)
-        return NULL;
     size_t mask = t->capacity - 1;
-    size_t i = probe(t->slots, t->capacity, start);
-    jf_live *found = t->slots[i].region;
-    if (!found)
-        return NULL;
-    /* Backward-shift: pull later members of the probe run into the hole. */
+    free(t->pages[i].entries);
     size_t hole = i;
-    for (size_t j = (i + 1) & mask; t->slots[j].region; j = (j + 1) & mask) {
-        size_t home = slot_of(t->slots[j].start, t->capacity);
+    for (size_t j = (i + 1) & mask; t->pages[j].entries; j = (j + 1) & mask) {
+        size_t home = home_of(t->pages[j].page, t->capacity);
         int movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
         if (movable) {
-            t->slots[hole] = t->slots[j];
+            t->pages[hole] = t->pages[j];
             hole = j;
         }
     }
-    t->slots[hole].region = NULL;
+    t->pages[hole] = (region_page){0};
+    t->used_pages--;
+}
+
+jf_live *region_table_remove(region_table *t, uintptr_t start)
+{
+    region_page *p = find_page(t, start >> PAGE_SHIFT);
+    if (!p)
+        return NULL;
+    uint32_t i = lower_bound(p, start);
+    if (i >= p->count || p->entries[i].start != start)
+        return NULL;
+    jf_live *found = p->entries[i].region;
+    p->count--;
+    memmove(&p->entries[i], &p->entries[i + 1], (p->count - i) * sizeof *p->entries);
     t->count--;
+    if (p->count == 0)
+        remove_page(t, (size_t)(p - t->pages));
     return found;
 }
 
 int region_table_foreach(const region_table *t, int (*visit)(jf_live *r, void *ctx), void *ctx)
 {
     for (size_t i = 0; i < t->capacity; i++) {
-        if (t->slots[i].region) {
-            int rc = visit(t->slots[i].region, ctx);
+        const region_page *p = &t->pages[i];
+        for (uint32_t k = 0; p->entries && k < p->count; k++) {
+            int rc = visit(p->entries[k].region, ctx);
             if (rc)
                 return rc;
         }
@@ -111,8 +172,8 @@ int region_table_foreach(const region_table *t, int (*visit)(jf_live *r, void *c
 
 void region_table_clear(region_table *t)
 {
-    free(t->slots);
-    t->slots = NULL;
-    t->capacity = 0;
-    t->count = 0;
+    for (size_t i = 0; i < t->capacity; i++)
+        free(t->pages[i].entries);
+    free(t->pages);
+    *t = (region_table){0};
 }

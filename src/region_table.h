@@ -1,8 +1,10 @@
 /*
- * The table of live regions, keyed by start address: open addressing with
- * linear probing and backward-shift deletion. Each slot keeps the start
- * address next to the region pointer, so a lookup touches only the slot
- * array (one cache line, usually), never the regions themselves.
+ * The table of live regions, keyed by start address, in two levels: a small
+ * hash directory of 4 KiB code pages, and per page a sorted array of the
+ * regions that start in it. JITs allocate code sequentially, so consecutive
+ * registrations land in the same page, whose array is already in cache: a
+ * flat hash of a million regions missed the cache (and the TLB) on every
+ * insertion and cost as much as the write(2) of the perf map line.
  * Not thread-safe: the registry lock protects it. Iteration allocates
  * nothing, so it can run in a child right after fork().
  */
@@ -14,34 +16,41 @@
 #include <stddef.h>
 
 typedef struct region_slot {
-    uintptr_t start; /* meaningful only when region is not NULL */
-    jf_live *region; /* NULL = empty */
+    uintptr_t start;
+    jf_live *region;
 } region_slot;
 
+/* The live regions starting in one page; a directory slot is empty when
+ * `entries` is NULL. */
+typedef struct region_page {
+    uintptr_t page;       /* start >> 12 */
+    region_slot *entries; /* sorted by start */
+    uint32_t count;
+    uint32_t capacity;
+} region_page;
+
 typedef struct region_table {
-    region_slot *slots;
-    size_t capacity; /* power of two (at least 64), or 0 */
-    size_t count;
+    region_page *pages; /* open addressing, linear probing */
+    size_t capacity;    /* power of two (at least 64), or 0 */
+    size_t used_pages;
+    size_t count;       /* regions */
 } region_table;
 
 /* Find the region starting at `start`, or NULL. */
 jf_live *region_table_find(const region_table *t, uintptr_t start);
 
-/* Make room for `extra` more insertions without failing (JF_ENOMEM). */
-int region_table_reserve(region_table *t, size_t extra);
-
-/* Insert r unless a region with its start is present (then JF_EEXIST and
- * nothing changes). Room must have been reserved. */
+/* Insert r. JF_EEXIST if a region with its start is present, JF_ENOMEM if
+ * memory runs out; nothing changes then. */
 int region_table_insert(region_table *t, jf_live *r);
 
 /* Remove and return the region starting at `start`, or NULL. */
 jf_live *region_table_remove(region_table *t, uintptr_t start);
 
-/* Visit every region in table order; stops early when visit returns non-zero
- * and returns that value. */
+/* Visit every region; stops early when visit returns non-zero and returns
+ * that value. */
 int region_table_foreach(const region_table *t, int (*visit)(jf_live *r, void *ctx), void *ctx);
 
-/* Free the slot array (not the regions). */
+/* Free the table's memory (not the regions). */
 void region_table_clear(region_table *t);
 
 #endif

@@ -333,12 +333,13 @@ static int make_live_batch(const jf_region *regions, size_t n, uint64_t group, j
 /* Insert a batch into the table, all or nothing. Lock held. */
 static int insert_batch(jf_live **lives, size_t n)
 {
-    if (region_table_reserve(&live_regions, n) != 0)
-        return jf__fail(JF_ENOMEM, "out of memory growing the region table");
     for (size_t i = 0; i < n; i++) {
-        if (region_table_insert(&live_regions, lives[i]) != 0) {
+        int rc = region_table_insert(&live_regions, lives[i]);
+        if (rc != 0) {
             for (size_t k = 0; k < i; k++)
                 region_table_remove(&live_regions, lives[k]->start);
+            if (rc == JF_ENOMEM)
+                return jf__fail(JF_ENOMEM, "out of memory growing the region table");
             return jf__fail(JF_EEXIST, "region %zu (%s): a live region already starts at %p", i,
                             lives[i]->name, (void *)lives[i]->start);
         }
