@@ -147,6 +147,26 @@ static cost single_cost(int count)
     return c;
 }
 
+/* Register then unregister one region, `count` times, at the current live
+ * count: two stops each (the unregistration drops a one-region symfile).
+ * Returns the median milliseconds of the unregistration. */
+static double unregister_cost_ms(int count)
+{
+    static double ms[1024];
+    char name[32];
+    jf__gdb_set_merging(0); /* a lone symfile, not merged before it goes */
+    for (int i = 0; i < count && i < 1024; i++) {
+        jf_region r = next_region(name, sizeof name, live);
+        check(jf_register(&r), "single");
+        double t0 = now();
+        check(jf_unregister(r.addr), "unregister");
+        ms[i] = (now() - t0) * 1e3;
+    }
+    jf__gdb_set_merging(1);
+    qsort(ms, (size_t)count, sizeof ms[0], by_value);
+    return ms[count / 2];
+}
+
 /* A real framed function with a trap, registered last, called for `bt`. */
 static void trap_in_jit(void)
 {
@@ -176,9 +196,10 @@ static int scale(void)
         batch_seconds += fill_to(marks[m]);
         batched += live - before;
         cost c = single_cost(SINGLES);
+        double unreg = unregister_cost_ms(100);
         printf("live %6zu: single registration median %.3f ms, mean %.3f ms, max %.1f ms (%d calls), "
-               "%llu live symfiles\n",
-               live, c.median_ms, c.mean_ms, c.max_ms, SINGLES, (unsigned long long)live_symfiles());
+               "%llu live symfiles; unregistering a lone symfile: median %.3f ms\n",
+               live, c.median_ms, c.mean_ms, c.max_ms, SINGLES, (unsigned long long)live_symfiles(), unreg);
     }
     printf("batch registration: %zu regions in %d-region calls took %.2f s in all\n", batched, BATCH,
            batch_seconds);
