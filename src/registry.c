@@ -224,6 +224,8 @@ int jf_init(const jf_config *config)
     pthread_mutex_lock(&registry_lock);
     int rc = 0;
     if (init_count == 0) {
+        /* A failed first init must not leave its directory behind. */
+        snprintf(dump_dir, sizeof dump_dir, "/tmp");
         unsigned env_sinks;
         rc = configure_from_env(config, &env_sinks);
         if (rc == 0 && config && config->dump_dir &&

@@ -8,7 +8,9 @@
 #include <cmocka.h>
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jitframes.h"
 #include "map_util.h"
@@ -150,6 +152,37 @@ static void env_is_read_only_by_the_first_init(void **state)
     assert_int_equal(jf_shutdown(), 0);
 }
 
+static void too_long_directories_fail_init_and_leave_no_trace(void **state)
+{
+    (void)state;
+    char long_dir[5000];
+    memset(long_dir, 'd', sizeof long_dir - 1);
+    long_dir[0] = '/';
+    long_dir[sizeof long_dir - 1] = '\0';
+    jf_config cfg = JF_CONFIG_INIT;
+    cfg.flags = JF_CONFIG_IGNORE_ENV;
+    cfg.dump_dir = long_dir;
+    assert_int_equal(jf_init(&cfg), JF_EINVAL);
+    assert_non_null(strstr(jf_last_error(), "dump_dir"));
+    assert_int_equal(jf_shutdown(), JF_ENOTINIT);
+    setenv("JITFRAMES_DIR", long_dir, 1);
+    assert_int_equal(jf_init(NULL), JF_EINVAL);
+    unsetenv("JITFRAMES_DIR");
+    assert_non_null(strstr(jf_last_error(), "JITFRAMES_DIR"));
+    assert_int_equal(jf_shutdown(), JF_ENOTINIT);
+    /* The next init uses the default directory, not a cut-off long one. */
+    cfg.dump_dir = NULL;
+    cfg.sinks = JF_SINK_JITDUMP;
+    int rc = jf_init(&cfg);
+    char dump[64];
+    snprintf(dump, sizeof dump, "/tmp/jit-%ld.dump", (long)getpid());
+    int exists = access(dump, F_OK) == 0;
+    jf_shutdown();
+    unlink(dump);
+    assert_int_equal(rc, 0);
+    assert_true(exists);
+}
+
 static void stats_need_a_struct_size(void **state)
 {
     (void)state;
@@ -179,6 +212,7 @@ int main(void)
         cmocka_unit_test_teardown(unknown_word_in_env_fails_init_clearly, teardown),
         cmocka_unit_test_teardown(empty_env_enables_nothing, teardown),
         cmocka_unit_test_teardown(env_is_read_only_by_the_first_init, teardown),
+        cmocka_unit_test_teardown(too_long_directories_fail_init_and_leave_no_trace, teardown),
         cmocka_unit_test_teardown(stats_need_a_struct_size, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
