@@ -122,7 +122,10 @@ struct jf_cfi {
     size_t n_fdes, fdes_cap;
     int one_block;   /* a clone: ops and fdes live in this allocation */
     /* Shared (see jf__cfi_share): immutable, clones take a reference instead
-     * of copying, and the last jf__cfi_free frees it. 0 = not shared. */
+     * of copying, and the last jf__cfi_free frees it. `shared` is set before
+     * the description is published and never changes; only the count is
+     * touched concurrently, always atomically. */
+    int shared;
     size_t shared_refs;
     /* Builder state. */
     size_t cur;      /* index of the open FDE, NO_FDE if none */
@@ -281,7 +284,7 @@ void jf__cfi_free(struct jf_cfi *cfi)
 {
     if (!cfi)
         return;
-    if (cfi->shared_refs && __atomic_sub_fetch(&cfi->shared_refs, 1, __ATOMIC_ACQ_REL) != 0)
+    if (cfi->shared && __atomic_sub_fetch(&cfi->shared_refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     if (!cfi->one_block) {
         free(cfi->ops);
@@ -304,7 +307,7 @@ struct jf_cfi *jf__cfi_clone(const struct jf_cfi *cfi)
         jf__fail(JF_EINVAL, "unwind description is NULL");
         return NULL;
     }
-    if (cfi->shared_refs) {
+    if (cfi->shared) {
         struct jf_cfi *shared = (struct jf_cfi *)cfi; /* immutable: only the count changes */
         __atomic_add_fetch(&shared->shared_refs, 1, __ATOMIC_RELAXED);
         return shared;
@@ -326,6 +329,7 @@ struct jf_cfi *jf__cfi_clone(const struct jf_cfi *cfi)
     c->fdes_cap = c->n_fdes;
     c->one_block = 1;
     c->cur = NO_FDE;
+    c->shared = 0;
     c->shared_refs = 0;
     return c;
 }
@@ -334,8 +338,10 @@ int jf__cfi_share(struct jf_cfi *cfi)
 {
     if (!cfi || cfi->failed)
         return jf__fail(JF_EINVAL, "only a complete unwind description can be shared");
-    if (!cfi->shared_refs)
+    if (!cfi->shared) {
         cfi->shared_refs = 1;
+        cfi->shared = 1;
+    }
     return 0;
 }
 
