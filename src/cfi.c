@@ -55,10 +55,12 @@ enum {
 
 /* Pointer encodings (LSB Core, .eh_frame). */
 enum {
+    DW_EH_PE_absptr = 0x00,
     DW_EH_PE_udata4 = 0x03,
     DW_EH_PE_sdata4 = 0x0b,
     DW_EH_PE_pcrel = 0x10,
     DW_EH_PE_datarel = 0x30,
+    DW_EH_PE_omit = 0xff,
 };
 
 #define CFI_REG_MAX 4095u
@@ -116,6 +118,7 @@ struct jf_cfi {
     int32_t data_align;
     uint32_t ra_reg;
     size_t cie_len;  /* ops[0, cie_len): the encoded CIE record */
+    size_t cie_enc_off; /* offset of the CIE's FDE pointer encoding byte */
     uint8_t *ops;
     size_t ops_len, ops_cap;
     cfi_fde *fdes;   /* sorted by start, never overlapping */
@@ -206,7 +209,9 @@ static void finish_record(jf_writer *w, size_t at)
 /* The whole CIE record: augmentation "zR", FDE pointers pcrel|sdata4.
  * Version 1 stores the return address column in a byte, version 3 in a
  * ULEB128 (only needed above 255). */
-static void put_cie(jf_writer *w, const struct jf_cfi *c, const uint8_t *insns, size_t len)
+/* Encode the CIE; returns the offset of its pointer-encoding byte, which
+ * emission rewrites for the absolute layout. */
+static size_t put_cie(jf_writer *w, const struct jf_cfi *c, const uint8_t *insns, size_t len)
 {
     size_t at = w->pos;
     jf__put_u32(w, 0);
@@ -220,9 +225,11 @@ static void put_cie(jf_writer *w, const struct jf_cfi *c, const uint8_t *insns, 
     else
         jf__put_u8(w, (uint8_t)c->ra_reg);
     jf__put_uleb128(w, 1);
+    size_t enc_off = w->pos - at;
     jf__put_u8(w, DW_EH_PE_pcrel | DW_EH_PE_sdata4);
     jf__put_bytes(w, insns, len);
     finish_record(w, at);
+    return enc_off;
 }
 
 /* A description with no FDE; its CIE record is encoded once, here, as the
@@ -248,7 +255,7 @@ static struct jf_cfi *cfi_alloc(uint32_t code_align, int32_t data_align, uint32_
     }
     c->cie_len = c->ops_len = w.pos;
     jf__writer_init(&w, c->ops, c->cie_len);
-    put_cie(&w, c, cie_insns, cie_insns_len);
+    c->cie_enc_off = put_cie(&w, c, cie_insns, cie_insns_len);
     return c;
 }
 
@@ -921,17 +928,28 @@ int jf__cfi_validate(const struct jf_cfi *cfi, size_t size)
     return 0;
 }
 
-/* length, CIE pointer, pc_begin, pc_range, augmentation length 0, instructions */
-static size_t fde_size(const cfi_fde *f)
+/* Bytes of pc_begin and of pc_range in an FDE: 32-bit pc-relative for
+ * perf's DSO, whose code is always near; 64-bit absolute otherwise, because
+ * a GDB symfile or unwinder table may describe code terabytes away from the
+ * memory holding it (heap versus mmap'ed JIT code, code spread over the
+ * address space in one merged table). */
+static size_t fde_address_size(jf_eh_layout layout)
 {
-    return round_up(4 + 4 + 4 + 4 + 1 + f->ops_len, CFI_RECORD_ALIGN);
+    return layout == JF_EH_LAYOUT_ABSOLUTE ? 8 : 4;
 }
 
-static size_t eh_frame_size(const struct jf_cfi *c, int terminated)
+/* length, CIE pointer, pc_begin, pc_range, augmentation length 0, instructions */
+static size_t fde_size(const cfi_fde *f, jf_eh_layout layout)
 {
-    size_t n = c->cie_len + (terminated ? 4 : 0);
+    return round_up(4 + 4 + 2 * fde_address_size(layout) + 1 + f->ops_len, CFI_RECORD_ALIGN);
+}
+
+/* The absolute layout ends .eh_frame with a zero terminator (__register_frame). */
+static size_t eh_frame_size(const struct jf_cfi *c, jf_eh_layout layout)
+{
+    size_t n = c->cie_len + (layout == JF_EH_LAYOUT_ABSOLUTE ? 4 : 0);
     for (size_t i = 0; i < c->n_fdes; i++)
-        n += fde_size(&c->fdes[i]);
+        n += fde_size(&c->fdes[i], layout);
     return n;
 }
 
@@ -939,11 +957,12 @@ size_t jf__cfi_max_image_size(const struct jf_cfi *cfi)
 {
     if (!cfi)
         return 0;
-    return eh_frame_size(cfi, 1) + EH_FRAME_HDR_FIXED + EH_FRAME_HDR_ROW * cfi->n_fdes;
+    return eh_frame_size(cfi, JF_EH_LAYOUT_ABSOLUTE) + EH_FRAME_HDR_FIXED + EH_FRAME_HDR_ROW * cfi->n_fdes;
 }
 
 /* Where the image lives: region offset 0 is at code_base, .eh_frame at eh_addr. */
 typedef struct eh_layout {
+    jf_eh_layout kind;
     uint64_t code_base;
     uint64_t eh_addr;
 } eh_layout;
@@ -962,14 +981,19 @@ static int rel32(uint64_t target, uint64_t place, int32_t *out)
 static int put_fde(jf_writer *w, const struct jf_cfi *c, const cfi_fde *f, const eh_layout *l)
 {
     size_t at = w->pos;
-    int32_t pc_begin = 0;
     jf__put_u32(w, 0);
     jf__put_u32(w, (uint32_t)(w->pos)); /* back to the CIE at offset 0 */
-    int rc = rel32(l->code_base + f->start, l->eh_addr + w->pos, &pc_begin);
-    if (rc)
-        return rc;
-    jf__put_s32(w, pc_begin);
-    jf__put_u32(w, (uint32_t)(f->end - f->start));
+    if (l->kind == JF_EH_LAYOUT_ABSOLUTE) {
+        jf__put_u64(w, l->code_base + f->start);
+        jf__put_u64(w, (uint64_t)(f->end - f->start));
+    } else {
+        int32_t pc_begin = 0;
+        int rc = rel32(l->code_base + f->start, l->eh_addr + w->pos, &pc_begin);
+        if (rc)
+            return rc;
+        jf__put_s32(w, pc_begin);
+        jf__put_u32(w, (uint32_t)(f->end - f->start));
+    }
     jf__put_uleb128(w, 0);
     if (f->ops_len)
         jf__put_bytes(w, c->ops + f->ops_off, f->ops_len);
@@ -977,19 +1001,39 @@ static int put_fde(jf_writer *w, const struct jf_cfi *c, const cfi_fde *f, const
     return 0;
 }
 
-/* .eh_frame_hdr: fixed part then one row per FDE, sorted by start. */
+/* Can every row of the search table be encoded relative to the header? */
+static int hdr_rows_reach(const struct jf_cfi *c, const eh_layout *l, uint64_t hdr_addr)
+{
+    int32_t v;
+    for (size_t i = 0; i < c->n_fdes; i++)
+        if (rel32(l->code_base + c->fdes[i].start, hdr_addr, &v) != 0)
+            return 0;
+    jf__clear_error();
+    return 1;
+}
+
+/*
+ * .eh_frame_hdr: fixed part then one row per FDE, sorted by start. perf's
+ * layout always has its table (perf binary-searches it). In the absolute
+ * layout the code may be out of 32-bit reach of the header; the table is
+ * then omitted (fde_count and table encodings DW_EH_PE_omit) and readers
+ * scan .eh_frame — gdb and __register_frame never read the header anyway.
+ */
 static int put_hdr(jf_writer *w, const struct jf_cfi *c, const eh_layout *l)
 {
     uint64_t hdr_addr = l->eh_addr + w->pos;
+    int with_table = l->kind != JF_EH_LAYOUT_ABSOLUTE || hdr_rows_reach(c, l, hdr_addr);
     int32_t v = 0;
     jf__put_u8(w, 1);
     jf__put_u8(w, DW_EH_PE_pcrel | DW_EH_PE_sdata4);
-    jf__put_u8(w, DW_EH_PE_udata4);
-    jf__put_u8(w, DW_EH_PE_datarel | DW_EH_PE_sdata4);
+    jf__put_u8(w, with_table ? DW_EH_PE_udata4 : DW_EH_PE_omit);
+    jf__put_u8(w, with_table ? DW_EH_PE_datarel | DW_EH_PE_sdata4 : DW_EH_PE_omit);
     int rc = rel32(l->eh_addr, hdr_addr + 4, &v);
     if (rc)
         return rc;
     jf__put_s32(w, v);
+    if (!with_table)
+        return 0;
     jf__put_u32(w, (uint32_t)c->n_fdes);
     uint64_t fde_addr = l->eh_addr + c->cie_len;
     for (size_t i = 0; i < c->n_fdes; i++) {
@@ -1000,9 +1044,18 @@ static int put_hdr(jf_writer *w, const struct jf_cfi *c, const eh_layout *l)
         if ((rc = rel32(fde_addr, hdr_addr, &v)) != 0)
             return rc;
         jf__put_s32(w, v);
-        fde_addr += fde_size(f);
+        fde_addr += fde_size(f, l->kind);
     }
     return 0;
+}
+
+/* The CIE as encoded at creation, with the FDE pointer encoding of the layout. */
+static void put_cie_for_layout(jf_writer *w, const struct jf_cfi *c, jf_eh_layout layout)
+{
+    size_t at = w->pos;
+    jf__put_bytes(w, c->ops, c->cie_len);
+    if (layout == JF_EH_LAYOUT_ABSOLUTE && jf__writer_ok(w))
+        jf__patch_le(w, at + c->cie_enc_off, DW_EH_PE_absptr, 1);
 }
 
 int jf__cfi_emit(const struct jf_cfi *cfi, jf_eh_layout layout, uint64_t code_addr, uint64_t code_size,
@@ -1017,26 +1070,26 @@ int jf__cfi_emit(const struct jf_cfi *cfi, jf_eh_layout layout, uint64_t code_ad
     int rc = jf__cfi_validate(cfi, (size_t)code_size);
     if (rc)
         return rc;
-    int terminated = layout == JF_EH_LAYOUT_ABSOLUTE;
-    size_t eh_size = eh_frame_size(cfi, terminated);
-    size_t need = eh_size + EH_FRAME_HDR_FIXED + EH_FRAME_HDR_ROW * cfi->n_fdes;
-    if (need > cap)
-        return jf__fail(JF_ERANGE, "jf__cfi_emit: %zu-byte buffer, %zu bytes needed", cap, need);
-    eh_layout l = terminated ? (eh_layout){code_addr, image_addr}
-                             : (eh_layout){0, round_up((size_t)code_size, 8)};
+    size_t eh_size = eh_frame_size(cfi, layout);
+    size_t max_need = eh_size + EH_FRAME_HDR_FIXED + EH_FRAME_HDR_ROW * cfi->n_fdes;
+    if (max_need > cap)
+        return jf__fail(JF_ERANGE, "jf__cfi_emit: %zu-byte buffer, %zu bytes needed", cap, max_need);
+    eh_layout l = layout == JF_EH_LAYOUT_ABSOLUTE
+                      ? (eh_layout){layout, code_addr, image_addr}
+                      : (eh_layout){layout, 0, round_up((size_t)code_size, 8)};
     jf_writer w;
     jf__writer_init(&w, buf, cap);
-    jf__put_bytes(&w, cfi->ops, cfi->cie_len);
+    put_cie_for_layout(&w, cfi, layout);
     for (size_t i = 0; i < cfi->n_fdes; i++)
         if ((rc = put_fde(&w, cfi, &cfi->fdes[i], &l)) != 0)
             return rc;
-    if (terminated)
+    if (layout == JF_EH_LAYOUT_ABSOLUTE)
         jf__put_u32(&w, 0);
     if ((rc = put_hdr(&w, cfi, &l)) != 0)
         return rc;
-    if (!jf__writer_ok(&w) || w.pos != need)
-        return jf__fail(JF_ERANGE, "jf__cfi_emit: internal size mismatch (%zu of %zu bytes)", w.pos, need);
+    if (!jf__writer_ok(&w) || w.pos < eh_size || w.pos > max_need)
+        return jf__fail(JF_ERANGE, "jf__cfi_emit: internal size mismatch (%zu of %zu bytes)", w.pos, max_need);
     out->eh_frame_size = eh_size;
-    out->hdr_size = need - eh_size;
+    out->hdr_size = w.pos - eh_size;
     return 0;
 }

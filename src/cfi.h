@@ -73,8 +73,11 @@ typedef enum jf_eh_layout {
      * right after .eh_frame, no terminator (FORMATS.md). */
     JF_EH_LAYOUT_PERF_JITDUMP,
     /* Absolute addresses: the bytes are used in place at `image_addr`
-     * (GDB symfiles, __register_frame); .eh_frame ends with a zero
-     * terminator, then .eh_frame_hdr. */
+     * (GDB symfiles, __register_frame). FDE addresses are 64-bit absolute
+     * (DW_EH_PE_absptr), so the image may live anywhere relative to its
+     * code; .eh_frame ends with a zero terminator, then .eh_frame_hdr, whose
+     * search table is present only when the code is within 32-bit reach of
+     * it (hdr_size is then 12 + 8 * FDEs, else 8). */
     JF_EH_LAYOUT_ABSOLUTE,
 } jf_eh_layout;
 

@@ -17,6 +17,11 @@ static uint32_t rd32(const uint8_t *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+static uint64_t rd64(const uint8_t *p)
+{
+    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
 static int32_t rds32(const uint8_t *p)
 {
     uint32_t v = rd32(p);
@@ -210,7 +215,19 @@ static void perf_layout_rows_are_sorted_and_point_at_their_fdes(void **state)
     jf_cfi_free(c);
 }
 
-static void absolute_layout_is_terminated_and_relative_to_its_address(void **state)
+/* The CIE's FDE pointer encoding: the byte after the augmentation length. */
+static uint8_t cie_pointer_encoding(const uint8_t *cie)
+{
+    size_t p = 9;              /* length, id, version */
+    p += strlen((const char *)cie + p) + 1; /* "zR" */
+    while (cie[p++] & 0x80) {} /* code alignment */
+    while (cie[p++] & 0x80) {} /* data alignment */
+    p += 1;                    /* return address register (version 1) */
+    while (cie[p++] & 0x80) {} /* augmentation length */
+    return cie[p];
+}
+
+static void absolute_layout_uses_absolute_addresses_and_is_terminated(void **state)
 {
     (void)state;
     jf_cfi *c = x86_standard_frame();
@@ -219,17 +236,41 @@ static void absolute_layout_is_terminated_and_relative_to_its_address(void **sta
     jf_eh_image out;
     emit(c, JF_EH_LAYOUT_ABSOLUTE, code, 15, image, buf, sizeof buf, &out);
     const size_t eh = out.eh_frame_size, cie = 4 + rd32(buf);
-    assert_int_equal(rd32(buf + eh - 4), 0); /* terminator */
+    assert_int_equal(cie_pointer_encoding(buf), 0x00); /* DW_EH_PE_absptr */
+    assert_int_equal(rd32(buf + eh - 4), 0);          /* terminator */
     assert_int_equal(eh, cie + 4 + rd32(buf + cie) + 4);
-    assert_int_equal(rds32(buf + cie + 8), (int64_t)code - (int64_t)(image + cie + 8));
+    assert_true(rd64(buf + cie + 8) == code);         /* pc_begin */
+    assert_true(rd64(buf + cie + 16) == 15);          /* pc_range */
+    /* Code within reach of the header: the sorted search table is there. */
     const uint8_t *hdr = buf + eh;
     const int64_t hdr_addr = (int64_t)(image + eh);
+    assert_int_equal(out.hdr_size, 20);
+    assert_int_equal(hdr[2], 0x03);
+    assert_int_equal(hdr[3], 0x3b);
     assert_int_equal(rds32(hdr + 4), -(int64_t)(eh + 4));
     assert_int_equal(rds32(hdr + 12), (int64_t)code - hdr_addr);
     assert_int_equal(rds32(hdr + 16), (int64_t)(image + cie) - hdr_addr);
-    /* image more than 2 GiB away from the code: not encodable */
-    assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_ABSOLUTE, code, 15, code + (1ull << 32), buf, sizeof buf, &out),
-                     JF_ERANGE);
+    jf_cfi_free(c);
+}
+
+static void absolute_layout_describes_code_far_from_the_image(void **state)
+{
+    /* A symfile on the heap, code in mmap'ed memory terabytes away. */
+    (void)state;
+    jf_cfi *c = x86_standard_frame();
+    const uint64_t code = 0x7f0000001000, image = 0x555500000000;
+    uint8_t buf[256];
+    jf_eh_image out;
+    emit(c, JF_EH_LAYOUT_ABSOLUTE, code, 15, image, buf, sizeof buf, &out);
+    const size_t cie = 4 + rd32(buf);
+    assert_true(rd64(buf + cie + 8) == code);
+    /* Out of 32-bit reach of the header: no search table, readers scan. */
+    const uint8_t *hdr = buf + out.eh_frame_size;
+    assert_int_equal(out.hdr_size, 8);
+    assert_int_equal(hdr[0], 1);
+    assert_int_equal(hdr[2], 0xff); /* DW_EH_PE_omit */
+    assert_int_equal(hdr[3], 0xff);
+    assert_int_equal(rds32(hdr + 4), -(int64_t)(out.eh_frame_size + 4));
     jf_cfi_free(c);
 }
 
@@ -241,9 +282,11 @@ static void image_sizes_are_exact_and_small_buffers_are_refused(void **state)
     uint8_t buf[256];
     jf_eh_image out;
     assert_int_equal(emit(c, JF_EH_LAYOUT_ABSOLUTE, 0x1000, 15, 0x2000, buf, sizeof buf, &out), max);
-    assert_int_equal(emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, buf, sizeof buf, &out), max - 4);
+    /* perf's layout: no terminator and 4-byte pc_begin and pc_range */
+    const size_t perf = max - 4 - 8;
+    assert_int_equal(emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, buf, sizeof buf, &out), perf);
     memset(buf, 0xcc, sizeof buf);
-    assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, buf, max - 5, &out), JF_ERANGE);
+    assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, buf, perf - 1, &out), JF_ERANGE);
     for (size_t i = 0; i < sizeof buf; i++)
         assert_int_equal(buf[i], 0xcc); /* refused before writing anything */
     assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 14, 0, buf, sizeof buf, &out), JF_EINVAL);
@@ -571,7 +614,8 @@ int main(void)
         cmocka_unit_test(riscv64_cie_matches_gas_factors),
         cmocka_unit_test(perf_layout_single_fde_fields_follow_formats_md),
         cmocka_unit_test(perf_layout_rows_are_sorted_and_point_at_their_fdes),
-        cmocka_unit_test(absolute_layout_is_terminated_and_relative_to_its_address),
+        cmocka_unit_test(absolute_layout_uses_absolute_addresses_and_is_terminated),
+        cmocka_unit_test(absolute_layout_describes_code_far_from_the_image),
         cmocka_unit_test(image_sizes_are_exact_and_small_buffers_are_refused),
         cmocka_unit_test(clone_emits_the_same_bytes_and_is_read_only),
         cmocka_unit_test(builder_rejects_bad_calls_without_crashing),
