@@ -573,49 +573,20 @@ static int alloc_line_scratch(builder *b)
     return b->line_offsets && b->files ? 0 : JF_ENOMEM;
 }
 
-/* 1 if every byte of [p, p + len) is within 32-bit pc-relative reach of
- * [lo, hi), both ways. */
-static int reaches(uint64_t p, size_t len, uint64_t lo, uint64_t hi)
-{
-    const uint64_t reach = (uint64_t)1 << 31;
-    uint64_t first = p < lo ? p : lo, last = p + len > hi ? p + len : hi;
-    return last - first < reach;
-}
-
-/* Map `size` bytes, within reach of the code [lo, hi) if `near`: .eh_frame
- * reaches the code through 32-bit pc-relative fields, and the heap can be
- * terabytes from mmap'ed JIT code. The kernel honours a hint when the range
- * is free, so try spots at growing distances below and above the code, then
- * anywhere. */
-static uint8_t *map_near(uint64_t lo, uint64_t hi, int near, size_t size, size_t *mapped)
+/* Page-granular anonymous memory for a symfile: .eh_frame holds absolute
+ * addresses, so it may live anywhere relative to the code it describes. */
+static uint8_t *map_symfile(size_t size, size_t *mapped)
 {
     long page_size = sysconf(_SC_PAGESIZE);
-    uint64_t page = page_size > 0 ? (uint64_t)page_size : 4096;
+    size_t page = page_size > 0 ? (size_t)page_size : 4096;
     if (size > SIZE_MAX - page)
         return NULL;
-    size_t len = (size + page - 1) & ~(size_t)(page - 1);
-    uint64_t hints[9];
-    size_t n = 0;
-    for (unsigned shift = 12; shift <= 28; shift += shift == 12 ? 8 : 4) {
-        uint64_t gap = (uint64_t)1 << shift;
-        if (lo > gap + len)
-            hints[n++] = (lo - gap - len) & ~(page - 1);
-        if (hi < UINT64_MAX - gap - len - page)
-            hints[n++] = (hi + gap + page - 1) & ~(page - 1);
-    }
-    hints[n++] = 0;
-    for (size_t i = 0; i < n; i++) {
-        void *p = mmap((void *)(uintptr_t)hints[i], len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                       -1, 0);
-        if (p == MAP_FAILED)
-            continue;
-        if (!near || reaches((uint64_t)(uintptr_t)p, len, lo, hi)) {
-            *mapped = len;
-            return p;
-        }
-        munmap(p, len);
-    }
-    return NULL;
+    size_t len = (size + page - 1) & ~(page - 1);
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    *mapped = len;
+    return p;
 }
 
 int jf__elf_image_build(jf_live *const *regions, size_t n, const jf_elf_span *spans,
@@ -636,9 +607,8 @@ int jf__elf_image_build(jf_live *const *regions, size_t n, const jf_elf_span *sp
         rc = put_image(&w, &b);
     size_t cap = w.pos, mapped = 0;
     uint8_t *bytes = NULL;
-    if (rc == 0 && !(bytes = map_near(spans[0].lo, spans[n_spans - 1].hi, b.index[SEC_EH] != 0, cap, &mapped)))
-        rc = b.index[SEC_EH] ? jf__fail(JF_ERANGE, "cannot map a %zu-byte symfile within 2 GiB of its code", cap)
-                             : jf__fail(JF_ENOMEM, "cannot map a %zu-byte symfile", cap);
+    if (rc == 0 && !(bytes = map_symfile(cap, &mapped)))
+        rc = jf__fail(JF_ENOMEM, "cannot map a %zu-byte symfile", cap);
     if (rc == 0) {
         jf__writer_init(&w, bytes, cap);
         rc = put_image(&w, &b);

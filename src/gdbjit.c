@@ -411,8 +411,6 @@ static int merge_levels(unsigned level, jf_sink_stats *stats)
             rc = publish(merged, stats);
         for (size_t k = 0; k < n_parts; k++)
             parts[k]->retiring = 0;
-        if (rc == JF_ERANGE)
-            return 0; /* code too far apart for one .eh_frame: keep the parts */
         if (rc)
             return rc;
         for (size_t k = 0; k < n_parts; k++)
