@@ -376,9 +376,9 @@ static void object_release(object_storage *o)
  * replaced. So each region's .eh_frame (CIE, FDEs, terminator) is written
  * once into a pool block, and shared tables only point at these images.
  *
- * The CFI assembler writes pc-relative 32-bit code addresses, so an image
- * must lie within 2 GiB of its code: the pools are per 1 GiB code window,
- * their chunks mapped close to it.
+ * Images hold absolute code addresses, so they may live anywhere; the pools
+ * are still kept per 1 GiB code window, which keeps the images of
+ * neighbouring code (merged into one table) close together in memory.
  */
 enum {
     WINDOW_SHIFT = 30,
@@ -432,46 +432,15 @@ static size_t window_for(uintptr_t key)
     return n_windows++;
 }
 
-static uint64_t distance(uint64_t a, uint64_t b)
-{
-    return a > b ? a - b : b - a;
-}
-
-/* 1 if every byte of [p, p + len) is within a signed 32-bit reach of every
- * code address in [lo, hi]. */
-static int in_reach(uintptr_t p, size_t len, uintptr_t lo, uintptr_t hi)
-{
-    const uint64_t reach = (uint64_t)INT32_MAX - 4096;
-    uint64_t end = (uint64_t)p + len;
-    return distance(p, lo) < reach && distance(p, hi) < reach && distance(end, lo) < reach &&
-           distance(end, hi) < reach;
-}
-
-/* Anonymous read-write memory within reach of [lo, hi]: the kernel takes a
- * hint when that range is free, so try a few spots around the code, then
- * wherever it likes. NULL if none is in reach. */
+/* Anonymous read-write memory for unwind images. The images hold absolute
+ * addresses (the CFI assembler's absolute layout), so they may live anywhere
+ * relative to their code. NULL if the kernel has none. */
 static uint8_t *map_near(uintptr_t lo, uintptr_t hi, size_t len)
 {
-    static const unsigned shifts[] = {21, 26, 29};
-    uintptr_t hints[2 * (sizeof shifts / sizeof shifts[0]) + 1];
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof shifts / sizeof shifts[0]; i++) {
-        uintptr_t d = (uintptr_t)1 << shifts[i];
-        if (lo > d + len)
-            hints[n++] = (lo - d - len) & ~(uintptr_t)0xfff;
-        if (hi < UINTPTR_MAX - d - len)
-            hints[n++] = (hi + d) & ~(uintptr_t)0xfff;
-    }
-    hints[n++] = 0;
-    for (size_t i = 0; i < n; i++) {
-        void *p = mmap((void *)hints[i], len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            continue;
-        if (in_reach((uintptr_t)p, len, lo, hi))
-            return p;
-        munmap(p, len);
-    }
-    return NULL;
+    (void)lo;
+    (void)hi;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
 }
 
 static size_t page_round(size_t n)
@@ -481,7 +450,7 @@ static size_t page_round(size_t n)
     return n > SIZE_MAX - mask ? SIZE_MAX : (n + mask) & ~mask;
 }
 
-/* A block of at least `need` bytes reachable from window w's code. */
+/* A block of at least `need` bytes from window w's pool. */
 static uint8_t *pool_alloc(size_t w, size_t need, size_t *block)
 {
     pool_window *pw = &windows[w];
@@ -586,7 +555,7 @@ static int image_create(jf_live *r, region_image **out)
     if (im->window == SIZE_MAX)
         rc = JF_ENOMEM;
     else if (!(im->bytes = pool_alloc(im->window, cap, &im->block)))
-        rc = jf__fail(JF_ERANGE, "no memory for the unwind image of %s within 2 GiB of its code", r->name);
+        rc = jf__fail(JF_ERANGE, "no memory for the unwind image of %s", r->name);
     jf_eh_image img;
     if (!rc)
         rc = jf__cfi_emit(r->cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size, (uint64_t)(uintptr_t)im->bytes,
