@@ -18,6 +18,8 @@
 #define _GNU_SOURCE
 #include "jitframes.h"
 
+#include "bench_util.h"
+
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,19 +39,6 @@ static size_t stride;
 static jf_cfi *cfi;
 static const char *tmp_dir = "/tmp";
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what)
-{
-    perror(what);
-    exit(1);
-}
-
 /* A frameless shape: CFA = SP + 48 after a 4-byte prologue, back to 8
  * before the final ret. */
 static void build_cfi(void)
@@ -68,12 +57,12 @@ static void prepare_inputs(void)
     stride = (jf_jitdump_footprint(CODE_SIZE, cfi) + 15) & ~(size_t)15;
     code = mmap(NULL, n_regions * stride, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (code == MAP_FAILED)
-        die("mmap");
+        bench_die("mmap");
     for (size_t i = 0; i < n_regions; i++)
         memset(code + i * stride, 0x90, CODE_SIZE);
     names = calloc(n_regions, sizeof *names);
     if (!names)
-        die("calloc");
+        bench_die("calloc");
     for (size_t i = 0; i < n_regions; i++) {
         char buf[64];
         snprintf(buf, sizeof buf, "jit_fn_%zu", i);
@@ -88,7 +77,7 @@ static double run_jitframes(void)
     char dir[512];
     snprintf(dir, sizeof dir, "%s/jf-bench-jitdump.XXXXXX", tmp_dir);
     if (!mkdtemp(dir))
-        die("mkdtemp");
+        bench_die("mkdtemp");
     jf_config cfg = JF_CONFIG_INIT;
     cfg.flags = JF_CONFIG_IGNORE_ENV;
     cfg.sinks = JF_SINK_JITDUMP;
@@ -97,7 +86,7 @@ static double run_jitframes(void)
         fprintf(stderr, "jf_init: %s\n", jf_last_error());
         exit(1);
     }
-    double t0 = now_seconds();
+    double t0 = bench_now_seconds();
     for (size_t i = 0; i < n_regions; i++) {
         jf_region r = JF_REGION_INIT;
         r.addr = code + i * stride;
@@ -112,7 +101,7 @@ static double run_jitframes(void)
             exit(1);
         }
     }
-    double t = now_seconds() - t0;
+    double t = bench_now_seconds() - t0;
     jf_shutdown();
     char path[600];
     snprintf(path, sizeof path, "%s/jit-%ld.dump", dir, (long)getpid());
@@ -213,10 +202,10 @@ static FILE *open_baseline(char *path, size_t cap)
     snprintf(path, cap, "%s/jf-bench-jitdump-baseline.XXXXXX", tmp_dir);
     int fd = mkstemp(path);
     if (fd < 0)
-        die("mkstemp");
+        bench_die("mkstemp");
     FILE *f = fdopen(fd, "w");
     if (!f)
-        die("fdopen");
+        bench_die("fdopen");
     return f;
 }
 
@@ -228,7 +217,7 @@ static double run_stdio(void)
     static char buffer[2 << 20];
     setvbuf(f, buffer, _IOFBF, sizeof buffer);
     uint8_t rec[1024];
-    double t0 = now_seconds();
+    double t0 = bench_now_seconds();
     for (size_t i = 0; i < n_regions; i++) {
         uint64_t ts = timestamp_ns();
         uintptr_t addr = (uintptr_t)(code + i * stride);
@@ -237,7 +226,7 @@ static double run_stdio(void)
         fwrite(rec, 1, format_load(rec, i, ts), f);
     }
     fclose(f);
-    double t = now_seconds() - t0;
+    double t = bench_now_seconds() - t0;
     unlink(path);
     return t;
 }
@@ -249,36 +238,24 @@ static double run_write(void)
     FILE *f = open_baseline(path, sizeof path);
     int fd = fileno(f);
     uint8_t rec[1024];
-    double t0 = now_seconds();
+    double t0 = bench_now_seconds();
     for (size_t i = 0; i < n_regions; i++) {
         uint64_t ts = timestamp_ns();
         uintptr_t addr = (uintptr_t)(code + i * stride);
         size_t n = format_debug(rec, addr, ts);
         if (write(fd, rec, n) != (ssize_t)n)
-            die("write");
+            bench_die("write");
         n = format_unwind(rec, ts);
         if (write(fd, rec, n) != (ssize_t)n)
-            die("write");
+            bench_die("write");
         n = format_load(rec, i, ts);
         if (write(fd, rec, n) != (ssize_t)n)
-            die("write");
+            bench_die("write");
     }
-    double t = now_seconds() - t0;
+    double t = bench_now_seconds() - t0;
     fclose(f);
     unlink(path);
     return t;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v)
-{
-    qsort(v, RUNS, sizeof *v, compare_double);
-    return v[RUNS / 2];
 }
 
 int main(int argc, char **argv)
@@ -301,9 +278,9 @@ int main(int argc, char **argv)
         a[r] = run_stdio();
         b[r] = run_write();
     }
-    double rate_jf = (double)n_regions / median(jf);
-    double rate_a = (double)n_regions / median(a);
-    double rate_b = (double)n_regions / median(b);
+    double rate_jf = (double)n_regions / bench_median(jf, RUNS);
+    double rate_a = (double)n_regions / bench_median(a, RUNS);
+    double rate_b = (double)n_regions / bench_median(b, RUNS);
     struct statfs fs;
     int on_tmpfs = statfs(tmp_dir, &fs) == 0 && fs.f_type == 0x01021994; /* TMPFS_MAGIC */
     printf("%zu registrations of %d-byte regions, 3 records each (debug, unwind, load); "

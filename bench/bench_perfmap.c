@@ -13,6 +13,8 @@
 #define _GNU_SOURCE
 #include "jitframes.h"
 
+#include "bench_util.h"
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/resource.h>
@@ -32,26 +34,13 @@ static char **lines;      /* pre-formatted map lines for baseline (b) */
 static size_t *line_lens;
 static int profiling; /* one writer only: skip what is not measured */
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what)
-{
-    perror(what);
-    exit(1);
-}
-
 static void prepare_inputs(void)
 {
     names = calloc(n_regions, sizeof *names);
     lines = calloc(n_regions, sizeof *lines);
     line_lens = calloc(n_regions, sizeof *line_lens);
     if (!names || !lines || !line_lens)
-        die("calloc");
+        bench_die("calloc");
     for (size_t i = 0; i < n_regions; i++) {
         char buf[128];
         snprintf(buf, sizeof buf, "jit_fn_%zu", i);
@@ -65,7 +54,7 @@ static void prepare_inputs(void)
         lines[i] = strdup(buf);
         line_lens[i] = (size_t)n;
         if (!names[i] || !lines[i])
-            die("strdup");
+            bench_die("strdup");
     }
 }
 
@@ -83,7 +72,7 @@ static double run_jitframes(void)
         fprintf(stderr, "jf_init: %s\n", jf_last_error());
         exit(1);
     }
-    double t0 = now_seconds();
+    double t0 = bench_now_seconds();
     for (size_t i = 0; i < n_regions; i++) {
         jf_region r = JF_REGION_INIT;
         r.addr = (const void *)(BASE + i * REGION_SIZE);
@@ -94,7 +83,7 @@ static double run_jitframes(void)
             exit(1);
         }
     }
-    double t = now_seconds() - t0;
+    double t = bench_now_seconds() - t0;
     unlink(perf_map_path);
     if (!profiling) /* freeing 1M regions is not registration */
         jf_shutdown();
@@ -108,15 +97,15 @@ static double run_stdio_baseline(void)
 {
     FILE *f = fopen(baseline_path, "we");
     if (!f)
-        die("fopen");
-    double t0 = now_seconds();
+        bench_die("fopen");
+    double t0 = bench_now_seconds();
     for (size_t i = 0; i < n_regions; i++) {
         pthread_mutex_lock(&stdio_lock);
         fprintf(f, "%lx %x %s\n", (unsigned long)(BASE + i * REGION_SIZE), REGION_SIZE, names[i]);
         fflush(f);
         pthread_mutex_unlock(&stdio_lock);
     }
-    double t = now_seconds() - t0;
+    double t = bench_now_seconds() - t0;
     fclose(f);
     unlink(baseline_path);
     return t;
@@ -127,12 +116,12 @@ static double run_write_baseline(void)
 {
     int fd = open(baseline_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
     if (fd < 0)
-        die("open");
-    double t0 = now_seconds();
+        bench_die("open");
+    double t0 = bench_now_seconds();
     for (size_t i = 0; i < n_regions; i++)
         if (write(fd, lines[i], line_lens[i]) != (ssize_t)line_lens[i])
-            die("write");
-    double t = now_seconds() - t0;
+            bench_die("write");
+    double t = bench_now_seconds() - t0;
     close(fd);
     unlink(baseline_path);
     return t;
@@ -144,22 +133,10 @@ static double getrlimit_ns(void)
 {
     struct rlimit lim;
     enum { CALLS = 200000 };
-    double t0 = now_seconds();
+    double t0 = bench_now_seconds();
     for (int i = 0; i < CALLS; i++)
         getrlimit(RLIMIT_FSIZE, &lim);
-    return (now_seconds() - t0) * 1e9 / CALLS;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v)
-{
-    qsort(v, RUNS, sizeof *v, by_value);
-    return v[RUNS / 2];
+    return (bench_now_seconds() - t0) * 1e9 / CALLS;
 }
 
 int main(int argc, char **argv)
@@ -193,7 +170,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "run %d: jitframes %.0f/s, (a) %.0f/s, (b) %.0f/s\n", run + 1, rate_jf[run],
                 rate_a[run], rate_b[run]);
     }
-    double jf = median(rate_jf), a = median(rate_a), b = median(rate_b);
+    double jf = bench_median(rate_jf, RUNS), a = bench_median(rate_a, RUNS), b = bench_median(rate_b, RUNS);
     printf("perf map registration, %zu regions, median of %d interleaved runs\n", n_regions, RUNS);
     printf("  jitframes (jf_register, perfmap)   %12.0f entries/s\n", jf);
     printf("  (a) mutex + fprintf + fflush       %12.0f entries/s\n", a);

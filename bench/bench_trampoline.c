@@ -11,6 +11,8 @@
  */
 #define _GNU_SOURCE
 #include "jitframes.h"
+
+#include "bench_util.h"
 #include "trampoline.h"
 
 #include <malloc.h>
@@ -46,18 +48,6 @@ __attribute__((noinline)) static double time_calls(unary_fn fn, long n)
     return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)n;
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, compare_doubles);
-    return v[n / 2];
-}
-
 static void bench_time(long n)
 {
     jf_fn entry;
@@ -75,8 +65,8 @@ static void bench_time(long n)
         arena_added[r] = time_calls((unary_fn)entry, n) - d;
         direct[r] = d;
     }
-    double fl = median(floor_added, ROUNDS), ar = median(arena_added, ROUNDS);
-    printf("direct call:                       %.2f ns\n", median(direct, ROUNDS));
+    double fl = bench_median(floor_added, (size_t)(ROUNDS)), ar = bench_median(arena_added, (size_t)(ROUNDS));
+    printf("direct call:                       %.2f ns\n", bench_median(direct, (size_t)(ROUNDS)));
     printf("added by the template in .text:     %.2f ns (floor)\n", fl);
     printf("added by an arena trampoline:       %.2f ns\n", ar);
     printf("ratio to the floor:                 %.2fx (target <= 1.25x)\n", fl > 0 ? ar / fl : 0.0);

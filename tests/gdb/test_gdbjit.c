@@ -24,21 +24,7 @@
 
 #include <cmocka.h>
 
-struct jit_code_entry {
-    struct jit_code_entry *next_entry;
-    struct jit_code_entry *prev_entry;
-    const char *symfile_addr;
-    uint64_t symfile_size;
-};
-
-struct jit_descriptor {
-    uint32_t version;
-    uint32_t action_flag;
-    struct jit_code_entry *relevant_entry;
-    struct jit_code_entry *first_entry;
-};
-
-extern struct jit_descriptor __jit_debug_descriptor;
+#include "gdb_jit_view.h"
 
 /* ---- reading symfiles ---------------------------------------------------- */
 
