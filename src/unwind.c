@@ -17,7 +17,9 @@
  * Three rules keep concurrent unwinders in other threads safe:
  *  - a region's .eh_frame image never moves or changes while the region is
  *    registered (shared tables are arrays pointing at the images);
- *  - a replacement table is registered before the one it replaces goes, and
+ *  - a replacement table is registered before the one it replaces goes,
+ *    replacements highest first and old tables lowest first (libgcc's list
+ *    search stops at the first table starting at or below the pc), and
  *    tables cover disjoint address ranges, so no live FDE is ever missing;
  *  - libgcc's per-table objects are reused only after a quarantine.
  * We only ever deregister what we registered: libgcc aborts otherwise.
@@ -188,6 +190,16 @@ static void *unwinder_symbol(const unwinder *u, const char *name)
     return sym && object_base(sym) == u->base ? sym : NULL;
 }
 
+/* A libgcc's __register_frame hands the struct object it allocates to the
+ * __register_frame_info that comes first in global scope. When that one is
+ * another library's (LLVM libunwind's no-op stub), registering through this
+ * libgcc reaches nothing, and the object would be lost: no need to probe. */
+static int registrations_interposed(const unwinder *u)
+{
+    void *global = dlsym(RTLD_DEFAULT, "__register_frame_info");
+    return global && object_base(global) != u->base;
+}
+
 static probe_result probe_libgcc(const unwinder *u)
 {
     static union {
@@ -197,6 +209,8 @@ static probe_result probe_libgcc(const unwinder *u)
     void *find = unwinder_symbol(u, "_Unwind_Find_FDE");
     void *reg_info = unwinder_symbol(u, "__register_frame_info");
     void *dereg_info = unwinder_symbol(u, "__deregister_frame_info");
+    if (registrations_interposed(u))
+        return PROBE_NO_EFFECT;
     uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (!find || !reg_info || !dereg_info || page == MAP_FAILED) {
         if (page != MAP_FAILED)
@@ -822,8 +836,24 @@ static int tables_reserve(size_t extra)
     return 0;
 }
 
-/* Replace tables[at, at + n_old) by fresh[0, n_fresh) (same range, sorted,
- * built): the fresh ones are registered first, then the old ones go. */
+/*
+ * Replace tables[at, at + n_old) by fresh[0, n_fresh) (same range, sorted,
+ * built): the fresh ones are registered first, then the old ones go.
+ *
+ * The order within each step matters too. libgcc <= 12 walks the tables it
+ * has classified by descending first pc and gives up at the first one
+ * starting at or below the pc, even if another one further on holds it.
+ * While old and fresh tables overlap, the first table at or below any live
+ * pc must hold it (or the one holding it must be still unclassified, as
+ * those are all searched):
+ *  - fresh tables are registered from the highest down, so a registered
+ *    fresh table starting below a pc is always the one holding it; the old
+ *    table holding it starts at or above every older table below the pc;
+ *  - old tables go from the lowest up, so the old tables still registered
+ *    start above every pc whose old table is gone.
+ * Registering them lowest first lost FDEs: a fresh upper piece of a split
+ * table, classified while the lower old table still held the pc, hid it.
+ */
 static int swap_tables(size_t at, size_t n_old, unwind_table *const *fresh, size_t n_fresh)
 {
     unwind_table *old[2];
@@ -833,7 +863,7 @@ static int swap_tables(size_t at, size_t n_old, unwind_table *const *fresh, size
         return n_old > 2 ? jf__fail(JF_EINVAL, "internal: replacing %zu unwind tables", n_old) : JF_ENOMEM;
     }
     memcpy(old, tables + at, n_old * sizeof *old);
-    for (size_t i = 0; i < n_fresh; i++) {
+    for (size_t i = n_fresh; i-- > 0;) {
         table_register(fresh[i]);
         for (size_t k = 0; k < fresh[i]->n_members; k++)
             fresh[i]->members[k]->table = fresh[i];
@@ -841,7 +871,7 @@ static int swap_tables(size_t at, size_t n_old, unwind_table *const *fresh, size
     memmove(tables + at + n_fresh, tables + at + n_old, (n_tables - at - n_old) * sizeof *tables);
     memcpy(tables + at, fresh, n_fresh * sizeof *tables);
     n_tables = n_tables - n_old + n_fresh;
-    for (size_t i = 0; i < n_old; i++) {
+    for (size_t i = 0; i < n_old; i++) { /* lowest first */
         table_deregister(old[i]);
         table_free(old[i]);
     }

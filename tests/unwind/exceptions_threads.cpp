@@ -14,6 +14,7 @@
 #include "jit_code.h"
 #include "many_regions.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -30,6 +32,8 @@
 namespace {
 
 const size_t CHURN = 600, REGION = 32, BATCH = 20;
+/* Caps on waits: generous for TSan, far below the CTest timeout. */
+const int PAUSE_SECONDS = 30, CHILD_SECONDS = 150;
 
 jit_function jit, tramp;
 uint8_t *churn_code;
@@ -64,22 +68,55 @@ void throw_and_catch()
     abort();
 }
 
+void fail(const char *what)
+{
+    fprintf(stderr, "FAIL: %s: %s\n", what, jf_last_error());
+    exit(1);
+}
+
+/* Yield until done() holds; false if `seconds` pass first. */
+template <class Cond> bool wait_until(Cond done, int seconds)
+{
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > deadline)
+            return false;
+        std::this_thread::yield();
+    }
+    return true;
+}
+
 void thrower()
 {
     while (!stop) {
         if (pause_throwers) {
             paused++;
-            while (pause_throwers)
-                std::this_thread::yield();
+            if (!wait_until([] { return !pause_throwers; }, CHILD_SECONDS + PAUSE_SECONDS)) {
+                fprintf(stderr, "FAIL: the throwers were never resumed\n");
+                _exit(1);
+            }
             paused--;
         }
         throw_and_catch();
     }
 }
 
-void fail(const char *what)
+/* The child's exit status; a child still running after `seconds` is
+ * killed and the test fails. */
+int wait_child(pid_t pid, int seconds)
 {
-    fprintf(stderr, "FAIL: %s: %s\n", what, jf_last_error());
+    int status = 0;
+    for (long i = 0; i < seconds * 100L; i++) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            return status;
+        if (r < 0 && errno != EINTR)
+            fail("waitpid");
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    fprintf(stderr, "FAIL: the forked child still ran after %d s (killed)\n", seconds);
     exit(1);
 }
 
@@ -145,14 +182,16 @@ int main()
             /* No thrower may hold the unwinder's lock across fork(): the
              * child would inherit it locked. */
             pause_throwers = true;
-            while (paused < 2)
-                std::this_thread::yield();
+            if (!wait_until([] { return paused == 2; }, PAUSE_SECONDS)) {
+                fprintf(stderr, "FAIL: the throwers did not pause within %d s\n", PAUSE_SECONDS);
+                exit(1);
+            }
             pid_t pid = fork();
+            if (pid < 0)
+                fail("fork");
             if (pid == 0)
                 _exit(child_life());
-            int status = 0;
-            while (waitpid(pid, &status, 0) < 0) {
-            }
+            int status = wait_child(pid, CHILD_SECONDS);
             if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                 fprintf(stderr, "FAIL: the forked child ended with status 0x%x\n", status);
                 return 1;
