@@ -167,9 +167,27 @@ static double unregister_cost_ms(int count)
     return ms[count / 2];
 }
 
-/* A real framed function with a trap, registered last, called for `bt`. */
+/* 1 if a debugger (gdb) is tracing this process. */
+static int traced(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f)
+        return 0;
+    char line[256];
+    long tracer = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
+            break;
+    fclose(f);
+    return tracer != 0;
+}
+
+/* A real framed function with a trap, registered last, called for `bt`
+ * when a debugger runs us (without one the trap would kill the process). */
 static void trap_in_jit(void)
 {
+    if (!traced())
+        return;
     static const uint8_t code[] = {0x55, 0x48, 0x89, 0xe5, 0xcc, 0x5d, 0xc3};
     uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (page == MAP_FAILED)
