@@ -144,3 +144,20 @@ const char *dump_path(const char *dir, long pid)
     snprintf(path, sizeof path, "%s/jit-%ld.dump", dir, pid);
     return path;
 }
+
+char test_dir[256];
+
+int make_dir(void **state)
+{
+    (void)state;
+    snprintf(test_dir, sizeof test_dir, "/tmp/jf-jitdump-test.XXXXXX");
+    return mkdtemp(test_dir) ? 0 : -1;
+}
+
+int remove_dir(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}

@@ -55,4 +55,12 @@ int dump_tool_check(const char *path, char *msg, size_t cap);
 /* Path of jit-<pid>.dump in dir (static buffer). */
 const char *dump_path(const char *dir, long pid);
 
+/* Record ids (perf's jitdump spec). */
+enum { ID_LOAD = 0, ID_MOVE = 1, ID_DEBUG = 2, ID_CLOSE = 3, ID_UNWIND = 4 };
+
+/* A fresh directory per test group: cmocka group setup/teardown. */
+extern char test_dir[256];
+int make_dir(void **state);
+int remove_dir(void **state);
+
 #endif

@@ -29,25 +29,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { ID_LOAD = 0, ID_DEBUG = 2, ID_CLOSE = 3, ID_UNWIND = 4 };
-
-static char test_dir[256];
-
-static int make_dir(void **state)
-{
-    (void)state;
-    snprintf(test_dir, sizeof test_dir, "/tmp/jf-jitdump-proc.XXXXXX");
-    return mkdtemp(test_dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 /* In a child: report the failed line through the exit status. */
 #define CHECK(cond)                                                                               \
     do {                                                                                          \

@@ -25,25 +25,6 @@
 #include <unistd.h>
 #include <utime.h>
 
-enum { ID_LOAD = 0, ID_DEBUG = 2, ID_CLOSE = 3, ID_UNWIND = 4 };
-
-static char test_dir[256];
-
-static int make_dir(void **state)
-{
-    (void)state;
-    snprintf(test_dir, sizeof test_dir, "/tmp/jf-jitdump-test.XXXXXX");
-    return mkdtemp(test_dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 static void init_jitdump(void)
 {
     jf_config cfg = JF_CONFIG_INIT;

@@ -23,8 +23,6 @@
 #include <unistd.h>
 
 enum { THREADS = 4, PER_THREAD = 1500, BATCH = 5, SIZE = 32, STRIDE = 256 };
-enum { ID_LOAD = 0, ID_DEBUG = 2, ID_UNWIND = 4 };
-
 static uint8_t code_area[THREADS * PER_THREAD * STRIDE] __attribute__((aligned(64)));
 static jf_cfi *shared_cfi;
 static uint32_t thread_tids[THREADS];
