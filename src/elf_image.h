@@ -21,9 +21,9 @@ typedef struct jf_elf_span {
     uint64_t lead;
 } jf_elf_span;
 
-/* A built image. `bytes` is mapped near the code it describes and must not
- * move: its .eh_frame holds pc-relative 32-bit references from these very
- * bytes to the code. */
+/* A built image, in its own anonymous mapping. It must not move while
+ * registered: the debugger reads it in place, and its section addresses
+ * (.eh_frame's sh_addr) are where these very bytes live. */
 typedef struct jf_elf_image {
     uint8_t *bytes;
     size_t size;
