@@ -23,7 +23,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 record() {
   dir="$work/$1"; shift
   mkdir "$dir"
-  env "$@" perf record -q -e cpu-clock -g -o "$dir/perf.data" -- "$prog" 1 "$name" \
+  # The wrapper removes a map left by an earlier, dead process that had this
+  # pid (pids are reused quickly in a fresh container), then becomes the program.
+  env "$@" perf record -q -e cpu-clock -g -o "$dir/perf.data" -- \
+    sh -c 'rm -f "/tmp/perf-$$.map"; exec "$@"' sh "$prog" 1 "$name" \
     >"$dir/out" 2>"$dir/err" || { cat "$dir/err"; fail "perf record failed in $dir"; }
   pid=$(sed -n 's/^pid //p' "$dir/out")
   [ -n "$pid" ] || fail "no pid printed in $dir"

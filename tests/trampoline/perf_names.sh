@@ -8,7 +8,11 @@ set -u
 prog=$(readlink -f "$1")
 command -v perf >/dev/null || { echo "perf is not installed"; exit 77; }
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+cleanup() {
+  for f in "$work"/*/pid; do [ -s "$f" ] && rm -f "/tmp/perf-$(cat "$f").map"; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
 export HOME=$work/home
 mkdir -p "$HOME"
 
@@ -41,7 +45,10 @@ check() { # dir
 record() { # dir args...
   local dir=$1; shift
   mkdir -p "$dir"
-  (cd "$dir" && perf record -q -e cpu-clock -g -o "$dir/perf.data" -- "$prog" "$@" >"$dir/out" 2>"$dir/err") \
+  # The wrapper notes the pid and removes a map an earlier, dead process with
+  # the same pid left behind, then becomes the program.
+  (cd "$dir" && perf record -q -e cpu-clock -g -o "$dir/perf.data" -- \
+     sh -c 'echo $$ >pid; rm -f "/tmp/perf-$$.map"; exec "$@"' sh "$prog" "$@" >"$dir/out" 2>"$dir/err") \
     || { cat "$dir/err"; return 1; }
 }
 

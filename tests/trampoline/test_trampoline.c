@@ -98,10 +98,28 @@ static int init_perfmap(void **state)
     return jf_init(&cfg);
 }
 
+/* Remove this process's perf map: a leftover one would be taken for a later,
+ * unrelated process's once the pid is reused. */
+static void remove_own_map(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/perf-%ld.map", (long)getpid());
+    unlink(path);
+}
+
+static int remove_map_fixture(void **state)
+{
+    (void)state;
+    remove_own_map();
+    return 0;
+}
+
 static int shutdown_lib(void **state)
 {
     (void)state;
-    return jf_shutdown();
+    int rc = jf_shutdown();
+    remove_own_map();
+    return rc;
 }
 
 static jf_fn make(jf_fn target, const char *name)
@@ -377,6 +395,7 @@ static void trampolines_work_in_a_forked_child(void **state)
         jf_fn g = NULL;
         int ok = f(3, 4) == t_i2(3, 4) && jf_trampoline_create((jf_fn)t_i1, "in_child", NULL, &g) == 0 &&
                  ((fn_i1)g)(9) == t_i1(9) && jf_trampoline_destroy((jf_fn)f) == 0;
+        remove_own_map();
         _exit(ok ? 0 : 1);
     }
     int status = 0;
@@ -461,5 +480,5 @@ int main(void)
         cmocka_unit_test(create_without_init_fails_cleanly),
     };
     int failed = cmocka_run_group_tests(tests, init_perfmap, shutdown_lib);
-    return failed + cmocka_run_group_tests(lifecycle, NULL, NULL);
+    return failed + cmocka_run_group_tests(lifecycle, NULL, remove_map_fixture);
 }
