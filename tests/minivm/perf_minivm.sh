@@ -109,14 +109,35 @@ check "fib: native stack mirrors the interpreted one" enough_wellformed fib 50 8
 
 # jitdump carries each trampoline's file and line: every mvm:<f> frame in the
 # call chains resolves to the line of `fn <f>(` in the program.
-lines_match_definitions() { # NAME PROGRAM
-  local name=$1 program=$2
-  timeout 300 perf script -i "$(cat "$tmp/$name/data_file")" -F ip,sym,srcline --no-inline 2>/dev/null |
-    awk -v base="$(basename "$program")" -v defs="$(grep -n '^fn ' "$program" | sed -E 's/^([0-9]+):fn ([a-z_0-9]+).*/\2=\1/')" '
+# perf script's srcline pass over the recording, checked against the program's
+# `fn` lines. perf resolves source lines through addr2line child processes; a
+# pass that prints no minivm frame at all (seen once on a loaded CI machine,
+# while the same data's ip,sym pass was complete) is run once more, and its
+# status and errors are shown, so a consumer hiccup is told apart from a wrong
+# line table (which fails the same way every time).
+srcline_pass() { # NAME PROGRAM: 0 if every trampoline frame has its definition line
+  local name=$1 program=$2 dir=$tmp/$1
+  timeout 300 perf script -i "$(cat "$dir/data_file")" -F ip,sym,srcline --no-inline \
+    >"$dir/srclines" 2>"$dir/srclines.err"
+  echo "  perf script (srcline) exited $?, $(wc -l <"$dir/srclines") lines"
+  awk -v base="$(basename "$program")" -v defs="$(grep -n '^fn ' "$program" | sed -E 's/^([0-9]+):fn ([a-z_0-9]+).*/\2=\1/')" '
       BEGIN { n = split(defs, d, "\n"); for (i = 1; i <= n; i++) { split(d[i], kv, "="); line[kv[1]] = kv[2] } }
       want != "" { frames++; if ($1 != want) { bad++; if (bad <= 3) print "  " fn " at " $1 ", expected " want } want = "" }
       $2 ~ /^mvm:/ { fn = substr($2, 5); want = base ":" line[fn] }
-      END { printf "  %d trampoline frames, %d with another line\n", frames, bad; exit !(frames > 0 && bad == 0) }'
+      END { printf "  %d trampoline frames, %d with another line\n", frames, bad; exit frames == 0 ? 2 : bad != 0 }' \
+    "$dir/srclines"
+}
+lines_match_definitions() { # NAME PROGRAM
+  srcline_pass "$@"
+  local rc=$?
+  if [ "$rc" = 2 ]; then
+    echo "  no minivm frame in perf script's srcline output; its stderr:"
+    head -5 "$tmp/$1/srclines.err" | sed 's/^/    /'
+    echo "  running the srcline pass once more"
+    srcline_pass "$@"
+    rc=$?
+  fi
+  return "$rc"
 }
 if [ "$mode" = jitdump ]; then
   check "fib: trampoline frames carry the definition lines" lines_match_definitions fib "$programs/fib.mvm"
