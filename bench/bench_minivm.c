@@ -1,17 +1,23 @@
 /*
  * bench_minivm: what do trampolines cost a real interpreter?
  *
- * Runs minivm's recursive fib with every interpreted call going through a
- * jitframes trampoline (JITFRAMES=perfmap) and with direct calls
- * (--no-jitframes), interleaved (ABBA order, so drift hits both sides
- * alike), and prints the median CPU time (user + system, from wait4) of each,
- * the time per interpreted call and their ratio. Target: ratio <= 1.05.
- * Wall-clock medians are printed too, but on a busy machine CPU time is the
- * figure to quote. The two runs execute the same code except for the
- * trampoline itself (fn->entry is the eval function or its trampoline), so
- * the difference per call is the trampoline's cost.
+ * Runs minivm's recursive fib four ways, interleaved (each round starts with
+ * a different one, so drift hits all alike):
+ *   direct        minivm --no-jitframes: fn->entry is the eval function;
+ *   trampolines   minivm, JITFRAMES=perfmap: every call through its
+ *                 function's jitframes trampoline;
+ *   floor-direct  the floor build (bench/minivm_floor_jit.c) with direct calls;
+ *   floor         the floor build calling through the trampoline template
+ *                 linked into .text: the least a native frame per
+ *                 interpreted call can cost (same instructions, no arena).
+ * It prints the median CPU time (user + system, from wait4) of each, the time
+ * per interpreted call and the ratios. Target: trampolines/direct <= 1.05.
+ * Each ratio compares runs of one binary that differ only in what
+ * fn->entry points to, so code layout cannot bias it. Wall-clock figures are
+ * printed too; on a busy machine CPU time is the one to quote.
  *
- * Usage: bench_minivm [-r RUNS] [-n FIB_N] [MINIVM [FIB.mvm]]   (defaults: 5, 35, the build's)
+ * Usage: bench_minivm [-r RUNS] [-n FIB_N] [MINIVM [FIB.mvm [FLOOR_VM]]]
+ *        (defaults: 5, 35, the build's binaries)
  */
 #define _DEFAULT_SOURCE /* wait4 */
 #include <errno.h>
@@ -31,6 +37,9 @@
 #ifndef MINIVM_FIB
 #define MINIVM_FIB "fib.mvm"
 #endif
+#ifndef MINIVM_FLOOR_BIN
+#define MINIVM_FLOOR_BIN "" /* not built: no floor runs */
+#endif
 
 #define MAX_RUNS 101
 
@@ -48,19 +57,28 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void child(const char *minivm, const char *program, const char *n, int trampolines)
+/* Each variant: which binary, and whether its calls go through trampolines. */
+enum variant { DIRECT, TRAMPOLINES, FLOOR_DIRECT, FLOOR, N_VARIANTS };
+static const char *const variant_name[N_VARIANTS] = {"direct", "trampolines", "floor-direct",
+                                                     "floor"};
+static const char *binary[N_VARIANTS]; /* minivm twice, then the floor build twice */
+
+static int through_trampolines(enum variant v) { return v == TRAMPOLINES || v == FLOOR; }
+
+static void child(const char *program, const char *n, enum variant v)
 {
     int null = open("/dev/null", O_WRONLY);
     if (null >= 0)
         dup2(null, STDOUT_FILENO);
-    if (trampolines) {
+    if (v == TRAMPOLINES)
         setenv("JITFRAMES", "perfmap", 1);
-        execl(minivm, minivm, program, n, (char *)NULL);
-    } else {
+    else
         unsetenv("JITFRAMES");
-        execl(minivm, minivm, "--no-jitframes", program, n, (char *)NULL);
-    }
-    fprintf(stderr, "bench_minivm: cannot run %s: %s\n", minivm, strerror(errno));
+    if (through_trampolines(v))
+        execl(binary[v], binary[v], program, n, (char *)NULL);
+    else
+        execl(binary[v], binary[v], "--no-jitframes", program, n, (char *)NULL);
+    fprintf(stderr, "bench_minivm: cannot run %s: %s\n", binary[v], strerror(errno));
     _exit(127);
 }
 
@@ -79,8 +97,7 @@ static int check_and_remove_map(pid_t pid)
     return found;
 }
 
-static int run_once(const char *minivm, const char *program, const char *n, int trampolines,
-                    struct sample *out)
+static int run_once(const char *program, const char *n, enum variant v, struct sample *out)
 {
     fflush(NULL);
     double start = now();
@@ -88,7 +105,7 @@ static int run_once(const char *minivm, const char *program, const char *n, int 
     if (pid < 0)
         return -1;
     if (pid == 0)
-        child(minivm, program, n, trampolines);
+        child(program, n, v);
     int status;
     struct rusage ru;
     if (wait4(pid, &status, 0, &ru) < 0)
@@ -99,7 +116,7 @@ static int run_once(const char *minivm, const char *program, const char *n, int 
         fprintf(stderr, "bench_minivm: minivm failed (status 0x%x)\n", status);
         return -1;
     }
-    if (trampolines && !check_and_remove_map(pid)) {
+    if (v == TRAMPOLINES && !check_and_remove_map(pid)) {
         fprintf(stderr, "bench_minivm: the JITFRAMES=perfmap run wrote no mvm:fib trampoline\n");
         return -1;
     }
@@ -151,27 +168,35 @@ int main(int argc, char **argv)
     }
     const char *minivm = optind < argc ? argv[optind] : MINIVM_BIN;
     const char *program = optind + 1 < argc ? argv[optind + 1] : MINIVM_FIB;
-    struct sample direct[MAX_RUNS], tramp[MAX_RUNS];
+    const char *floor_vm = optind + 2 < argc ? argv[optind + 2] : MINIVM_FLOOR_BIN;
+    binary[DIRECT] = binary[TRAMPOLINES] = minivm;
+    binary[FLOOR_DIRECT] = binary[FLOOR] = floor_vm;
+    int n_variants = *floor_vm ? N_VARIANTS : 2;
+    static struct sample samples[N_VARIANTS][MAX_RUNS];
     printf("minivm fib(%s), %d interleaved runs each: CPU seconds (wall)\n", n, runs);
     for (int i = 0; i < runs; i++) {
-        int tramp_first = i % 2; /* ABBA */
-        for (int k = 0; k < 2; k++) {
-            int t = k == tramp_first ? 1 : 0;
-            struct sample *s = t ? &tramp[i] : &direct[i];
-            if (run_once(minivm, program, n, t, s) < 0)
+        for (int k = 0; k < n_variants; k++) {
+            enum variant v = (enum variant)((i + k) % n_variants); /* each round starts elsewhere */
+            struct sample *s = &samples[v][i];
+            if (run_once(program, n, v, s) < 0)
                 return 1;
-            printf("  run %d %-12s %.3f (%.3f)\n", i + 1, t ? "trampolines" : "direct", s->cpu,
-                   s->wall);
+            printf("  run %d %-12s %.3f (%.3f)\n", i + 1, variant_name[v], s->cpu, s->wall);
         }
     }
-    double d = median(direct, runs, 0), t = median(tramp, runs, 0);
-    double dw = median(direct, runs, 1), tw = median(tramp, runs, 1);
-    printf("median direct      %.3f s (wall %.3f)\n", d, dw);
-    printf("median trampolines %.3f s (wall %.3f)\n", t, tw);
-    double calls = fib_calls(atol(n));
-    printf("per interpreted call: %.2f ns direct, %.2f ns with trampolines (+%.2f ns)\n",
-           d / calls * 1e9, t / calls * 1e9, (t - d) / calls * 1e9);
-    printf("ratio trampolines/direct: %.3f CPU, %.3f wall (target <= 1.05): %s\n", t / d, tw / dw,
+    double cpu[N_VARIANTS], wall[N_VARIANTS], calls = fib_calls(atol(n));
+    for (int v = 0; v < n_variants; v++) {
+        cpu[v] = median(samples[v], runs, 0);
+        wall[v] = median(samples[v], runs, 1);
+        printf("median %-12s %.3f s (wall %.3f), %.2f ns per interpreted call\n", variant_name[v],
+               cpu[v], wall[v], cpu[v] / calls * 1e9);
+    }
+    if (n_variants == N_VARIANTS) /* the floor build is a different binary: its own direct run */
+        printf("ratio floor/floor-direct: %.3f CPU, %.3f wall (template in .text, +%.2f ns per call)\n",
+               cpu[FLOOR] / cpu[FLOOR_DIRECT], wall[FLOOR] / wall[FLOOR_DIRECT],
+               (cpu[FLOOR] - cpu[FLOOR_DIRECT]) / calls * 1e9);
+    double d = cpu[DIRECT], t = cpu[TRAMPOLINES];
+    printf("ratio trampolines/direct: %.3f CPU, %.3f wall (+%.2f ns per call; target <= 1.05): %s\n",
+           t / d, wall[TRAMPOLINES] / wall[DIRECT], (t - d) / calls * 1e9,
            t / d <= 1.05 ? "ok" : "ABOVE TARGET");
     return 0;
 }
