@@ -17,7 +17,10 @@
  * printed too; on a busy machine CPU time is the one to quote.
  *
  * Usage: bench_minivm [-r RUNS] [-n FIB_N] [MINIVM [FIB.mvm [FLOOR_VM]]]
- *        (defaults: 5, 35, the build's binaries)
+ *        (defaults: 21, 32, the build's binaries)
+ * Many short runs rather than a few long ones: a run's time depends on its
+ * process's random layout (ASLR) by up to +-10% here, the same for every
+ * variant, so the median needs many processes, not long ones.
  */
 #define _DEFAULT_SOURCE /* wait4 */
 #include <errno.h>
@@ -152,8 +155,8 @@ static double median(const struct sample *s, int n, int wall)
 
 int main(int argc, char **argv)
 {
-    int runs = 5, opt;
-    const char *n = "35";
+    int runs = 21, opt;
+    const char *n = "32";
     while ((opt = getopt(argc, argv, "r:n:")) != -1) {
         if (opt == 'r')
             runs = atoi(optarg);

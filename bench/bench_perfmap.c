@@ -10,7 +10,7 @@
  * All three write a real file in /tmp (jitframes its /tmp/perf-<pid>.map,
  * the baselines a temporary file next to it). Targets: jitframes >= 1.1x
  * (a) and >= 0.75x (b).
- * Usage: bench_perfmap [N [jitframes|a|b]]   (default 1000000; naming one
+ * Usage: bench_perfmap [N [jitframes|a|b|c]]   (default 1000000; naming one
  * writer runs only it, once: for profiling with perf record)
  */
 #define _GNU_SOURCE
@@ -162,11 +162,12 @@ int main(int argc, char **argv)
         n_regions = 1;
     snprintf(perf_map_path, sizeof perf_map_path, "/tmp/perf-%ld.map", (long)getpid());
     snprintf(baseline_path, sizeof baseline_path, "/tmp/jf-bench-baseline-%ld.map", (long)getpid());
-    profiling = argc > 2 && strcmp(argv[2], "b") != 0;
+    profiling = argc > 2 && strcmp(argv[2], "b") != 0 && strcmp(argv[2], "c") != 0;
     prepare_inputs();
     if (argc > 2) {
         double t = strcmp(argv[2], "a") == 0   ? run_stdio_baseline()
                    : strcmp(argv[2], "b") == 0 ? run_write_baseline()
+                   : strcmp(argv[2], "c") == 0 ? run_checked_write_baseline()
                                                : run_jitframes();
         printf("%s: %.0f entries/s\n", argv[2], (double)n_regions / t);
         return 0;
