@@ -54,8 +54,8 @@ check_and_inject() {
 
 # record NAME SINKS PROGRAM ARGS...: record into a fresh directory, then
 # write NAME/report (perf report entries) and NAME/chains (perf_chains.awk).
-# The wrapper first removes a map an earlier, dead process with the same pid
-# left behind, so the control's "no map" means this run wrote none.
+# exec_with_fresh_map.sh notes the pid and removes a map a dead process with
+# the same pid left behind, so the control's "no map" means this run wrote none.
 record() {
   local name=$1 sinks=$2
   shift 2
@@ -64,7 +64,7 @@ record() {
   (cd "$dir" &&
    if [ -n "$sinks" ]; then export JITFRAMES=$sinks JITFRAMES_DIR=$dir; else unset JITFRAMES; fi &&
    timeout 120 perf record -q -e cpu-clock "${record_args[@]}" -o perf.data -- \
-     sh -c 'echo $$ >pid; rm -f "/tmp/perf-$$.map"; exec "$@"' sh "$minivm" "$@" >out 2>err)
+     "$here/../include/exec_with_fresh_map.sh" pid "$minivm" "$@" >out 2>err)
   local status=$?
   pids+=("$(cat "$dir/pid" 2>/dev/null)")
   [ "$status" = 0 ] || die "perf record $name exited $status: $(cat "$dir/err")"

@@ -5,6 +5,7 @@
 set -eu
 prog=$1
 name=jf_jit_spin_probe
+fresh_map=$(cd "$(dirname "$0")/../include" && pwd)/exec_with_fresh_map.sh
 command -v perf >/dev/null 2>&1 || { echo "SKIP: perf is not installed"; exit 77; }
 
 work=$(mktemp -d /tmp/jf-perf-names.XXXXXX)
@@ -23,10 +24,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 record() {
   dir="$work/$1"; shift
   mkdir "$dir"
-  # The wrapper removes a map left by an earlier, dead process that had this
-  # pid (pids are reused quickly in a fresh container), then becomes the program.
   env "$@" perf record -q -e cpu-clock -g -o "$dir/perf.data" -- \
-    sh -c 'rm -f "/tmp/perf-$$.map"; exec "$@"' sh "$prog" 1 "$name" \
+    "$fresh_map" - "$prog" 1 "$name" \
     >"$dir/out" 2>"$dir/err" || { cat "$dir/err"; fail "perf record failed in $dir"; }
   pid=$(sed -n 's/^pid //p' "$dir/out")
   [ -n "$pid" ] || fail "no pid printed in $dir"

@@ -6,6 +6,7 @@
 # Usage: perf_names.sh PROGRAM
 set -u
 prog=$(readlink -f "$1")
+fresh_map=$(cd "$(dirname "$0")/../include" && pwd)/exec_with_fresh_map.sh
 command -v perf >/dev/null || { echo "perf is not installed"; exit 77; }
 work=$(mktemp -d)
 cleanup() {
@@ -45,10 +46,8 @@ check() { # dir
 record() { # dir args...
   local dir=$1; shift
   mkdir -p "$dir"
-  # The wrapper notes the pid and removes a map an earlier, dead process with
-  # the same pid left behind, then becomes the program.
   (cd "$dir" && perf record -q -e cpu-clock -g -o "$dir/perf.data" -- \
-     sh -c 'echo $$ >pid; rm -f "/tmp/perf-$$.map"; exec "$@"' sh "$prog" "$@" >"$dir/out" 2>"$dir/err") \
+     "$fresh_map" pid "$prog" "$@" >"$dir/out" 2>"$dir/err") \
     || { cat "$dir/err"; return 1; }
 }
 
