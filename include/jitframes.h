@@ -187,8 +187,9 @@ typedef struct jf_region {
 /*
  * Register one region. Everything the region points to is copied: the caller
  * may free it on return. Names are sanitised once for every sink: control
- * characters (newline, CR, tab, DEL...) and bytes that are not valid UTF-8
- * become '?', so a name can never forge a perf map entry.
+ * characters (newline, CR, tab, DEL...), bytes that are not valid UTF-8 and
+ * leading spaces become '?', so a name can never forge a perf map entry or
+ * read as a second field separator.
  *
  * When this returns, every enabled sink holds the region durably (its bytes
  * are in the kernel; a SIGKILL right after loses nothing).

@@ -1,7 +1,8 @@
 /*
  * Name sanitising, done once at registration for every sink. A perf map line
- * ends at a newline, bcc splits on tabs, and readers assume UTF-8: a name
- * must never be able to forge an entry or confuse a reader.
+ * ends at a newline, its fields are separated by one space, bcc splits on
+ * tabs, and readers assume UTF-8: a name must never be able to forge an
+ * entry or confuse a reader.
  */
 #include "internal.h"
 
@@ -58,11 +59,16 @@ static size_t sanitize_walk(char *dst, size_t limit, const char *name)
 {
     const unsigned char *s = (const unsigned char *)name;
     size_t out = 0;
+    int leading = 1; /* still in the name's leading spaces */
     while (*s) {
+        leading = leading && *s == ' ';
         size_t len = is_control(*s) ? 0 : utf8_sequence_length(s);
         const unsigned char *piece = s;
         size_t piece_len = len;
-        if (len == 0 || is_c1_control(s, len)) {
+        /* A leading space would read as a second field separator in a perf
+         * map line ("<start> <size>  name"): strict readers reject the line,
+         * whitespace-splitting ones drop the space. */
+        if (len == 0 || is_c1_control(s, len) || leading) {
             /* One '?' per control character or per byte of bad UTF-8. */
             piece = (const unsigned char *)"?";
             piece_len = 1;

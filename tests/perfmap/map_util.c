@@ -63,9 +63,10 @@ static size_t hex_field(const char *p, const char *end, char stop)
     return n;
 }
 
+/* Printable, and not starting with a space (it would read as a second separator). */
 static int name_ok(const char *p, size_t n)
 {
-    if (n == 0)
+    if (n == 0 || p[0] == ' ')
         return 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)p[i];

@@ -72,7 +72,9 @@ static void control_characters_in_names_become_question_marks(void **state)
     assert_name_written_as("\x01\x1f\x7f", "???");
     assert_name_written_as("nel\xc2\x85" "c1\xc2\x9f" " nbsp\xc2\xa0", "nel?c1? nbsp\xc2\xa0"); /* C1 */
     assert_name_written_as("\n", "?");
-    assert_name_written_as("  spaces  kept ", "  spaces  kept ");
+    assert_name_written_as("inner  spaces kept ", "inner  spaces kept ");
+    assert_name_written_as("  leading", "??leading"); /* not a second separator */
+    assert_name_written_as(" ", "?");
 }
 
 static void invalid_utf8_becomes_one_question_mark_per_byte(void **state)
