@@ -244,7 +244,7 @@ JF_API int jf_unregister(const void *addr);
  * x30; riscv64: CFA = sp, return address in ra). Parts of a region not
  * covered by any FDE get no unwind information — never a guessed one.
  * Registers are DWARF numbers of the host architecture (JF_DWARF_*), at most
- * 4095.
+ * 127 (every register the three psABIs number; JF_EINVAL above).
  * A region's jf_cfi is copied at registration; free yours when done.
  *
  * Encoding limits (DWARF factors, as the system assembler uses them):

@@ -63,7 +63,10 @@ enum {
     DW_EH_PE_omit = 0xff,
 };
 
-#define CFI_REG_MAX 4095u
+/* The highest DWARF register any of the three psABIs defines (x86_64 k7 is
+ * 125, aarch64 z31 and riscv64 v31 are 127; RISC-V CSRs, 4096 and up, are
+ * not for CFI). The tool's decoder has the same bound. */
+#define CFI_REG_MAX 127u
 #define CFI_RECORD_ALIGN 4u /* CIE/FDE sizes: 4 suffices for every reader, keeps images small */
 #define EH_FRAME_HDR_FIXED 12u
 #define EH_FRAME_HDR_ROW 8u
@@ -206,24 +209,21 @@ static void finish_record(jf_writer *w, size_t at)
     jf__patch_u32(w, at, (uint32_t)(w->pos - at - 4));
 }
 
-/* The whole CIE record: augmentation "zR", FDE pointers pcrel|sdata4.
- * Version 1 stores the return address column in a byte, version 3 in a
- * ULEB128 (only needed above 255). */
-/* Encode the CIE; returns the offset of its pointer-encoding byte, which
- * emission rewrites for the absolute layout. */
+/* The whole CIE record: version 1 (the return address column, at most
+ * CFI_REG_MAX, fits its byte), augmentation "zR", FDE pointers pcrel|sdata4.
+ * Returns the offset of its pointer-encoding byte, which emission rewrites
+ * for the absolute layout. */
+_Static_assert(CFI_REG_MAX <= UINT8_MAX, "a version 1 CIE holds the return address column in a byte");
 static size_t put_cie(jf_writer *w, const struct jf_cfi *c, const uint8_t *insns, size_t len)
 {
     size_t at = w->pos;
     jf__put_u32(w, 0);
     jf__put_u32(w, 0); /* CIE id in .eh_frame */
-    jf__put_u8(w, c->ra_reg > UINT8_MAX ? 3 : 1);
+    jf__put_u8(w, 1);
     jf__put_cstr(w, "zR");
     jf__put_uleb128(w, c->code_align);
     jf__put_sleb128(w, c->data_align);
-    if (c->ra_reg > UINT8_MAX)
-        jf__put_uleb128(w, c->ra_reg);
-    else
-        jf__put_u8(w, (uint8_t)c->ra_reg);
+    jf__put_u8(w, (uint8_t)c->ra_reg);
     jf__put_uleb128(w, 1);
     size_t enc_off = w->pos - at;
     jf__put_u8(w, DW_EH_PE_pcrel | DW_EH_PE_sdata4);

@@ -373,6 +373,9 @@ static void builder_rejects_bad_calls_without_crashing(void **state)
     EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_def_cfa(c, 7, -4), JF_EINVAL);
     EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_def_cfa_register(c, 5000),
                           JF_EINVAL);
+    /* 127 is the highest register any of the three psABIs numbers; 128 is refused. */
+    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0);
+                          assert_int_equal(jf_cfi_same_value(c, 127), 0), jf_cfi_same_value(c, 128), JF_EINVAL);
     EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0),
                           jf_cfi_offset(c, 6, INT64_MIN + 1), JF_EINVAL);
     EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_begin_fde(c, 16, 48), JF_EINVAL);
@@ -481,14 +484,16 @@ static void raw_bytes_are_checked(void **state)
     assert_null(jf__cfi_from_raw(NULL, NULL, 0, 0, 16));
     assert_null(jf__cfi_from_raw(&cie, NULL, 3, 0, 16));
     assert_null(jf__cfi_from_raw(&cie, NULL, 0, 16, 16));
-    /* a return address column above 255 needs a version 3 CIE (ULEB128 column) */
-    jf_raw_cie wide = {1, -8, 300, cie_insns, sizeof cie_insns};
+    /* return address columns: 127 (the highest any psABI numbers) in a version 1 CIE; 128 refused */
+    jf_raw_cie wide = {1, -8, 127, cie_insns, sizeof cie_insns};
     c = jf__cfi_from_raw(&wide, NULL, 0, 0, 16);
     assert_non_null(c);
     emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 16, 0, buf, sizeof buf, &out);
-    assert_int_equal(buf[8], 3);
-    assert_memory_equal(buf + 12, "\x01\x78\xac\x02\x01\x1b", 6); /* factors, RA 300, aug */
+    assert_int_equal(buf[8], 1);
+    assert_memory_equal(buf + 12, "\x01\x78\x7f\x01\x1b", 5); /* factors, RA 127, aug */
     jf_cfi_free(c);
+    wide.ra_reg = 128;
+    assert_null(jf__cfi_from_raw(&wide, NULL, 0, 0, 16));
     /* an empty FDE program (the CIE state throughout) is fine */
     c = jf__cfi_from_raw(&cie, NULL, 0, 0, 16);
     assert_non_null(c);
