@@ -245,6 +245,7 @@ JF_API int jf_unregister(const void *addr);
  * covered by any FDE get no unwind information — never a guessed one.
  * Registers are DWARF numbers of the host architecture (JF_DWARF_*), at most
  * 127 (every register the three psABIs number; JF_EINVAL above).
+ * remember_state may nest 16 deep.
  * A region's jf_cfi is copied at registration; free yours when done.
  *
  * Encoding limits (DWARF factors, as the system assembler uses them):

@@ -67,6 +67,9 @@ enum {
  * 125, aarch64 z31 and riscv64 v31 are 127; RISC-V CSRs, 4096 and up, are
  * not for CFI). The tool's decoder has the same bound. */
 #define CFI_REG_MAX 127u
+/* remember_state nesting: real code needs two or three levels; the tool's
+ * decoder keeps a fixed stack of 16, as some unwinders do. */
+#define CFI_MAX_STATE_DEPTH 16u
 #define CFI_RECORD_ALIGN 4u /* CIE/FDE sizes: 4 suffices for every reader, keeps images small */
 #define EH_FRAME_HDR_FIXED 12u
 #define EH_FRAME_HDR_ROW 8u
@@ -650,8 +653,9 @@ int jf_cfi_remember_state(jf_cfi *cfi)
     int rc = rule_start(cfi, fn);
     if (rc)
         return rc;
-    if (cfi->depth == UINT32_MAX)
-        return builder_error(cfi, fn, JF_ERANGE, "nesting too deep");
+    if (cfi->depth == CFI_MAX_STATE_DEPTH)
+        return builder_error(cfi, fn, JF_EINVAL, "remembered states nest deeper than %u",
+                             CFI_MAX_STATE_DEPTH);
     if ((rc = emit_op_bare(cfi, fn, DW_CFA_remember_state)) != 0)
         return rc;
     cfi->depth++;
@@ -870,8 +874,9 @@ static int check_raw_insns(const uint8_t *insns, size_t len, uint32_t code_align
             return jf__fail(JF_EINVAL, "raw CFI: truncated DW_CFA_offset at byte %zu", at);
         else if ((op & 0xc0) == 0 && skip_operands(&r, op, &advance))
             return jf__fail(JF_EINVAL, "raw CFI: unsupported or truncated opcode 0x%02x at byte %zu", op, at);
-        if (op == DW_CFA_remember_state)
-            depth++;
+        if (op == DW_CFA_remember_state && ++depth > CFI_MAX_STATE_DEPTH)
+            return jf__fail(JF_EINVAL, "raw CFI: remember_state nested deeper than %u at byte %zu",
+                            CFI_MAX_STATE_DEPTH, at);
         if (op == DW_CFA_restore_state && depth-- == 0)
             return jf__fail(JF_EINVAL, "raw CFI: restore_state without remember_state at byte %zu", at);
         if (advance && (is_cie || advance > (range - loc) / code_align))

@@ -373,6 +373,10 @@ static void builder_rejects_bad_calls_without_crashing(void **state)
     EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_def_cfa(c, 7, -4), JF_EINVAL);
     EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_def_cfa_register(c, 5000),
                           JF_EINVAL);
+    /* remembered states nest 16 deep, not 17 */
+    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0);
+                          for (int i = 0; i < 16; i++) assert_int_equal(jf_cfi_remember_state(c), 0),
+                          jf_cfi_remember_state(c), JF_EINVAL);
     /* 127 is the highest register any of the three psABIs numbers; 128 is refused. */
     EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0);
                           assert_int_equal(jf_cfi_same_value(c, 127), 0), jf_cfi_same_value(c, 128), JF_EINVAL);
@@ -460,9 +464,11 @@ static void raw_bytes_are_checked(void **state)
 
     static const struct {
         const char *why;
-        uint8_t insns[8];
+        uint8_t insns[17];
         size_t len;
     } bad[] = {
+        {"remember_state 17 deep", {0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a,
+                                    0x0a, 0x0a, 0x0a, 0x0a}, 17},
         {"set_loc", {0x01, 0, 0, 0, 0}, 5},
         {"truncated uleb", {0x0e, 0x80}, 2},
         {"truncated offset", {0x86}, 1},
