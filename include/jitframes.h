@@ -399,11 +399,12 @@ JF_API int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame
  * writable and executable at once, never unmapped (a frame may still run in
  * them). Per trampoline, code + data: 24 bytes on x86_64, 40 on aarch64 and
  * riscv64; when the jitdump sink is enabled, copies are spaced so perf's
- * synthesized mappings for their unwind info do not overlap: 112 bytes on
+ * synthesized mappings for their unwind info do not overlap: 104 bytes on
  * x86_64, 128 on aarch64 and riscv64. The spacing is chosen at creation:
  * enable jitdump before creating trampolines (copies made earlier stay
  * packed; jf_jitdump_overlaps() counts the clashes). The registry's record
- * (name, file, unwind rules) comes on top, about 300 bytes with a short name.
+ * (name, file; the unwind rules are shared) comes on top, about 110 bytes
+ * with a short name (bench/bench_trampoline measures both).
  */
 
 /* A generic function pointer; cast to and from your eval function's type. */
