@@ -402,9 +402,11 @@ JF_API int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame
  * synthesized mappings for their unwind info do not overlap: 104 bytes on
  * x86_64, 128 on aarch64 and riscv64. The spacing is chosen at creation:
  * enable jitdump before creating trampolines (copies made earlier stay
- * packed; jf_jitdump_overlaps() counts the clashes). The registry's record
- * (name, file; the unwind rules are shared) comes on top, about 110 bytes
- * with a short name (bench/bench_trampoline measures both).
+ * packed and their records clash when jitdump is enabled later;
+ * jf_jitdump_overlaps() counts the clashes between consecutive records).
+ * The registry's record (name, file; the unwind rules are shared) comes on
+ * top, about 110 bytes with a short name (bench/bench_trampoline measures
+ * both).
  */
 
 /* A generic function pointer; cast to and from your eval function's type. */
