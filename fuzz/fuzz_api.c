@@ -169,7 +169,8 @@ static int take_region(run *r, input *in, region_input *ri)
     jf_region *g = &ri->region;
     *g = (jf_region)JF_REGION_INIT;
     g->size = (size_t)take(in, 2) % 2048;
-    g->cfi = r->cfi[take(in, 1) % (N_CFI + 1) % N_CFI]; /* often NULL */
+    size_t which = (size_t)take(in, 1) % (N_CFI + 1);
+    g->cfi = which < N_CFI ? r->cfi[which] : NULL; /* also NULL while that slot is empty */
     size_t room = jf_jitdump_footprint(g->size, g->cfi);
     if (room < g->size + JF_JITDUMP_NONCE_SIZE)
         room = g->size + JF_JITDUMP_NONCE_SIZE;
