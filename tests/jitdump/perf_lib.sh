@@ -16,6 +16,9 @@ if [ "$(uname -m)" != x86_64 ]; then
   exit 77
 fi
 
+# perf reading a recording may run addr2line: see perf_ignoring_sigpipe.sh
+PERF_READ=$(cd "$(dirname "${BASH_SOURCE[0]}")/../include" && pwd)/perf_ignoring_sigpipe.sh
+
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/jf-perf.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 export HOME=$WORK/home
@@ -63,7 +66,7 @@ record() {
 # chains: perf script call chains of the last recording, one sample per
 # paragraph, each line "ip symbol".
 chains() {
-  perf script -i "$DIR/perf.jit.data" -F ip,sym 2>/dev/null
+  "$PERF_READ" script -i "$DIR/perf.jit.data" -F ip,sym 2>/dev/null
 }
 
 # chain_stats LEAF [FRAME...]: among samples whose leaf frame is LEAF, print

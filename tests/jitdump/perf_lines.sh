@@ -5,7 +5,8 @@
 . "$(dirname "$0")/perf_lib.sh"
 
 record lines -- --workload lines --seconds 0.8
-perf script -i "$DIR/perf.jit.data" -F ip,sym,srcline -G 2>/dev/null >"$DIR/script.txt"
+"$PERF_READ" script -i "$DIR/perf.jit.data" \
+  -F ip,sym,srcline -G 2>/dev/null >"$DIR/script.txt"
 awk '
   prev == "mj_lines" && NF == 1 { count[$1]++; total++ }
   { prev = (NF >= 2 ? $2 : "") }

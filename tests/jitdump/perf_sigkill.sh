@@ -11,7 +11,7 @@ tail_bytes=$(tail -c 4096 "$dump" | od -An -v -tx1 | tr -d ' \n' | tr -d 0)
 echo "dump $size bytes, last 4096 bytes zero: $([ -z "$tail_bytes" ] && echo yes || echo no)"
 [ -z "$tail_bytes" ] || fail "the killed writer's dump has no zero tail (was it trimmed?)"
 grep -q "jitted code must be sampled" "$DIR/inject.log" && fail "inject refused the dump"
-perf script -i "$DIR/perf.jit.data" -F ip,sym 2>/dev/null >"$DIR/script.txt"
+"$PERF_READ" script -i "$DIR/perf.jit.data" -F ip,sym 2>/dev/null >"$DIR/script.txt"
 named=$(awk '$2 == "mj_lines"' "$DIR/script.txt" | wc -l)
 unknown=$(awk '$2 == "[unknown]"' "$DIR/script.txt" | wc -l)
 echo "after SIGKILL: $named samples named mj_lines, $unknown unnamed"

@@ -5,7 +5,9 @@
 set -eu
 prog=$1
 name=jf_jit_spin_probe
-fresh_map=$(cd "$(dirname "$0")/../include" && pwd)/exec_with_fresh_map.sh
+include=$(cd "$(dirname "$0")/../include" && pwd)
+fresh_map=$include/exec_with_fresh_map.sh
+perf_read=$include/perf_ignoring_sigpipe.sh # may run addr2line: see there
 command -v perf >/dev/null 2>&1 || { echo "SKIP: perf is not installed"; exit 77; }
 
 work=$(mktemp -d /tmp/jf-perf-names.XXXXXX)
@@ -30,8 +32,8 @@ record() {
   pid=$(sed -n 's/^pid //p' "$dir/out")
   [ -n "$pid" ] || fail "no pid printed in $dir"
   pids="$pids $pid"
-  perf report -i "$dir/perf.data" --stdio --no-children --sort sym >"$dir/report" 2>"$dir/report.err"
-  perf script -i "$dir/perf.data" -F ip,sym,dso >"$dir/script" 2>"$dir/script.err"
+  "$perf_read" report -i "$dir/perf.data" --stdio --no-children --sort sym >"$dir/report" 2>"$dir/report.err"
+  "$perf_read" script -i "$dir/perf.data" -F ip,sym,dso >"$dir/script" 2>"$dir/script.err"
 }
 
 # Samples whose first frame matches $2 and whose next frame is the C caller.

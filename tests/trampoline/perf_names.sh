@@ -6,7 +6,9 @@
 # Usage: perf_names.sh PROGRAM
 set -u
 prog=$(readlink -f "$1")
-fresh_map=$(cd "$(dirname "$0")/../include" && pwd)/exec_with_fresh_map.sh
+include=$(cd "$(dirname "$0")/../include" && pwd)
+fresh_map=$include/exec_with_fresh_map.sh
+perf_read=$include/perf_ignoring_sigpipe.sh # may run addr2line: see there
 command -v perf >/dev/null || { echo "perf is not installed"; exit 77; }
 work=$(mktemp -d)
 cleanup() {
@@ -20,7 +22,7 @@ mkdir -p "$HOME"
 # Prints "name caller count" per trampoline found above spin, and the
 # number of spin samples; exits non-zero if names or callers are wrong.
 check() { # dir
-  perf script -i "$1/perf.data" -F ip,sym 2>"$1/script.err" >"$1/script.txt" || return 2
+  "$perf_read" script -i "$1/perf.data" -F ip,sym 2>"$1/script.err" >"$1/script.txt" || return 2
   awk '
     function flush() {
       if (n >= 3 && frame[0] == "spin") {
@@ -53,7 +55,7 @@ record() { # dir args...
 
 record "$work/named" || { echo "perf record failed"; exit 1; }
 check "$work/named"; rc=$?
-perf report -i "$work/named/perf.data" --stdio --no-children -g caller 2>/dev/null | grep -m3 -E 'tramp_(alpha|beta|gamma)'
+"$perf_read" report -i "$work/named/perf.data" --stdio --no-children -g caller 2>/dev/null | grep -m3 -E 'tramp_(alpha|beta|gamma)'
 [ $rc -eq 0 ] || { echo "FAIL: trampolines not named with their callers"; head -60 "$work/named/script.txt"; exit 1; }
 
 record "$work/control" --no-jitframes || { echo "perf record (control) failed"; exit 1; }
