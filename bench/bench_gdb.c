@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { TOTAL = 100000, BATCH = 100, SINGLES = 500, SIZE_CLASSES = 12 };
+enum { TOTAL = 100000, BATCH = 100, SINGLES = 500, CHURN = 100, SIZE_CLASSES = 12 };
 
 static uint8_t *arena;
 static size_t arena_used, arena_size;
@@ -92,6 +92,7 @@ static jf_region next_region(char *name, size_t name_cap, size_t index)
 }
 
 static size_t live;
+static const void *live_addr[TOTAL + 4 * SINGLES + 64]; /* every live region, in registration order */
 
 /* Register up to `target` live regions in batches; returns the seconds spent. */
 static double fill_to(size_t target)
@@ -104,6 +105,8 @@ static double fill_to(size_t target)
         for (size_t i = 0; i < n; i++)
             batch[i] = next_region(names[i], sizeof names[i], live + i);
         check(jf_register_batch(batch, n), "batch");
+        for (size_t i = 0; i < n; i++)
+            live_addr[live + i] = batch[i].addr;
         live += n;
     }
     return now() - t0;
@@ -140,7 +143,7 @@ static cost single_cost(int count)
         check(jf_register(&r), "single");
         ms[i] = (now() - t0) * 1e3;
         sum += ms[i];
-        live++;
+        live_addr[live++] = r.addr;
     }
     qsort(ms, (size_t)count, sizeof ms[0], by_value);
     cost c = {ms[count / 2], sum / count, ms[count - 1]};
@@ -165,6 +168,26 @@ static double unregister_cost_ms(int count)
     jf__gdb_set_merging(1);
     qsort(ms, (size_t)count, sizeof ms[0], by_value);
     return ms[count / 2];
+}
+
+/* Unregister `count` regions picked at random among the live ones, most of
+ * them inside big merged symfiles: what a runtime freeing old code pays. */
+static cost churn_cost(int count)
+{
+    static double ms[1024];
+    double sum = 0;
+    for (int i = 0; i < count && i < 1024; i++) {
+        rng = rng * 1103515245u + 12345u;
+        size_t victim = ((size_t)rng >> 4) % live;
+        double t0 = now();
+        check(jf_unregister(live_addr[victim]), "unregister");
+        ms[i] = (now() - t0) * 1e3;
+        sum += ms[i];
+        live_addr[victim] = live_addr[--live];
+    }
+    qsort(ms, (size_t)count, sizeof ms[0], by_value);
+    cost c = {ms[count / 2], sum / count, ms[count - 1]};
+    return c;
 }
 
 /* 1 if a debugger (gdb) is tracing this process. */
@@ -218,6 +241,10 @@ static int scale(void)
         printf("live %6zu: single registration median %.3f ms, mean %.3f ms, max %.1f ms (%d calls), "
                "%llu live symfiles; unregistering a lone symfile: median %.3f ms\n",
                live, c.median_ms, c.mean_ms, c.max_ms, SINGLES, (unsigned long long)live_symfiles(), unreg);
+        cost u = churn_cost(CHURN);
+        printf("live %6zu: unregistering random old regions: median %.3f ms, mean %.3f ms, max %.1f ms "
+               "(%d calls), %llu live symfiles\n",
+               live, u.median_ms, u.mean_ms, u.max_ms, CHURN, (unsigned long long)live_symfiles());
     }
     printf("batch registration: %zu regions in %d-region calls took %.2f s in all\n", batched, BATCH,
            batch_seconds);

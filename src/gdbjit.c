@@ -10,8 +10,15 @@
  * holds 8^L to 8^(L+1)-1 regions); when a level holds MERGE_FANIN symfiles,
  * they are merged into one of a higher level. The merged symfile is
  * registered before its parts are unregistered, so no region is ever
- * invisible. Live symfiles stay below 7 per level: about 40 at 100,000
- * regions, and each region is rewritten about log8(N) times.
+ * invisible. Live symfiles stay below 7 per level, and each region is
+ * rewritten about log8(N) times.
+ *
+ * Why merging stops at level MERGE_TOP_LEVEL: unregistering a region
+ * rebuilds the symfile holding it and the debugger re-reads that symfile
+ * whole, so the biggest symfile bounds what one unregistration costs. Merges
+ * therefore stop at 4,096 to 32,767 regions per symfile (8^4 from single
+ * registrations): level MERGE_TOP_LEVEL symfiles add up one per 4-32k
+ * regions (about 30 live symfiles in all at 100,000 regions, 200 at 1M).
  *
  * Why .text is split into spans: gdb maps an address to an objfile through
  * its sections, and of two overlapping sections it keeps only one. A
@@ -93,6 +100,7 @@ enum {
     MERGE_FANIN = 8,        /* symfiles per level before they are merged */
     SPAN_MAX_GAP = 16,      /* largest gap (bytes) one .text section spans */
     MAX_GROUP = 16384,      /* regions per symfile built from one call */
+    MERGE_TOP_LEVEL = 4,    /* symfiles of this level or above are not merged */
 };
 
 typedef struct symfile {
@@ -380,10 +388,11 @@ static jf_live **copy_members(jf_live *const *src, size_t n)
 
 /* ---- merging ----------------------------------------------------------- */
 
-/* While `level` holds MERGE_FANIN symfiles, merge them into one. */
+/* While `level` (below MERGE_TOP_LEVEL) holds MERGE_FANIN symfiles, merge
+ * them into one. */
 static int merge_levels(unsigned level, jf_sink_stats *stats)
 {
-    while (!atomic_load(&merging_disabled)) {
+    while (level < MERGE_TOP_LEVEL && !atomic_load(&merging_disabled)) {
         symfile *parts[MERGE_FANIN];
         size_t n_parts = 0, total = 0, total_spans = 0;
         for (size_t i = 0; i < n_files && n_parts < MERGE_FANIN; i++) {
