@@ -6,7 +6,8 @@
  *   - no two .text sections (in any symfiles) overlap: gdb keeps only one
  *     of two overlapping sections, and the other's names vanish;
  *   - a batch is one symfile; symfiles stay few (levels) and jf_stats
- *     counts them.
+ *     counts them; none grows past 32,767 regions (unregistering rebuilds
+ *     the symfile holding the region, so its size bounds that cost).
  */
 #define _GNU_SOURCE
 #include "jitframes.h"
@@ -45,11 +46,12 @@ typedef struct func_sym {
     char name[64];
 } func_sym;
 
-enum { MAX_TEXT = 20000, MAX_SYMS = 20000 };
+enum { MAX_TEXT = 40000, MAX_SYMS = 40000 };
 static text_range texts[MAX_TEXT];
 static size_t n_texts;
 static func_sym syms[MAX_SYMS];
 static size_t n_syms;
+static size_t largest_symfile; /* most FUNC symbols in one symfile */
 
 /* Collect one symfile's .text sections and FUNC symbols. */
 static void read_symfile(const uint8_t *f, uint64_t size)
@@ -79,6 +81,8 @@ static void read_symfile(const uint8_t *f, uint64_t size)
         const uint8_t *strsh = f + shoff + 64ull * le(sh + 40, 4);
         const char *strtab = (const char *)f + le(strsh + 24, 8);
         uint64_t off = le(sh + 24, 8), count = le(sh + 32, 8) / 24;
+        if (count - 1 > largest_symfile)
+            largest_symfile = count - 1;
         for (uint64_t k = 1; k < count; k++) {
             const uint8_t *s = f + off + 24 * k;
             assert_int_equal(s[4] & 0xf, 2); /* STT_FUNC */
@@ -104,7 +108,7 @@ static int by_lo(const void *a, const void *b)
 /* Read every live symfile; returns how many there are. */
 static size_t read_all(void)
 {
-    n_texts = n_syms = 0;
+    n_texts = n_syms = largest_symfile = 0;
     size_t n = 0;
     struct jit_code_entry *prev = NULL;
     for (struct jit_code_entry *e = __jit_debug_descriptor.first_entry; e; e = e->next_entry, n++) {
@@ -135,7 +139,7 @@ typedef struct model_region {
     char name[32];
 } model_region;
 
-enum { MAX_MODEL = 6000 };
+enum { MAX_MODEL = 40000 };
 static model_region model[MAX_MODEL];
 static size_t n_model;
 static uint8_t *arena;
@@ -220,6 +224,30 @@ static void singles_merge_into_few_symfiles(void **state)
     print_message("5000 single registrations: %zu live symfiles, %zu .text sections\n", n, n_texts);
     assert_true(n <= 7 * 5);
     check_names();
+}
+
+/* 8^5 regions from batches of 8 would merge into one symfile of 32,768;
+ * merging stops one level below, so they stay in 8 symfiles of 4,096. */
+static void merging_stops_at_4096_region_symfiles(void **state)
+{
+    (void)state;
+    enum { N = 8 * 4096, BATCH = 8 };
+    for (size_t i = 0; i < N; i += BATCH) {
+        jf_region batch[BATCH];
+        for (size_t k = 0; k < BATCH; k++)
+            batch[k] = model_add(32 * (i + k), 24);
+        assert_int_equal(jf_register_batch(batch, BATCH), 0);
+    }
+    size_t n = read_all();
+    print_message("%d regions in batches of %d: %zu live symfiles, the largest holds %zu\n", N, BATCH, n,
+                  largest_symfile);
+    assert_int_equal(n_syms, N);
+    assert_int_equal(n, 8);
+    assert_int_equal(largest_symfile, 4096);
+    /* Unregistering one region rebuilds only its 4,096-region symfile. */
+    assert_int_equal(jf_unregister(model[5].addr), 0);
+    assert_int_equal(read_all(), 8);
+    assert_int_equal(n_syms, N - 1);
 }
 
 static void unregistered_regions_disappear(void **state)
@@ -328,6 +356,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_batch_is_one_symfile, setup, teardown),
         cmocka_unit_test_setup_teardown(singles_merge_into_few_symfiles, setup, teardown),
+        cmocka_unit_test_setup_teardown(merging_stops_at_4096_region_symfiles, setup, teardown),
         cmocka_unit_test_setup_teardown(unregistered_regions_disappear, setup, teardown),
         cmocka_unit_test_setup_teardown(new_code_inside_an_old_span_splits_it, setup, teardown),
         cmocka_unit_test_setup_teardown(a_forked_child_describes_every_region, setup, teardown),
