@@ -917,6 +917,24 @@ struct jf_cfi *jf__cfi_from_raw(const jf_raw_cie *cie, const uint8_t *fde_insns,
 /* Validation and emission                                                  */
 /* ------------------------------------------------------------------------ */
 
+size_t jf__cfi_next_boundary(const struct jf_cfi *cfi, size_t from, size_t size)
+{
+    if (!cfi)
+        return size;
+    size_t lo = 0, hi = cfi->n_fdes; /* first FDE ending above `from` */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cfi->fdes[mid].end <= from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == cfi->n_fdes)
+        return size;
+    size_t next = cfi->fdes[lo].start > from ? cfi->fdes[lo].start : cfi->fdes[lo].end;
+    return next < size ? next : size;
+}
+
 int jf__cfi_validate(const struct jf_cfi *cfi, size_t size)
 {
     if (!cfi)

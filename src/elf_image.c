@@ -285,8 +285,22 @@ static void put_abbrevs(jf_writer *w)
     jf__put_bytes(w, abbrevs, sizeof abbrevs);
 }
 
-/* A compile unit covering exactly region r, with one subprogram: lldb wants
- * a unit before it uses a line table, gdb finds the unit by address. */
+/*
+ * A region is named by one FUNC symbol (and, with lines, one subprogram) per
+ * part: the range of each of its FDEs and each gap between them, so a region
+ * with one FDE or none has one. lldb 14 unwinds a frame with the FDE found
+ * at the start of the function containing its pc, so one symbol over a
+ * region with several FDEs would have every part unwound by the first FDE.
+ * gdb shows every part under the region's name.
+ */
+static size_t part_end(const jf_live *r, size_t part_start)
+{
+    return jf__cfi_next_boundary(r->cfi, part_start, r->size);
+}
+
+/* A compile unit covering exactly region r, with a subprogram per part (see
+ * put_symtab): lldb wants a unit before it uses a line table, gdb finds the
+ * unit by address. */
 static void put_compile_unit(jf_writer *w, const jf_live *r, uint64_t stmt_list)
 {
     size_t unit_start = w->pos;
@@ -301,10 +315,13 @@ static void put_compile_unit(jf_writer *w, const jf_live *r, uint64_t stmt_list)
     jf__put_u64(w, r->start);
     jf__put_u64(w, r->size);
     jf__put_u32(w, (uint32_t)stmt_list);
-    jf__put_uleb128(w, ABBREV_SUBPROGRAM);
-    jf__put_cstr(w, r->name);
-    jf__put_u64(w, r->start);
-    jf__put_u64(w, r->size);
+    for (size_t at = 0, end; at < r->size; at = end) {
+        end = part_end(r, at);
+        jf__put_uleb128(w, ABBREV_SUBPROGRAM);
+        jf__put_cstr(w, r->name);
+        jf__put_u64(w, r->start + at);
+        jf__put_u64(w, end - at);
+    }
     jf__put_u8(w, 0); /* end of the unit's children */
     jf__patch_u32(w, unit_start, (uint32_t)(w->pos - unit_start - 4));
 }
@@ -333,12 +350,15 @@ static void put_symtab(jf_writer *w, builder *b)
         const jf_live *r = b->regions[i];
         while (span + 1 < b->n_spans && b->spans[span].hi <= r->start)
             span++;
-        jf__put_u32(w, name);
-        jf__put_u8(w, (STB_GLOBAL << 4) | STT_FUNC);
-        jf__put_u8(w, 0); /* STV_DEFAULT */
-        jf__put_u16(w, (uint16_t)(1 + span));
-        jf__put_u64(w, r->start - b->spans[span].lo); /* ET_REL: relative to the section */
-        jf__put_u64(w, r->size);
+        for (size_t at = 0, end; at < r->size; at = end) {
+            end = part_end(r, at);
+            jf__put_u32(w, name);
+            jf__put_u8(w, (STB_GLOBAL << 4) | STT_FUNC);
+            jf__put_u8(w, 0); /* STV_DEFAULT */
+            jf__put_u16(w, (uint16_t)(1 + span));
+            jf__put_u64(w, r->start + at - b->spans[span].lo); /* ET_REL: relative to the section */
+            jf__put_u64(w, end - at);
+        }
         name += (uint32_t)strlen(r->name) + 1;
     }
     end_section(w, b, SEC_SYMTAB);

@@ -25,11 +25,16 @@ expect_chain "$out" 'jit_framed at jitprog\.mini:12'
 out=$(bt_of trap:jit_frameless); printf '%s\n' "$out" | grep -E 'frame #|stop reason'
 expect_chain "$out" 'jit_frameless'
 
-# A region with several FDEs under one name: lldb 14 takes the FDE at the
-# symbol's start for the whole function (and falls back to instruction
-# analysis), so the frame of the region's first half, which called the second,
-# may come out wrong; gdb (the CFI oracle) gets it right (check_step.py).
-# Pinned here: the name of frame 0 and the C callers down to main.
+# A region with several FDEs: the trap is in its framed second part, which
+# the frameless first part called. lldb 14 unwinds a frame by the FDE at the
+# start of the function (symbol) containing the pc; the symfile names each
+# FDE's range with its own symbol, so both frames of the region unwind by
+# their own FDE: exactly jit_multi, jit_multi, then the C callers.
 out=$(bt_of trap:jit_multi); printf '%s\n' "$out" | grep -E 'frame #|stop reason'
 expect_chain "$out" 'jit_multi'
+frames=$(grep -oE 'frame #[0-9]+: 0x[0-9a-f]+ [^`]*`[A-Za-z_]+' <<<"$out" | sed 's/.*`//' | uniq | head -6 | tr '\n' ' ')
+[ "$frames" = "jit_multi call_jit run_one run main __libc_start_call_main " ] ||
+  fail "multi-FDE region: frames are: $frames"
+grep -qE 'frame #1: .*`jit_multi' <<<"$out" ||
+  fail "multi-FDE region: no frame for its first part (unwound by the wrong FDE)"
 echo PASS
