@@ -10,14 +10,22 @@
 
 int jit_supported(void)
 {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__) || (defined(__riscv) && __riscv_xlen == 64)
     return 1;
 #else
     return 0;
 #endif
 }
 
-/* Frameless: CFA = rsp + 8 at entry, rsp + 16 after the sub, rsp + 8 after the add. */
+/*
+ * The frameless function: no frame pointer, the stack adjusted by a
+ * non-zero amount around an indirect call of its first argument with its
+ * second. Its CFI is built with the public assembler, per architecture.
+ */
+static int add_frameless_rules(jf_cfi *c);
+
+#if defined(__x86_64__)
+/* CFA = rsp + 8 at entry, rsp + 16 after the sub, rsp + 8 after the add. */
 static const uint8_t frameless_code[] = {
     0x48, 0x83, 0xec, 0x08, /*  0: sub  $8, %rsp   */
     0x48, 0x89, 0xf8,       /*  4: mov  %rdi, %rax */
@@ -27,6 +35,82 @@ static const uint8_t frameless_code[] = {
     0xc3,                   /* 16: ret             */
 };
 
+static int add_frameless_rules(jf_cfi *c)
+{
+    int rc = jf_cfi_begin_fde(c, 0, sizeof frameless_code);
+    rc = rc ? rc : jf_cfi_advance_to(c, 4);
+    rc = rc ? rc : jf_cfi_def_cfa_offset(c, 16);
+    rc = rc ? rc : jf_cfi_advance_to(c, 16);
+    return rc ? rc : jf_cfi_def_cfa_offset(c, 8);
+}
+#elif defined(__aarch64__) || defined(__riscv)
+/* Both: CFA = sp at entry and after the epilogue, sp + 16 in between; the
+ * return address register (x30 / ra, DWARF 30 / 1) saved at CFA - 8 while
+ * the callee may clobber it. Instructions are little-endian words. */
+#define INSN(w) (uint8_t)(w), (uint8_t)((w) >> 8), (uint8_t)((w) >> 16), (uint8_t)((w) >> 24)
+#if defined(__aarch64__)
+enum { RA_REG = 30 };
+static const uint8_t frameless_code[] = {
+    INSN(0xd10043ffu), /*  0: sub sp, sp, #16     */
+    INSN(0xf90007feu), /*  4: str x30, [sp, #8]   */
+    INSN(0xaa0003e2u), /*  8: mov x2, x0          */
+    INSN(0xaa0103e0u), /* 12: mov x0, x1          */
+    INSN(0xd63f0040u), /* 16: blr x2              */
+    INSN(0xf94007feu), /* 20: ldr x30, [sp, #8]   */
+    INSN(0x910043ffu), /* 24: add sp, sp, #16     */
+    INSN(0xd65f03c0u), /* 28: ret                 */
+};
+#else
+enum { RA_REG = 1 };
+static const uint8_t frameless_code[] = {
+    INSN(0xff010113u), /*  0: addi sp, sp, -16    */
+    INSN(0x00113423u), /*  4: sd   ra, 8(sp)      */
+    INSN(0x00050313u), /*  8: mv   t1, a0         */
+    INSN(0x00058513u), /* 12: mv   a0, a1         */
+    INSN(0x000300e7u), /* 16: jalr t1             */
+    INSN(0x00813083u), /* 20: ld   ra, 8(sp)      */
+    INSN(0x01010113u), /* 24: addi sp, sp, 16     */
+    INSN(0x00008067u), /* 28: ret                 */
+};
+#endif
+
+static int add_frameless_rules(jf_cfi *c)
+{
+    int rc = jf_cfi_begin_fde(c, 0, sizeof frameless_code);
+    rc = rc ? rc : jf_cfi_advance_to(c, 4);
+    rc = rc ? rc : jf_cfi_def_cfa_offset(c, 16);
+    rc = rc ? rc : jf_cfi_advance_to(c, 8);
+    rc = rc ? rc : jf_cfi_offset(c, RA_REG, -8);
+    rc = rc ? rc : jf_cfi_advance_to(c, 24);
+    rc = rc ? rc : jf_cfi_restore(c, RA_REG);
+    rc = rc ? rc : jf_cfi_advance_to(c, 28);
+    return rc ? rc : jf_cfi_def_cfa_offset(c, 0);
+}
+#else
+static const uint8_t frameless_code[] = {0};
+
+static int add_frameless_rules(jf_cfi *c)
+{
+    (void)c;
+    return -1;
+}
+#endif
+
+static int frameless_cfi(jf_cfi **out)
+{
+    jf_cfi *c;
+    if (jf_cfi_new(&c) != 0)
+        return -1;
+    if (add_frameless_rules(c) != 0) {
+        fprintf(stderr, "frameless CFI: %s\n", jf_last_error());
+        jf_cfi_free(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
+}
+
+#if defined(__x86_64__)
 /* Framed: the standard frame record, like a trampoline. */
 static const uint8_t framed_code[] = {
     0x55,             /*  0: push %rbp       */
@@ -37,25 +121,6 @@ static const uint8_t framed_code[] = {
     0x5d,             /* 12: pop  %rbp       */
     0xc3,             /* 13: ret             */
 };
-
-static int frameless_cfi(jf_cfi **out)
-{
-    jf_cfi *c;
-    if (jf_cfi_new(&c) != 0)
-        return -1;
-    int rc = jf_cfi_begin_fde(c, 0, sizeof frameless_code);
-    rc = rc ? rc : jf_cfi_advance_to(c, 4);
-    rc = rc ? rc : jf_cfi_def_cfa_offset(c, 16);
-    rc = rc ? rc : jf_cfi_advance_to(c, 16);
-    rc = rc ? rc : jf_cfi_def_cfa_offset(c, 8);
-    if (rc) {
-        fprintf(stderr, "frameless CFI: %s\n", jf_last_error());
-        jf_cfi_free(c);
-        return -1;
-    }
-    *out = c;
-    return 0;
-}
 
 static int framed_cfi(jf_cfi **out)
 {
@@ -77,6 +142,7 @@ static int framed_cfi(jf_cfi **out)
     *out = c;
     return 0;
 }
+#endif
 
 static void set_function(jit_function *f, uint8_t *at, size_t size)
 {
@@ -93,7 +159,7 @@ int jit_make(jit_function *frameless, jit_function *framed)
     memset(frameless, 0, sizeof *frameless);
     memset(framed, 0, sizeof *framed);
     if (!jit_supported()) {
-        fprintf(stderr, "the test JIT code is x86_64 machine code\n");
+        fprintf(stderr, "the test JIT code is x86_64, aarch64 or riscv64 machine code\n");
         return -1;
     }
     uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -102,16 +168,22 @@ int jit_make(jit_function *frameless, jit_function *framed)
         return -1;
     }
     memcpy(page, frameless_code, sizeof frameless_code);
+#if defined(__x86_64__)
     memcpy(page + 64, framed_code, sizeof framed_code);
+#endif
     __builtin___clear_cache((char *)page, (char *)page + 4096);
     if (mprotect(page, 4096, PROT_READ | PROT_EXEC) != 0) {
         perror("mprotect");
         return -1;
     }
     set_function(frameless, page, sizeof frameless_code);
-    set_function(framed, page + 64, sizeof framed_code);
-    if (frameless_cfi(&frameless->cfi) != 0 || framed_cfi(&framed->cfi) != 0)
+    if (frameless_cfi(&frameless->cfi) != 0)
         return -1;
+#if defined(__x86_64__)
+    set_function(framed, page + 64, sizeof framed_code);
+    if (framed_cfi(&framed->cfi) != 0)
+        return -1;
+#endif
     return 0;
 }
 

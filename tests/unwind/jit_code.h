@@ -1,9 +1,11 @@
 /*
- * Small x86_64 machine-code functions for the unwind tests, written into
+ * Small machine-code functions for the unwind tests, written into
  * anonymous executable memory (as a JIT would), each with its unwind rules
  * built through the public CFI assembler:
- *  - a frameless function: sub $8,%rsp; call *%rdi with %rsi as argument
- *  - a framed trampoline-like function: push %rbp; mov %rsp,%rbp; call ...
+ *  - a frameless function (x86_64, aarch64, riscv64): the stack adjusted
+ *    around an indirect call of its first argument with its second
+ *  - a framed trampoline-like function (x86_64 only; NULL elsewhere):
+ *    push %rbp; mov %rsp,%rbp; call ...
  * Both have the signature of jit_call_fn and return what the callback returns.
  */
 #ifndef JIT_CODE_H
@@ -28,7 +30,7 @@ typedef struct jit_function {
     jf_cfi *cfi; /* owned; registered copies are made by jitframes */
 } jit_function;
 
-/* 1 on x86_64, where the generated code runs. */
+/* 1 on x86_64, aarch64 and riscv64, where the generated code runs. */
 int jit_supported(void);
 
 /* Write both functions into one fresh executable mapping. Returns 0 or -1
@@ -41,8 +43,13 @@ int jit_make(jit_function *frameless, jit_function *framed);
  * stderr). */
 int jit_setup(unsigned sinks, jit_callback tramp_target, jit_function *frameless, jit_function *tramp);
 
-/* Bytes of a trampoline's code that frames can return into (x86_64). */
+/* Bytes of a trampoline's code that frames can return into (the templates
+ * in src/arch/). */
+#if defined(__x86_64__)
 #define JIT_TRAMPOLINE_CODE 16
+#else
+#define JIT_TRAMPOLINE_CODE 48
+#endif
 
 /* A jf_region for f with the given name. */
 jf_region jit_region(const jit_function *f, const char *name);
