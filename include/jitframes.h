@@ -499,10 +499,11 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * registration call becomes one in-memory ELF object (names, CFI, source
  * lines; the code itself is not copied; up to 16,384 regions per object)
  * that gdb and lldb read at once, or when they attach, or from a core file
- * written while it was live. A region with several FDEs is named by one
- * symbol per FDE range (and per gap between them), all with the region's
- * name: lldb 14 unwinds a frame by the FDE at the start of the symbol holding
- * its pc, and gdb shows offsets from the start of that part (jit_fn + 5).
+ * written while it was live. A region holding several functions (a later
+ * FDE that starts in the entry state, with no CFA rule before its first
+ * advance) is named by one symbol per function, all with the region's name:
+ * lldb 14 unwinds a frame by the FDE at the start of the symbol holding its
+ * pc, and gdb shows offsets from that function's start (jit_fn + 5).
  *
  * Cost. Each registration call stops a debugger that is attached (~0.5 ms).
  * To keep that flat, objects of similar size are merged in levels (the merged

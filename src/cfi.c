@@ -917,22 +917,36 @@ struct jf_cfi *jf__cfi_from_raw(const jf_raw_cie *cie, const uint8_t *fde_insns,
 /* Validation and emission                                                  */
 /* ------------------------------------------------------------------------ */
 
-size_t jf__cfi_next_boundary(const struct jf_cfi *cfi, size_t from, size_t size)
+/* 1 if the FDE's first row is the CIE's initial one: no CFA instruction
+ * comes before its first advance (nops aside). */
+static int fde_starts_in_entry_state(const struct jf_cfi *cfi, const cfi_fde *f)
+{
+    for (size_t i = 0; i < f->ops_len; i++) {
+        uint8_t op = cfi->ops[f->ops_off + i];
+        if (op == DW_CFA_nop)
+            continue;
+        return (op & 0xc0) == DW_CFA_advance_loc || op == DW_CFA_advance_loc1 || op == DW_CFA_advance_loc2 ||
+               op == DW_CFA_advance_loc4;
+    }
+    return 1;
+}
+
+size_t jf__cfi_next_entry(const struct jf_cfi *cfi, size_t from, size_t size)
 {
     if (!cfi)
         return size;
-    size_t lo = 0, hi = cfi->n_fdes; /* first FDE ending above `from` */
+    size_t lo = 0, hi = cfi->n_fdes; /* first FDE starting above `from` */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (cfi->fdes[mid].end <= from)
+        if (cfi->fdes[mid].start <= from)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == cfi->n_fdes)
-        return size;
-    size_t next = cfi->fdes[lo].start > from ? cfi->fdes[lo].start : cfi->fdes[lo].end;
-    return next < size ? next : size;
+    for (; lo < cfi->n_fdes && cfi->fdes[lo].start < size; lo++)
+        if (fde_starts_in_entry_state(cfi, &cfi->fdes[lo]))
+            return cfi->fdes[lo].start;
+    return size;
 }
 
 int jf__cfi_validate(const struct jf_cfi *cfi, size_t size)

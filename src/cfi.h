@@ -66,10 +66,10 @@ void jf__cfi_free(struct jf_cfi *cfi);
  * of `size` bytes (JF_EINVAL with the message set). */
 int jf__cfi_validate(const struct jf_cfi *cfi, size_t size);
 
-/* The smallest FDE start or end above region offset `from`, or `size` if
- * there is none below it: walking a region from 0 by this cuts it into the
- * ranges of its FDEs and the gaps between them. NULL cfi: `size`. */
-size_t jf__cfi_next_boundary(const struct jf_cfi *cfi, size_t from, size_t size);
+/* The start of the first FDE above region offset `from` whose first row is
+ * the CIE's initial one (a function entry, as far as an unwinder can tell),
+ * or `size` if there is none below it. NULL cfi: `size`. */
+size_t jf__cfi_next_entry(const struct jf_cfi *cfi, size_t from, size_t size);
 
 /* Where the emitted bytes will live, which fixes every pc-relative field. */
 typedef enum jf_eh_layout {

@@ -287,15 +287,19 @@ static void put_abbrevs(jf_writer *w)
 
 /*
  * A region is named by one FUNC symbol (and, with lines, one subprogram) per
- * part: the range of each of its FDEs and each gap between them, so a region
- * with one FDE or none has one. lldb 14 unwinds a frame with the FDE found
- * at the start of the function containing its pc, so one symbol over a
- * region with several FDEs would have every part unwound by the first FDE.
- * gdb shows every part under the region's name.
+ * part, a part starting at the region's start and at every later FDE that
+ * begins in the entry state (the CIE's initial row): a region whose code
+ * enters separate functions there. lldb 14 unwinds a frame by the FDE at the
+ * start of the function containing its pc, or by analysing its instructions
+ * from that start as if it were an entry: a region with several functions
+ * under one symbol is unwound by the first one's rules everywhere, and a
+ * symbol starting where the frame is already set up (an FDE for the body of
+ * the previous function) would be analysed from a wrong state. gdb shows
+ * every part under the region's name.
  */
 static size_t part_end(const jf_live *r, size_t part_start)
 {
-    return jf__cfi_next_boundary(r->cfi, part_start, r->size);
+    return jf__cfi_next_entry(r->cfi, part_start, r->size);
 }
 
 /* A compile unit covering exactly region r, with a subprogram per part (see

@@ -25,11 +25,11 @@ expect_chain "$out" 'jit_framed at jitprog\.mini:12'
 out=$(bt_of trap:jit_frameless); printf '%s\n' "$out" | grep -E 'frame #|stop reason'
 expect_chain "$out" 'jit_frameless'
 
-# A region with several FDEs: the trap is in its framed second part, which
-# the frameless first part called. lldb 14 unwinds a frame by the FDE at the
-# start of the function (symbol) containing the pc; the symfile names each
-# FDE's range with its own symbol, so both frames of the region unwind by
-# their own FDE: exactly jit_multi, jit_multi, then the C callers.
+# A region with two functions (four FDEs): the trap is in the framed second
+# function, which the frameless first one called. lldb 14 unwinds a frame by
+# the FDE at the start of the function (symbol) containing the pc; the
+# symfile gives each function of the region its own symbol, so both frames
+# unwind by their own rules: exactly jit_multi, jit_multi, then the C callers.
 out=$(bt_of trap:jit_multi); printf '%s\n' "$out" | grep -E 'frame #|stop reason'
 expect_chain "$out" 'jit_multi'
 frames=$(grep -oE 'frame #[0-9]+: 0x[0-9a-f]+ [^`]*`[A-Za-z_]+' <<<"$out" | sed 's/.*`//' | uniq | head -6 | tr '\n' ' ')
