@@ -18,7 +18,7 @@
  * whole, so the biggest symfile bounds what one unregistration costs. Merges
  * therefore stop at 4,096 to 32,767 regions per symfile (8^4 from single
  * registrations): level MERGE_TOP_LEVEL symfiles add up one per 4-32k
- * regions (about 30 live symfiles in all at 100,000 regions, 200 at 1M).
+ * regions (about 35 live symfiles in all at 100,000 regions, 200 at 1M).
  *
  * Why .text is split into spans: gdb maps an address to an objfile through
  * its sections, and of two overlapping sections it keeps only one. A
