@@ -34,6 +34,12 @@ for mode in few many; do
       v=$(llvm-dwarfdump --verify "$f" 2>&1) || { printf '%s\n' "$v"; fail "llvm-dwarfdump --verify $f"; }
     fi
   done
+  # A region holding two functions (two FDEs that start in the entry state)
+  # is named by two symbols and described by two subprograms.
+  syms=$(for f in "$dir"/*.o; do readelf -s -W "$f"; done | grep -c ' two_functions$')
+  [ "$syms" = 2 ] || fail "two_functions: $syms symbols, expected 2"
+  subs=$(for f in "$dir"/*.o; do llvm-dwarfdump --debug-info "$f"; done | grep -c 'DW_AT_name.*"two_functions"')
+  [ "$subs" = 2 ] || fail "two_functions: $subs subprograms, expected 2"
   echo "$mode: $n symfiles, $with_dwarf with DWARF: all clean"
   [ $n -ge 2 ] || fail "expected at least 2 symfiles"
   [ $with_dwarf -ge 1 ] || fail "expected a symfile with DWARF"

@@ -51,6 +51,22 @@ static jf_cfi *simple_cfi(size_t size)
     return c;
 }
 
+/* Two functions in one region: each FDE starts in the entry state (its first
+ * rule after an advance), so the symfile names each with its own symbol. */
+static jf_cfi *two_functions_cfi(void)
+{
+    jf_cfi *c;
+    check(jf_cfi_new(&c), "cfi");
+    for (size_t at = 0; at < 64; at += 32) {
+        check(jf_cfi_begin_fde(c, at, at + 32), "fde");
+        check(jf_cfi_advance_to(c, at + 4), "advance");
+        check(jf_cfi_def_cfa_offset(c, 16), "cfa");
+        check(jf_cfi_advance_to(c, at + 28), "advance");
+        check(jf_cfi_def_cfa_offset(c, 8), "cfa");
+    }
+    return c;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -68,9 +84,9 @@ int main(int argc, char **argv)
 
     /* A batch: names only, lines from two files, CFI, everything. */
     static const jf_line lines[] = {{0, 3, NULL}, {8, 4, "other.src"}, {16, 9, NULL}, {24, 0, NULL}};
-    jf_cfi *cfi = simple_cfi(64);
-    jf_region batch[4];
-    for (int i = 0; i < 4; i++) {
+    jf_cfi *cfi = simple_cfi(64), *two = two_functions_cfi();
+    jf_region batch[5];
+    for (int i = 0; i < 5; i++) {
         jf_region r = JF_REGION_INIT;
         r.addr = code + 64 * i;
         r.size = 48;
@@ -91,7 +107,13 @@ int main(int argc, char **argv)
     batch[3].lines = lines;
     batch[3].n_lines = 4;
     batch[3].cfi = cfi;
-    check(jf_register_batch(batch, 4), "batch");
+    batch[4].name = "two_functions";
+    batch[4].size = 64;
+    batch[4].file = "prog.src";
+    batch[4].lines = lines;
+    batch[4].n_lines = 4;
+    batch[4].cfi = two;
+    check(jf_register_batch(batch, 5), "batch");
 
     jf_region single = JF_REGION_INIT;
     single.addr = code + 4096;
@@ -112,6 +134,7 @@ int main(int argc, char **argv)
         check(jf_register(&r), "many");
     }
     jf_cfi_free(cfi);
+    jf_cfi_free(two);
 
     struct jf_stats st = JF_STATS_INIT;
     check(jf_stats(&st), "stats");
