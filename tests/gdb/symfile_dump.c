@@ -107,11 +107,9 @@ int main(int argc, char **argv)
     batch[3].lines = lines;
     batch[3].n_lines = 4;
     batch[3].cfi = cfi;
+    batch[4] = batch[3]; /* the same, at its own address, holding two functions */
+    batch[4].addr = code + 64 * 4;
     batch[4].name = "two_functions";
-    batch[4].size = 64;
-    batch[4].file = "prog.src";
-    batch[4].lines = lines;
-    batch[4].n_lines = 4;
     batch[4].cfi = two;
     check(jf_register_batch(batch, 5), "batch");
 
