@@ -466,7 +466,10 @@ JF_API int jf_trampoline_destroy(jf_fn entry);
  * unique bytes (a nonce), counted in its code_size. A perf that derives
  * build-ids from the code bytes can then never merge two regions with
  * identical code. The live code is never touched; `perf annotate` shows the
- * real instructions followed by the nonce bytes.
+ * real instructions followed by the nonce bytes. On architectures other than
+ * x86_64 and aarch64 (riscv64) up to 3 zero bytes follow the nonce, so that
+ * every record starts 4-aligned: the store that publishes a record group must
+ * be one aligned store there to be atomic.
  */
 #define JF_JITDUMP_NONCE_SIZE 8u
 
@@ -474,7 +477,8 @@ JF_API int jf_trampoline_destroy(jf_fn entry);
  * Bytes from a region's first byte that the mapping perf synthesizes for its
  * CODE_LOAD covers: code_size + JF_JITDUMP_NONCE_SIZE without unwind info;
  * with unwind info (cfi not NULL) the load rounded up to 8 plus the mapped
- * size of its .eh_frame and .eh_frame_hdr. Leave at least this much room
+ * size of its .eh_frame and .eh_frame_hdr. (Where the nonce is padded, see
+ * above, the padding's 3-byte maximum is counted.) Leave at least this much room
  * between the start of a region and the start of the next one: perf splits
  * overlapping mappings, and the older region then loses its unwind data (or
  * its first bytes get the newer name). Returns 0 with jf_last_error() set if

@@ -17,7 +17,8 @@
  * - Every CODE_LOAD carries JF_JITDUMP_NONCE_SIZE unique bytes after the real
  *   code, counted in code_size, so a perf that derives build-ids from the
  *   code bytes alone can never merge two regions with identical code. The
- *   live code and the real instructions are never touched.
+ *   live code and the real instructions are never touched. (Padded to 4
+ *   where LOAD_PAD_MAX says so.)
  * - A marker mapping of the first page (PROT_READ|PROT_EXEC, MAP_PRIVATE) is
  *   how perf finds the file; it stays mapped for the life of the process.
  *
@@ -63,6 +64,16 @@ enum {
     UNWIND_FIXED = RECORD_HEADER_SIZE + 24, /* unwind_data_size, hdr_size, mapped_size */
     RECORD_ALIGN = 8, /* debug and unwinding records are padded to this */
 };
+
+/* x86_64 and aarch64 store 4 unaligned bytes with one instruction. Elsewhere
+ * (riscv64: gcc emits four byte stores) the store that publishes a group
+ * must be aligned: CODE_LOAD records, the only unpadded ones, then get up to
+ * 3 more nonce bytes so that every record starts 4-aligned. */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define LOAD_PAD_MAX 0u
+#else
+#define LOAD_PAD_MAX 3u
+#endif
 
 #if defined(__x86_64__)
 #define JITDUMP_ELF_MACHINE 62u
@@ -197,7 +208,7 @@ size_t jf_jitdump_footprint(size_t code_size, const jf_cfi *cfi)
         jf__fail(JF_EINVAL, "jf_jitdump_footprint: code_size %zu out of range", code_size);
         return 0;
     }
-    size_t load_size = code_size + JF_JITDUMP_NONCE_SIZE;
+    size_t load_size = code_size + JF_JITDUMP_NONCE_SIZE + LOAD_PAD_MAX; /* at most */
     if (!cfi)
         return load_size;
     if (jf__cfi_validate(cfi, code_size) != 0)
@@ -341,6 +352,22 @@ static void end_record(jf_writer *w, size_t start, size_t align)
         jf__patch_u32(w, start + 4, (uint32_t)(w->pos - start));
 }
 
+/* Bytes after the real code in r's CODE_LOAD (counted in its code_size): the
+ * nonce, and where LOAD_PAD_MAX asks for it, padding to 4. */
+static size_t nonce_size(const jf_live *r)
+{
+    if (!LOAD_PAD_MAX)
+        return JF_JITDUMP_NONCE_SIZE;
+    size_t unpadded = CODE_LOAD_FIXED + strlen(r->name) + 1 + r->size + JF_JITDUMP_NONCE_SIZE;
+    return JF_JITDUMP_NONCE_SIZE + (4 - unpadded % 4) % 4;
+}
+
+/* code_size of r's CODE_LOAD. */
+static size_t load_size(const jf_live *r)
+{
+    return r->size + nonce_size(r);
+}
+
 static const char *line_file(const jf_live *r, const jf_line *l)
 {
     return l->file ? l->file : r->file;
@@ -396,7 +423,7 @@ static void write_debug_info(jf_writer *w, const jf_live *r, uint64_t timestamp)
     }
     if (!r->n_lines)
         put_debug_entry(w, r->start, last_line, last_file);
-    put_debug_entry(w, (uint64_t)r->start + r->size + JF_JITDUMP_NONCE_SIZE, last_line, last_file);
+    put_debug_entry(w, (uint64_t)r->start + load_size(r), last_line, last_file);
     end_record(w, start, RECORD_ALIGN);
 }
 
@@ -421,7 +448,7 @@ static size_t write_unwinding_info(jf_writer *w, const jf_live *r, uint64_t time
     uint8_t *data = jf__writer_reserve(w, cap);
     jf_eh_image img;
     int rc = data ? jf__cfi_emit(r->cfi, JF_EH_LAYOUT_PERF_JITDUMP, r->start,
-                                 (uint64_t)r->size + JF_JITDUMP_NONCE_SIZE, 0, data, cap, &img)
+                                 (uint64_t)load_size(r), 0, data, cap, &img)
                   : JF_ERANGE;
     if (rc) {
         stats->errors++;
@@ -445,11 +472,12 @@ static size_t write_unwinding_info(jf_writer *w, const jf_live *r, uint64_t time
 
 static size_t code_load_bound(const jf_live *r)
 {
-    return CODE_LOAD_FIXED + strlen(r->name) + 1 + r->size + JF_JITDUMP_NONCE_SIZE;
+    return CODE_LOAD_FIXED + strlen(r->name) + 1 + load_size(r);
 }
 
 /* CODE_LOAD: not padded — perf takes the code from the record's last
- * code_size bytes. The real code is followed by the nonce. */
+ * code_size bytes. The real code is followed by the nonce (and its padding,
+ * see LOAD_PAD_MAX). */
 static void write_code_load(jf_writer *w, const jf_live *r, uint64_t timestamp)
 {
     size_t start = w->pos;
@@ -459,11 +487,12 @@ static void write_code_load(jf_writer *w, const jf_live *r, uint64_t timestamp)
     jf__put_u32(w, current_tid());
     jf__put_u64(w, r->start); /* vma */
     jf__put_u64(w, r->start); /* code_addr */
-    jf__put_u64(w, (uint64_t)r->size + JF_JITDUMP_NONCE_SIZE);
+    jf__put_u64(w, (uint64_t)load_size(r));
     jf__put_u64(w, index);
     jf__put_cstr(w, r->name);
     jf__put_bytes(w, (const void *)r->start, r->size);
     jf__put_u64(w, mix64(nonce_seed + index));
+    jf__put_zeros(w, nonce_size(r) - JF_JITDUMP_NONCE_SIZE);
     end_record(w, start, 1);
 }
 
@@ -473,8 +502,8 @@ static void write_region_group(jf_writer *w, const jf_live *r, uint64_t timestam
 {
     write_debug_info(w, r, timestamp);
     size_t mapped = write_unwinding_info(w, r, timestamp, stats);
-    size_t load_size = r->size + JF_JITDUMP_NONCE_SIZE;
-    uintptr_t synth_end = r->start + (mapped ? round_up(load_size, 8) + mapped : load_size);
+    size_t load = load_size(r);
+    uintptr_t synth_end = r->start + (mapped ? round_up(load, 8) + mapped : load);
     check_overlap(r, synth_end);
     remember_load(r, synth_end, mapped != 0);
     write_code_load(w, r, timestamp);
@@ -485,14 +514,19 @@ static void write_region_group(jf_writer *w, const jf_live *r, uint64_t timestam
  * stored last, in one 4-byte store, after everything else (signal fences
  * keep the compiler from moving the group's stores past it). Until then the
  * zero size reads as the end of the file, so a writer killed mid-group
- * leaves a valid file.
+ * leaves a valid file. Where LOAD_PAD_MAX pads, records start 4-aligned and
+ * the compiler is told so: one aligned store there too.
  */
 static void publish_group(size_t len)
 {
     uint8_t le[4];
     jf__store_le(le, held_first_size, 4);
+    uint8_t *size_field = dump.map + dump.used + 4;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    memcpy(dump.map + dump.used + 4, le, 4); /* a constant 4-byte copy: one store */
+    if (LOAD_PAD_MAX)
+        memcpy(__builtin_assume_aligned(size_field, 4), le, 4);
+    else
+        memcpy(size_field, le, 4); /* a constant 4-byte copy: one store */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     dump.used += len;
 }

@@ -5,6 +5,11 @@
  * dump passes `jitframes check` (when the tool path is given).
  * Negative control (in a forked child, with its own dump): regions packed as
  * closely as copies are without jitdump do overlap, and are counted.
+ * Record layout (also run under qemu for aarch64 and riscv64): each
+ * CODE_LOAD's code_size is the code plus the 8-byte nonce; where a 4-byte
+ * unaligned store is not one instruction (riscv64), up to 3 more bytes make
+ * every record start 4-aligned, so the store that publishes a group is one
+ * aligned store.
  * Usage: test_trampoline_jitdump [JITFRAMES_TOOL]
  */
 #define _GNU_SOURCE
@@ -43,13 +48,18 @@ static void create_many(jf_fn *entries, const char *prefix)
     }
 }
 
-static void init_with(unsigned sinks)
+static int init_sinks(unsigned sinks)
 {
     jf_config cfg = JF_CONFIG_INIT;
     cfg.flags = JF_CONFIG_IGNORE_ENV;
     cfg.sinks = sinks;
     cfg.dump_dir = dump_dir;
-    assert_int_equal(jf_init(&cfg), 0);
+    return jf_init(&cfg);
+}
+
+static void init_with(unsigned sinks)
+{
+    assert_int_equal(init_sinks(sinks), 0);
 }
 
 /* Run `jitframes check` on every dump of this process in dump_dir. */
@@ -87,11 +97,7 @@ static void trampolines_made_with_jitdump_never_overlap(void **state)
 static int packed_regions_overlap(void)
 {
     static uint8_t code[COUNT * 16];
-    jf_config cfg = JF_CONFIG_INIT;
-    cfg.flags = JF_CONFIG_IGNORE_ENV;
-    cfg.sinks = JF_SINK_JITDUMP;
-    cfg.dump_dir = dump_dir;
-    if (jf_init(&cfg) != 0)
+    if (init_sinks(JF_SINK_JITDUMP) != 0)
         return 10;
     uint64_t before = jf_jitdump_overlaps();
     for (int i = COUNT - 1; i >= 0; i--) {
@@ -105,17 +111,81 @@ static int packed_regions_overlap(void)
     return jf_jitdump_overlaps() >= before + COUNT - 1 ? 0 : 12;
 }
 
-static void negative_control_packed_copies_overlap(void **state)
+/* Run body in a forked child (its own pid, so its own dump): it must exit 0. */
+static void run_in_child(int (*body)(void))
 {
-    (void)state;
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0)
-        _exit(packed_regions_overlap());
+        _exit(body());
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void negative_control_packed_copies_overlap(void **state)
+{
+    (void)state;
+    run_in_child(packed_regions_overlap);
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Child: regions of every size and name length mod 4, then the dump's
+ * records walked from the file header. 0 if the layout is as described. */
+static int write_and_walk_records(void)
+{
+    static uint8_t code[64];
+    if (init_sinks(JF_SINK_JITDUMP) != 0)
+        return 10;
+    static const char *const names[] = {"a", "ab", "abc", "abcd"};
+    for (int i = 0; i < 16; i++) {
+        jf_region r = JF_REGION_INIT;
+        r.addr = code + i;
+        r.size = 1 + (size_t)i % 4;
+        r.name = names[i / 4];
+        if (jf_register(&r) != 0 || jf_unregister(r.addr) != 0)
+            return 11;
+    }
+    if (jf_shutdown() != 0)
+        return 12;
+    char path[512];
+    snprintf(path, sizeof path, "%s/jit-%d.dump", dump_dir, (int)getpid());
+    FILE *f = fopen(path, "rb");
+    static uint8_t file[1 << 16];
+    size_t len = f ? fread(file, 1, sizeof file, f) : 0;
+    if (f)
+        fclose(f);
+#if defined(__x86_64__) || defined(__aarch64__)
+    const size_t pad_max = 0;
+#else
+    const size_t pad_max = 3;
+#endif
+    int loads = 0;
+    for (size_t at = le32(file + 8); at + 16 <= len; at += le32(file + at + 4)) {
+        uint32_t id = le32(file + at), size = le32(file + at + 4);
+        if (size < 16 || (pad_max && at % 4 != 0))
+            return 13;
+        if (id == 0) { /* CODE_LOAD: code_size at +40, the name from +56 */
+            uint64_t code_size = le32(file + at + 40);
+            size_t real = 1 + (size_t)loads % 4; /* registered in this order */
+            if (code_size < real + 8 || code_size > real + 8 + pad_max ||
+                code_size != size - 56 - strlen((const char *)file + at + 56) - 1)
+                return 14;
+            loads++;
+        }
+    }
+    return loads == 16 ? 0 : 15;
+}
+
+static void records_carry_the_nonce_and_start_aligned_where_needed(void **state)
+{
+    (void)state;
+    run_in_child(write_and_walk_records);
 }
 
 static int remove_dump_dir(void **state)
@@ -143,6 +213,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(trampolines_made_with_jitdump_never_overlap),
         cmocka_unit_test(negative_control_packed_copies_overlap),
+        cmocka_unit_test(records_carry_the_nonce_and_start_aligned_where_needed),
     };
     return cmocka_run_group_tests(tests, NULL, remove_dump_dir);
 }
