@@ -449,10 +449,8 @@ static size_t window_for(uintptr_t key)
 /* Anonymous read-write memory for unwind images. The images hold absolute
  * addresses (the CFI assembler's absolute layout), so they may live anywhere
  * relative to their code. NULL if the kernel has none. */
-static uint8_t *map_near(uintptr_t lo, uintptr_t hi, size_t len)
+static uint8_t *map_pool_memory(size_t len)
 {
-    (void)lo;
-    (void)hi;
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
@@ -468,13 +466,12 @@ static size_t page_round(size_t n)
 static uint8_t *pool_alloc(size_t w, size_t need, size_t *block)
 {
     pool_window *pw = &windows[w];
-    uintptr_t lo = pw->key << WINDOW_SHIFT, hi = lo + ((uintptr_t)1 << WINDOW_SHIFT) - 1;
     int cls = 0;
     while (cls < N_BLOCK_CLASSES && ((size_t)1 << (MIN_BLOCK_SHIFT + cls)) < need)
         cls++;
     if (cls == N_BLOCK_CLASSES) { /* a large image: a mapping of its own */
         *block = page_round(need);
-        return *block == SIZE_MAX ? NULL : map_near(lo, hi, *block);
+        return *block == SIZE_MAX ? NULL : map_pool_memory(*block);
     }
     *block = (size_t)1 << (MIN_BLOCK_SHIFT + cls);
     uint8_t *b = pw->free_blocks[cls];
@@ -483,7 +480,7 @@ static uint8_t *pool_alloc(size_t w, size_t need, size_t *block)
         return b;
     }
     if (!pw->chunk || POOL_CHUNK - pw->chunk_used < *block) {
-        uint8_t *chunk = map_near(lo, hi, POOL_CHUNK);
+        uint8_t *chunk = map_pool_memory(POOL_CHUNK);
         if (!chunk)
             return NULL;
         pw->chunk = chunk; /* the old chunk's tail stays unused */
