@@ -1,0 +1,43 @@
+"""jitframes for CPython: every Python function gets its own native frame.
+
+perf, gdb and lldb see an interpreted call as one anonymous eval-loop frame.
+Once activated, each code object runs under its own jitframes trampoline,
+named ``py::<qualname>:<filename>`` as CPython's ``-X perf`` names them, and
+written to the chosen sinks:
+
+    perfmap   /tmp/perf-<pid>.map            perf, bcc, bpftrace (names)
+    jitdump   $JITFRAMES_DIR/jit-<pid>.dump  perf inject --jit (names, lines, unwinding)
+    gdb       the GDB JIT interface          gdb and lldb (names, file:line, bt)
+    unwind    the process's own unwinder     backtrace(), C++ exceptions
+
+Start-up activation uses the library's own convention: ``JITFRAMES=perfmap``
+(any comma list of sinks) activates jitframes when Python starts, through the
+``jitframes.pth`` file installed beside the package; ``python -m jitframes
+[--sinks LIST] script.py args...`` does the same without installing.
+"""
+import sys
+
+SUPPORTED = ((3, 11), (3, 12), (3, 13))
+
+if sys.implementation.name != "cpython" or sys.version_info[:2] not in SUPPORTED:
+    raise ImportError(
+        "jitframes supports CPython %s; this is %s %d.%d"
+        % (", ".join("%d.%d" % v for v in SUPPORTED), sys.implementation.name,
+           sys.version_info[0], sys.version_info[1]))
+
+from ._jitframes import activate, deactivate, is_active, active_sinks, stats  # noqa: E402
+
+__all__ = ["activate", "deactivate", "is_active", "active_sinks", "stats"]
+
+
+def _activate_from_environment():
+    """Called at start-up by jitframes.pth when $JITFRAMES is set."""
+    import os
+    sinks = os.environ.get("JITFRAMES", "").strip()
+    if not sinks or is_active():
+        return
+    try:
+        activate(sinks)
+    except (ValueError, RuntimeError, OSError) as e:
+        # Never stop the program from starting: say why and run without.
+        print("jitframes: not activated from JITFRAMES=%s: %s" % (sinks, e), file=sys.stderr)

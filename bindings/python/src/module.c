@@ -1,0 +1,242 @@
+/*
+ * The _jitframes extension module: the Python API (activate, deactivate,
+ * is_active, active_sinks, stats) over the jitframes library and the eval
+ * hook. Mirrors CPython's sys.activate_stack_trampoline trio; the package's
+ * __init__.py adds the version check, start-up activation and `-m`.
+ *
+ * The library is initialised once, at the first activation, and stays so:
+ * code objects keep their trampolines (registered) across deactivation, and
+ * a later activation only re-installs the hook and adjusts the sinks.
+ */
+#define PY_SSIZE_T_CLEAN
+#include "hook.h"
+
+#include <jitframes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const sink_words[JF_SINK_COUNT] = {"perfmap", "jitdump", "gdb", "unwind"};
+
+static int library_ready; /* jf_init succeeded (never balanced: see above) */
+static unsigned active_sinks; /* 0: inactive */
+
+/* ---- errors ----------------------------------------------------------------- */
+
+/* Raise the Python exception matching a jitframes error code. */
+static PyObject *raise_jf_error(int err, const char *doing)
+{
+    PyObject *type = err == JF_EINVAL ? PyExc_ValueError
+                   : err == JF_ENOMEM ? PyExc_MemoryError
+                                      : PyExc_OSError;
+    return PyErr_Format(type, "jitframes: %s: %s (%s)", doing, jf_last_error(), jf_strerror(err));
+}
+
+/* ---- $JITFRAMES_LOG: the library is initialised with JF_CONFIG_IGNORE_ENV
+ * (the sinks come from activate(), not $JITFRAMES), so its diagnostics are
+ * routed to stderr here. */
+
+static int log_threshold = -1;
+
+static void log_to_stderr(void *ctx, int level, const char *message)
+{
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    if (level <= log_threshold)
+        dprintf(STDERR_FILENO, "jitframes %s: %s\n", names[level & 3], message);
+}
+
+static void configure_logging_from_env(void)
+{
+    static const char *const words[] = {"error", "warning", "info", "debug"};
+    const char *value = getenv("JITFRAMES_LOG");
+    if (!value || !*value)
+        return;
+    log_threshold = JF_LOG_WARNING; /* "1" and anything unknown */
+    for (int i = 0; i < 4; i++)
+        if (strcmp(value, words[i]) == 0)
+            log_threshold = i;
+    jf_set_log_callback(log_to_stderr, NULL);
+}
+
+static int ensure_library(void)
+{
+    if (library_ready)
+        return 0;
+    if (jfpy_hook_prepare() != 0)
+        return -1;
+    configure_logging_from_env();
+    jf_config config = JF_CONFIG_INIT;
+    config.flags = JF_CONFIG_IGNORE_ENV;
+    const char *dir = getenv("JITFRAMES_DIR");
+    config.dump_dir = dir && *dir ? dir : NULL;
+    int rc = jf_init(&config);
+    if (rc != 0) {
+        raise_jf_error(rc, "cannot initialise");
+        return -1;
+    }
+    library_ready = 1;
+    return 0;
+}
+
+/* Enable exactly `wanted`: all or nothing (a sink that cannot start, such as
+ * jitdump in an unwritable JITFRAMES_DIR, leaves the sinks as they were). */
+static int set_sinks(unsigned wanted)
+{
+    unsigned before = jf_enabled_sinks();
+    int rc = jf_enable(wanted & ~before);
+    if (rc != 0) {
+        PyObject *unused = raise_jf_error(rc, "cannot start a sink");
+        (void)unused;
+        jf_disable(jf_enabled_sinks() & ~before);
+        return -1;
+    }
+    jf_disable(before & ~wanted);
+    if (wanted & JF_SINK_PERFMAP)
+        jfpy_hook_keep_dead_trampolines();
+    return 0;
+}
+
+/* ---- the API ------------------------------------------------------------------ */
+
+static int parse_sinks(const char *list, unsigned *sinks)
+{
+    int rc = jf_parse_sinks(list, sinks);
+    if (rc != 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "jitframes: invalid sinks '%s': %s (use perfmap, jitdump, gdb, unwind or all, "
+                     "comma-separated)", list, jf_last_error());
+        return -1;
+    }
+    if (*sinks == 0) {
+        PyErr_SetString(PyExc_ValueError, "jitframes: no sink given (use perfmap, jitdump, gdb, "
+                                          "unwind or all, comma-separated)");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *activate(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"sinks", NULL};
+    const char *list = "perfmap";
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|s:activate", keywords, &list))
+        return NULL;
+    unsigned sinks;
+    if (parse_sinks(list, &sinks) != 0)
+        return NULL;
+    PyInterpreterState *interp = PyInterpreterState_Get();
+    if (active_sinks)
+        return PyErr_Format(PyExc_RuntimeError,
+                            "jitframes is already active; call jitframes.deactivate() first");
+    if (!jfpy_default_evaluator_installed(interp))
+        return PyErr_Format(PyExc_RuntimeError,
+                            "jitframes: another frame evaluator (PEP 523) is installed, e.g. "
+                            "CPython's -X perf / sys.activate_stack_trampoline() or a debugger's; "
+                            "deactivate it first");
+    if (ensure_library() != 0 || set_sinks(sinks) != 0)
+        return NULL;
+    active_sinks = sinks;
+    jfpy_hook_install(interp);
+    Py_RETURN_NONE;
+}
+
+static PyObject *deactivate(PyObject *self, PyObject *unused)
+{
+    if (!active_sinks)
+        return PyErr_Format(PyExc_RuntimeError, "jitframes is not active");
+    jfpy_hook_remove(PyInterpreterState_Get());
+    active_sinks = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *is_active(PyObject *self, PyObject *unused)
+{
+    return PyBool_FromLong(active_sinks != 0);
+}
+
+static PyObject *sink_tuple(unsigned sinks)
+{
+    PyObject *words = PyList_New(0);
+    for (int i = 0; words && i < JF_SINK_COUNT; i++) {
+        if (!(sinks & (1u << i)))
+            continue;
+        PyObject *w = PyUnicode_FromString(sink_words[i]);
+        if (!w || PyList_Append(words, w) != 0) {
+            Py_XDECREF(w);
+            Py_CLEAR(words);
+            break;
+        }
+        Py_DECREF(w);
+    }
+    if (!words)
+        return NULL;
+    PyObject *tuple = PyList_AsTuple(words);
+    Py_DECREF(words);
+    return tuple;
+}
+
+static PyObject *get_active_sinks(PyObject *self, PyObject *unused)
+{
+    return sink_tuple(active_sinks ? jf_enabled_sinks() : 0);
+}
+
+static PyObject *sink_stats_dict(const jf_sink_stats *s)
+{
+    return Py_BuildValue("{sKsKsKsKsOsO}", "regions", (unsigned long long)s->regions,
+                         "bytes", (unsigned long long)s->bytes,
+                         "errors", (unsigned long long)s->errors,
+                         "objects", (unsigned long long)s->objects,
+                         "enabled", s->enabled ? Py_True : Py_False,
+                         "failed", s->failed ? Py_True : Py_False);
+}
+
+static PyObject *stats(PyObject *self, PyObject *unused)
+{
+    struct jf_stats st = JF_STATS_INIT;
+    if (library_ready && jf_stats(&st) != 0)
+        return raise_jf_error(JF_EIO, "jf_stats");
+    PyObject *sinks = PyDict_New();
+    for (int i = 0; sinks && i < JF_SINK_COUNT; i++) {
+        PyObject *d = sink_stats_dict(&st.sink[i]);
+        if (!d || PyDict_SetItemString(sinks, sink_words[i], d) != 0)
+            Py_CLEAR(sinks);
+        Py_XDECREF(d);
+    }
+    if (!sinks)
+        return NULL;
+    return Py_BuildValue("{sKsKsKsN}", "live_regions", (unsigned long long)st.live_regions,
+                         "trampolines_created", jfpy_hook_trampolines_created(),
+                         "trampolines_failed", jfpy_hook_trampolines_failed(), "sinks", sinks);
+}
+
+static PyMethodDef methods[] = {
+    {"activate", (PyCFunction)(void (*)(void))activate, METH_VARARGS | METH_KEYWORDS,
+     "activate(sinks='perfmap')\n--\n\nGive every Python function called from now on its own "
+     "native frame, py::<qualname>:<filename>, written to the sinks (a comma list of perfmap, "
+     "jitdump, gdb, unwind, or all). ValueError on an unknown sink; RuntimeError if already "
+     "active or another frame evaluator is installed; OSError if a sink cannot start."},
+    {"deactivate", deactivate, METH_NOARGS,
+     "deactivate()\n--\n\nRestore CPython's own evaluator. Files written stay; functions "
+     "called from now on get no new frames. RuntimeError if not active."},
+    {"is_active", is_active, METH_NOARGS, "is_active()\n--\n\nTrue while activated."},
+    {"active_sinks", get_active_sinks, METH_NOARGS,
+     "active_sinks()\n--\n\nThe sinks in use, e.g. ('perfmap', 'jitdump'); () when inactive."},
+    {"stats", stats, METH_NOARGS,
+     "stats()\n--\n\nCounters: live regions, trampolines made and failed, and per sink what "
+     "jf_stats() reports."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_jitframes",
+    "jitframes for CPython: per-function native frames for perf, gdb and lldb.", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__jitframes(void); /* the only symbol CPython looks up */
+
+PyMODINIT_FUNC PyInit__jitframes(void)
+{
+    return PyModule_Create(&module);
+}
