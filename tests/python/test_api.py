@@ -261,11 +261,16 @@ class Errors(ChildCase):
     sys.deactivate_stack_trampoline()
     jitframes.activate()
     print("after:", jitframes.is_active())
+    try:
+        sys.activate_stack_trampoline("perf")
+    except RuntimeError as e:
+        print("cpython refuses:", e)
 """)
         out, _ = self.run_child([path])
         self.assertIn("refused: jitframes: another frame evaluator", out)
         self.assertIn("cpython still active: True", out)
         self.assertIn("after: True", out)
+        self.assertIn("cpython refuses: Trampoline cannot be initialized", out)
 
 
 class Fork(ChildCase):
