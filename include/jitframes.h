@@ -18,12 +18,20 @@
  * Conventions
  * - Every function returning int returns 0 on success or a negative JF_E* code.
  *   jf_strerror() names the code; jf_last_error() gives a thread-local message
- *   describing the last failure in the calling thread.
+ *   describing the failure of the calling thread's last jitframes call ("" if
+ *   that call succeeded).
  * - All functions are thread-safe. The library never aborts, exits or asserts
- *   on caller input, and never raises SIGXFSZ or SIGBUS in the host.
+ *   on caller input, and never raises SIGXFSZ or SIGBUS in the host — with
+ *   one exception it cannot prevent: the jitdump sink writes its file
+ *   through a shared mapping, so if another process truncates a live
+ *   jit-<pid>.dump while this process runs, the next registration that
+ *   writes past the new end of the file raises SIGBUS. Nothing that reads
+ *   dumps (perf, `perf inject`, `jitframes check`) truncates them; do not.
  * - Structs passed in carry a `struct_size` member set to sizeof(the struct) as
  *   the caller compiled it, so later versions can add fields without breaking
- *   callers. Use the *_INIT macros to initialise them.
+ *   callers: fields a caller's struct does not have take their defaults, and
+ *   a struct larger than this version's keeps its extra fields untouched.
+ *   Use the *_INIT macros to initialise them.
  */
 #ifndef JITFRAMES_H
 #define JITFRAMES_H
@@ -57,7 +65,7 @@ enum jf_error {
     JF_ENOMEM = -2,     /* out of memory */
     JF_ENOTINIT = -3,   /* jf_init() has not been called (or shutdown already balanced it) */
     JF_EEXIST = -4,     /* a live region already starts at this address */
-    JF_ENOENT = -5,     /* no live region starts at this address */
+    JF_ENOENT = -5,     /* no live region starts at this address; or no such file or directory */
     JF_EUNSAFE = -6,    /* refused an unsafe file: symlink, foreign owner, not a regular file */
     JF_EACCES = -7,     /* permission denied (unwritable directory, noexec mount...) */
     JF_ENOSPC = -8,     /* disk full */
@@ -66,13 +74,15 @@ enum jf_error {
     JF_EDISABLED = -11, /* the sink disabled itself after an earlier failure */
     JF_ENOTSUP = -12,   /* not supported (sink not built, architecture, no exec memory) */
     JF_ERANGE = -13,    /* value out of range (address arithmetic, arena reach) */
+    JF_ESINK = -14,     /* jf_init: initialised, but a sink could not start (see jf_init) */
 };
 
 /* A static string naming an error code ("JF_EINVAL: invalid argument"). */
 JF_API const char *jf_strerror(int err);
 
-/* A message describing the last failure in the calling thread ("" if none).
- * The pointer stays valid until the thread's next jitframes call. */
+/* A message describing why the calling thread's last jitframes call failed
+ * ("" if it succeeded; for JF_ESINK, which sink and why). The pointer stays
+ * valid until the thread's next jitframes call. */
 JF_API const char *jf_last_error(void);
 
 /* ------------------------------------------------------------------------ */
@@ -87,7 +97,8 @@ JF_API const char *jf_last_error(void);
 #define JF_SINK_ALL 0xfu
 #define JF_SINK_COUNT 4
 
-/* Do not read the JITFRAMES, JITFRAMES_DIR and JITFRAMES_LOG variables. */
+/* Do not read the JITFRAMES, JITFRAMES_DIR and JITFRAMES_LOG variables.
+ * Other flag bits are JF_EINVAL. */
 #define JF_CONFIG_IGNORE_ENV 0x1u
 
 typedef struct jf_config {
@@ -105,11 +116,17 @@ typedef struct jf_config {
  * means every sink), $JITFRAMES_DIR and $JITFRAMES_LOG unless
  * JF_CONFIG_IGNORE_ENV is set, and enables those sinks plus config->sinks.
  * Later calls only add config->sinks. config may be NULL.
- * An unknown word in $JITFRAMES is JF_EINVAL and nothing is initialised.
- * Every successful call must be balanced by one jf_shutdown(). If only a
- * sink failed to start (an unsafe or unwritable file...), the library is
- * initialised all the same — balance the call too — the sink is reported
- * failed by jf_stats(), and that sink's error is returned.
+ * Returns:
+ *   0          initialised, every requested sink running;
+ *   JF_ESINK   initialised, but a requested sink could not start (an unsafe
+ *              or unwritable file, a missing JITFRAMES_DIR...): the others
+ *              run; jf_last_error() names the sink and the cause (with its
+ *              code, e.g. JF_ENOENT, JF_EACCES, JF_EUNSAFE), jf_stats()
+ *              marks it failed, jf_enabled_sinks() leaves it out, and
+ *              jf_enable() of that sink retries it and returns its own error;
+ *   any other  nothing initialised: JF_EINVAL (bad config, an unknown word
+ *              in $JITFRAMES, a too long directory), JF_ENOMEM, JF_ERANGE.
+ * Every call that returned 0 or JF_ESINK must be balanced by one jf_shutdown().
  */
 JF_API int jf_init(const jf_config *config);
 
@@ -120,8 +137,22 @@ JF_API int jf_init(const jf_config *config);
  */
 JF_API int jf_shutdown(void);
 
-/* Parse a comma list of sink words into JF_SINK_* bits (JF_EINVAL, with the
- * offending word in jf_last_error(), on an unknown word). */
+/*
+ * fork(). In the child, right after fork() returns (pthread_atfork), every
+ * enabled sink leaves the parent's files and state untouched and starts its
+ * own with every region the child inherited (those live at the fork):
+ *   perfmap  /tmp/perf-<child pid>.map, the inherited lines first
+ *   jitdump  <dir>/jit-<child pid>.dump, the inherited loads first
+ *   gdb      the child's descriptor is rebuilt with the inherited regions
+ *   unwind   the inherited tables stay registered in the child's unwinder
+ * Parent and child then register and unregister independently; neither
+ * ever writes the other's files. Trampolines keep working in the child.
+ */
+
+/* Parse a comma list of sink words into JF_SINK_* bits: perfmap, jitdump,
+ * gdb, unwind, and "all" or "1" for every sink; case and spaces around words
+ * do not matter, empty words are skipped ("PerfMap, jitdump" is fine).
+ * JF_EINVAL, with the offending word in jf_last_error(), on an unknown word. */
 JF_API int jf_parse_sinks(const char *list, unsigned *sinks_out);
 
 /*
@@ -191,13 +222,20 @@ typedef struct jf_region {
  * leading spaces become '?', so a name can never forge a perf map entry or
  * read as a second field separator.
  *
- * When this returns, every enabled sink holds the region durably (its bytes
- * are in the kernel; a SIGKILL right after loses nothing).
+ * When this returns 0, every enabled sink holds the region durably (its
+ * bytes are in the kernel; a SIGKILL right after loses nothing).
+ *
+ * With the jitdump sink enabled, the region's `size` bytes at `addr` are
+ * read (copied into the dump, for `perf annotate`): they must be readable.
  *
  * Errors: JF_ENOTINIT, JF_EINVAL (bad region; nothing registered), JF_EEXIST
  * (a live region starts at addr; nothing registered), JF_ENOMEM. A sink that
  * fails (disk full...) disables itself, logs once and its error is returned:
- * the region is then still registered, with the other sinks.
+ * the region is then still registered, with the other sinks. JF_ERANGE: a
+ * sink cannot describe this region in its format (a jitdump record holds
+ * less than 2 GiB of code and line table); the region is registered and in
+ * every other sink, that sink stays enabled and counts it in jf_stats()
+ * errors, and jf_last_error() names the region.
  */
 JF_API int jf_register(const jf_region *region);
 
@@ -435,14 +473,17 @@ typedef struct jf_trampoline_options {
  * Errors: JF_EINVAL (NULL target/name/entry_out, empty name, bad options),
  * JF_ENOTINIT (call jf_init() first), JF_ENOTSUP (no template for this
  * architecture), JF_EACCES (the host forbids executable memory: SELinux
- * execmem, a PaX/seccomp/noexec policy; the message says so), JF_ENOMEM,
- * or the error of a sink that failed (as jf_register; the region is then not
- * left behind in the other sinks either).
+ * execmem, a PaX/seccomp/noexec policy; the message says so), JF_ENOMEM.
+ * A sink that fails while the trampoline is registered (disk full...)
+ * disables itself and logs once, as with jf_register; the trampoline is
+ * still created, named in the other sinks, and 0 is returned (jf_stats()
+ * shows the failed sink).
  * Fallback for JF_EACCES and JF_ENOTSUP: call the target directly — the
  * program works the same, only without per-function frames.
  *
  * Thread-safe. After fork() the child's trampolines keep working (the arenas
- * are inherited) and it may create and destroy its own. After the last
+ * are inherited) and it may create and destroy its own; see "fork" below for
+ * what the sinks do. After the last
  * jf_shutdown() trampolines keep working, unregistered; jf_init() again does
  * not register them again.
  */
@@ -558,7 +599,9 @@ struct jf_stats {
 
 #define JF_STATS_INIT {sizeof(struct jf_stats), 0, {{0, 0, 0, 0, 0, 0}}}
 
-/* Fill *stats (its struct_size must be set). */
+/* Fill *stats (its struct_size must be set; see the struct_size convention
+ * at the top). Before jf_init, and after the last jf_shutdown, every counter
+ * is 0. */
 JF_API int jf_stats(struct jf_stats *stats);
 
 #ifdef __cplusplus

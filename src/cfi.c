@@ -305,6 +305,7 @@ void jf__cfi_free(struct jf_cfi *cfi)
 
 void jf_cfi_free(jf_cfi *cfi)
 {
+    jf__clear_error();
     jf__cfi_free(cfi);
 }
 
@@ -779,8 +780,14 @@ int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame)
     int rc = shape_start(cfi, fn);
     if (rc)
         return rc;
-    if (!frame || frame->struct_size < sizeof *frame)
-        return builder_error(cfi, fn, JF_EINVAL, "frame is NULL or its struct_size is wrong");
+    /* The epilogue fields are optional: a struct without them has none. */
+    size_t required = offsetof(jf_standard_frame, after_fp_set) + sizeof frame->after_fp_set;
+    if (!frame || frame->struct_size < required)
+        return builder_error(cfi, fn, JF_EINVAL, "frame is NULL or its struct_size is not set "
+                                                 "(use JF_STANDARD_FRAME_INIT)");
+    jf_standard_frame copy = JF_STANDARD_FRAME_INIT;
+    memcpy(&copy, frame, frame->struct_size < sizeof copy ? frame->struct_size : sizeof copy);
+    frame = &copy;
     const cfi_arch *a = cfi->arch;
     if ((rc = check_frame_order(frame, a->fp_reloaded_apart)) != 0)
         return builder_fail(cfi, fn, rc);

@@ -27,7 +27,7 @@ const char *jf_strerror(int err)
     case JF_ENOMEM: return "JF_ENOMEM: out of memory";
     case JF_ENOTINIT: return "JF_ENOTINIT: jitframes is not initialised";
     case JF_EEXIST: return "JF_EEXIST: a region already starts at this address";
-    case JF_ENOENT: return "JF_ENOENT: no region starts at this address";
+    case JF_ENOENT: return "JF_ENOENT: no such region, file or directory";
     case JF_EUNSAFE: return "JF_EUNSAFE: refused an unsafe file";
     case JF_EACCES: return "JF_EACCES: permission denied";
     case JF_ENOSPC: return "JF_ENOSPC: no space left on device";
@@ -36,6 +36,7 @@ const char *jf_strerror(int err)
     case JF_EDISABLED: return "JF_EDISABLED: sink disabled after an earlier failure";
     case JF_ENOTSUP: return "JF_ENOTSUP: not supported";
     case JF_ERANGE: return "JF_ERANGE: value out of range";
+    case JF_ESINK: return "JF_ESINK: initialised, but a sink could not start";
     default: return "unknown jitframes error code";
     }
 }
@@ -75,6 +76,8 @@ int jf__errno_code(int err)
     case EDQUOT: return JF_ENOSPC;
     case EFBIG: return JF_EFBIG;
     case ELOOP: return JF_EUNSAFE;
+    case ENOENT:
+    case ENOTDIR: return JF_ENOENT;
     case EINVAL: return JF_EINVAL;
     default: return JF_EIO;
     }
@@ -82,6 +85,7 @@ int jf__errno_code(int err)
 
 void jf_set_log_callback(jf_log_fn fn, void *ctx)
 {
+    jf__clear_error();
     pthread_mutex_lock(&log_lock);
     log_fn = fn;
     log_ctx = ctx;

@@ -220,6 +220,7 @@ size_t jf_jitdump_footprint(size_t code_size, const jf_cfi *cfi)
 
 uint64_t jf_jitdump_overlaps(void)
 {
+    jf__clear_error();
     return __atomic_load_n(&overlap_count, __ATOMIC_RELAXED);
 }
 
@@ -531,8 +532,9 @@ static void publish_group(size_t len)
     dump.used += len;
 }
 
-/* A record's size is a u32: a region whose records would not fit (4 GiB of
- * code, or a line table that large) is left out, never written truncated. */
+/* A record's size is a u32 and perf reads code_size as an int: a region
+ * whose records would not fit (2 GiB of code, or a line table that large) is
+ * left out (JF_ERANGE), never written truncated. */
 static int region_fits(const jf_live *r)
 {
     return r->size <= UINT32_MAX / 2 && code_load_bound(r) <= UINT32_MAX &&
@@ -561,18 +563,21 @@ static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     jf__writer_init(&w, dump.map + dump.used, dump.reserved - dump.used);
     uint64_t timestamp = monotonic_ns();
     size_t written = 0;
+    const jf_live *left_out = NULL;
     for (size_t i = 0; i < n; i++) {
         if (region_fits(regions[i])) {
             write_region_group(&w, regions[i], timestamp, stats);
             written++;
-            continue;
+        } else if (!left_out) {
+            left_out = regions[i];
         }
-        stats->errors++;
-        jf__log(JF_LOG_WARNING, "jitdump: %s (%zu bytes) is too large for a jitdump record; left out",
-                regions[i]->name, regions[i]->size);
     }
+    rc = left_out ? jf__fail(JF_ERANGE, "jitdump: %s (%zu bytes) is too large for a jitdump record: "
+                                        "left out of the dump (%zu of this group's %zu regions)",
+                             left_out->name, left_out->size, n - written, n)
+                  : 0;
     if (w.pos == 0)
-        return 0;
+        return rc;
     if (!jf__writer_ok(&w)) { /* cannot happen: the bound covers the group */
         memset(dump.map + dump.used, 0, dump.reserved - dump.used);
         return jf__fail(JF_EIO, "jitdump: record group larger than its bound");
@@ -580,7 +585,7 @@ static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     publish_group(w.pos);
     stats->bytes += w.pos;
     stats->regions += written;
-    return 0;
+    return rc;
 }
 
 static int jitdump_remove(jf_live *const *regions, size_t n, jf_sink_stats *stats)

@@ -10,11 +10,13 @@
 #include "region_table.h"
 #include "sink.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Indexed like jf_stats.sink[]; NULL until a sink is built. */
 static const sink_ops *const sink_table[JF_SINK_COUNT] = {&jf_perfmap_sink, &jf_jitdump_sink, &jf_gdb_sink, &jf_unwind_sink};
@@ -37,29 +39,36 @@ static char dump_dir[PATH_MAX] = "/tmp";
  * replay in a child after fork allocates nothing). */
 enum { REPLAY_CHUNK = 256 };
 
+/* The bits one word of a sink list names (case-insensitive); 0: unknown. */
+static unsigned sink_word_bits(const char *word, size_t len)
+{
+    if ((len == 3 && strncasecmp(word, "all", 3) == 0) || (len == 1 && word[0] == '1'))
+        return JF_SINK_ALL;
+    for (int i = 0; i < JF_SINK_COUNT; i++)
+        if (strlen(sink_words[i]) == len && strncasecmp(word, sink_words[i], len) == 0)
+            return 1u << i;
+    return 0;
+}
+
 int jf_parse_sinks(const char *list, unsigned *sinks_out)
 {
     jf__clear_error();
     if (!list || !sinks_out)
         return jf__fail(JF_EINVAL, "jf_parse_sinks: NULL argument");
     unsigned bits = 0;
-    const char *p = list;
-    while (*p) {
+    for (const char *p = list; *p;) {
         size_t len = strcspn(p, ",");
-        int known = 0;
-        if (len == 3 && strncmp(p, "all", 3) == 0) {
-            bits |= JF_SINK_ALL;
-            known = 1;
-        }
-        for (int i = 0; i < JF_SINK_COUNT && !known; i++) {
-            if (strlen(sink_words[i]) == len && strncmp(p, sink_words[i], len) == 0) {
-                bits |= 1u << i;
-                known = 1;
-            }
-        }
-        if (!known && len > 0)
+        const char *word = p;
+        size_t word_len = len;
+        while (word_len > 0 && isspace((unsigned char)*word))
+            word++, word_len--;
+        while (word_len > 0 && isspace((unsigned char)word[word_len - 1]))
+            word_len--;
+        unsigned named = sink_word_bits(word, word_len);
+        if (!named && word_len > 0)
             return jf__fail(JF_EINVAL, "unknown sink '%.*s' (known: perfmap, jitdump, gdb, unwind, all)",
-                            (int)(len > 64 ? 64 : len), p);
+                            (int)(word_len > 64 ? 64 : word_len), word);
+        bits |= named;
         p += len;
         if (*p == ',')
             p++;
@@ -89,11 +98,14 @@ static int fan_out_add(unsigned mask, jf_live *const *regions, size_t n)
         if (!(mask & enabled_sinks & (1u << i)))
             continue;
         int rc = sink_table[i]->add(regions, n, &sink_stats[i]);
-        if (rc) {
+        if (rc == JF_ERANGE) { /* regions left out; the sink goes on */
+            sink_stats[i].errors++;
+            jf__log(JF_LOG_WARNING, "%s", jf_last_error());
+        } else if (rc) {
             sink_failed(i, rc);
-            if (!first_error)
-                first_error = rc;
         }
+        if (rc && !first_error)
+            first_error = rc;
     }
     return first_error;
 }
@@ -147,7 +159,9 @@ static int start_sinks(unsigned sinks)
         if (rc) {
             sink_stats[i].errors++;
             failed_sinks |= bit;
-            jf__log(JF_LOG_ERROR, "cannot start the %s sink: %s", sink_words[i], jf_last_error());
+            jf__fail(rc, "the %s sink could not start: %s (%s)", sink_words[i], jf_last_error(),
+                     jf_strerror(rc));
+            jf__log(JF_LOG_ERROR, "%s", jf_last_error());
             if (!first_error)
                 first_error = rc;
             continue;
@@ -216,6 +230,9 @@ int jf_init(const jf_config *config)
     if (config && config->struct_size < offsetof(jf_config, dump_dir) + sizeof(char *))
         return jf__fail(JF_EINVAL, "jf_config.struct_size is %zu; set it to sizeof(jf_config)",
                         config->struct_size);
+    if (config && (config->flags & ~JF_CONFIG_IGNORE_ENV))
+        return jf__fail(JF_EINVAL, "jf_config.flags has unknown bits 0x%x",
+                        config->flags & ~JF_CONFIG_IGNORE_ENV);
     unsigned extra = config ? config->sinks : 0;
     if (extra & ~JF_SINK_ALL)
         return jf__fail(JF_EINVAL, "jf_config.sinks has unknown bits 0x%x", extra & ~JF_SINK_ALL);
@@ -239,8 +256,8 @@ int jf_init(const jf_config *config)
         else
             __atomic_store_n(&init_count, init_count + 1, __ATOMIC_RELAXED);
     }
-    if (rc == 0)
-        rc = start_sinks(extra);
+    if (rc == 0 && start_sinks(extra) != 0)
+        rc = jf__fail(JF_ESINK, "initialised, but %s", jf_last_error());
     pthread_mutex_unlock(&registry_lock);
     return rc;
 }
@@ -307,6 +324,7 @@ int jf_disable(unsigned sinks)
 
 unsigned jf_enabled_sinks(void)
 {
+    jf__clear_error();
     pthread_mutex_lock(&registry_lock);
     unsigned bits = init_count ? enabled_sinks : 0;
     pthread_mutex_unlock(&registry_lock);
@@ -433,15 +451,20 @@ int jf_unregister(const void *addr)
 int jf_stats(struct jf_stats *stats)
 {
     jf__clear_error();
-    if (!stats || stats->struct_size < sizeof(struct jf_stats))
-        return jf__fail(JF_EINVAL, "jf_stats: NULL or struct_size smaller than sizeof(struct jf_stats)");
+    if (!stats || stats->struct_size < offsetof(struct jf_stats, live_regions) + sizeof(uint64_t))
+        return jf__fail(JF_EINVAL, "jf_stats: NULL, or struct_size not set (use JF_STATS_INIT)");
+    struct jf_stats all = JF_STATS_INIT;
     pthread_mutex_lock(&registry_lock);
-    stats->live_regions = live_regions.count;
+    all.live_regions = live_regions.count;
     for (int i = 0; i < JF_SINK_COUNT; i++) {
-        stats->sink[i] = sink_stats[i];
-        stats->sink[i].enabled = (enabled_sinks >> i) & 1;
-        stats->sink[i].failed = (failed_sinks >> i) & 1;
+        all.sink[i] = sink_stats[i];
+        all.sink[i].enabled = (enabled_sinks >> i) & 1;
+        all.sink[i].failed = (failed_sinks >> i) & 1;
     }
     pthread_mutex_unlock(&registry_lock);
+    /* A caller compiled against another version gets the fields both know. */
+    size_t size = stats->struct_size < sizeof all ? stats->struct_size : sizeof all;
+    memcpy((char *)stats + sizeof all.struct_size, (char *)&all + sizeof all.struct_size,
+           size - sizeof all.struct_size);
     return 0;
 }

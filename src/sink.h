@@ -16,7 +16,11 @@ typedef struct sink_ops {
      * message set. `dump_dir` is the configured jitdump directory. */
     int (*start)(const char *dump_dir, jf_sink_stats *stats);
 
-    /* Describe regions registered together (one group). */
+    /* Describe regions registered together (one group). Returns 0;
+     * JF_ERANGE when it left out regions it cannot describe (too large for
+     * its format): the others are written, the message names what was left
+     * out, and the sink stays enabled; any other code: the sink failed, and
+     * the registry disables it. */
     int (*add)(jf_live *const *regions, size_t n, jf_sink_stats *stats);
 
     /* Forget regions (optional: NULL when the sink cannot express removal). */

@@ -521,6 +521,7 @@ int jf_trampoline_create(jf_fn target, const char *name, const jf_trampoline_opt
     }
     /* A sink that failed has disabled itself and said so once (log, stats);
      * the trampoline is named in the other sinks, so it is a success. */
+    jf__clear_error();
     *entry_out = (jf_fn)entry;
     return 0;
 }

@@ -94,11 +94,14 @@ enum mvm_jit_status mvm_jit_attach(struct mvm_jit *jit, struct mvm_program *prog
 {
     memset(jit, 0, sizeof *jit);
     int rc = jf_init(NULL);
-    if (rc < 0) {
+    if (rc < 0 && rc != JF_ESINK) {
         jit_why(why, why_size, "jf_init failed", rc);
         return MVM_JIT_FAILED;
     }
     jit->initialised = 1;
+    /* Some sinks run: go on with them, and say what is missing. */
+    if (rc == JF_ESINK)
+        jit_why(why, why_size, "some sinks are off", rc);
     if (jf_enabled_sinks() == 0) {
         if (!jit_requested())
             return MVM_JIT_OFF;

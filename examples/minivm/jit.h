@@ -30,7 +30,8 @@
 
 enum mvm_jit_status {
     MVM_JIT_OFF,    /* no sink requested: direct calls */
-    MVM_JIT_ON,     /* every function is entered through its trampoline */
+    MVM_JIT_ON,     /* every function is entered through its trampoline (why: a
+                       sink that could not start, or "") */
     MVM_JIT_FAILED, /* requested but unavailable (see why): direct calls */
 };
 

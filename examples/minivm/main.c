@@ -126,10 +126,13 @@ static int load_program(const char *file, struct mvm_program *prog, struct mvm_d
 
 static void attach_jitframes(struct mvm_jit *jit, struct mvm_program *prog, const char *file)
 {
-    char why[512];
-    if (mvm_jit_attach(jit, prog, file, why, sizeof why) == MVM_JIT_FAILED)
+    char why[512] = "";
+    enum mvm_jit_status status = mvm_jit_attach(jit, prog, file, why, sizeof why);
+    if (status == MVM_JIT_FAILED)
         fprintf(stderr, "minivm: warning: jitframes disabled (%s); calling the interpreter directly\n",
                 why);
+    else if (status == MVM_JIT_ON && why[0])
+        fprintf(stderr, "minivm: warning: %s; the other jitframes sinks are on\n", why);
 }
 
 static int run_program(struct mvm_program *prog, const struct options *o, struct mvm_diag *diag)

@@ -18,7 +18,7 @@ static const struct {
     {JF_ENOTINIT, "JF_ENOTINIT"}, {JF_EEXIST, "JF_EEXIST"},   {JF_ENOENT, "JF_ENOENT"},
     {JF_EUNSAFE, "JF_EUNSAFE"}, {JF_EACCES, "JF_EACCES"},     {JF_ENOSPC, "JF_ENOSPC"},
     {JF_EFBIG, "JF_EFBIG"},     {JF_EIO, "JF_EIO"},           {JF_EDISABLED, "JF_EDISABLED"},
-    {JF_ENOTSUP, "JF_ENOTSUP"}, {JF_ERANGE, "JF_ERANGE"},
+    {JF_ENOTSUP, "JF_ENOTSUP"}, {JF_ERANGE, "JF_ERANGE"},     {JF_ESINK, "JF_ESINK"},
 };
 enum { N_CODES = sizeof all_codes / sizeof all_codes[0] };
 
@@ -39,7 +39,7 @@ static void strerror_names_every_code(void **state)
 static void strerror_of_unknown_code_says_unknown(void **state)
 {
     (void)state;
-    const int unknown[] = {1, -14, -1000, 12345, INT32_MIN};
+    const int unknown[] = {1, -15, -1000, 12345, INT32_MIN};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         const char *s = jf_strerror(unknown[i]);
         assert_non_null(s);
@@ -65,6 +65,23 @@ static void parse_sinks_reads_every_word(void **state)
     assert_int_equal(bits, JF_SINK_PERFMAP);
 }
 
+static void parse_sinks_forgives_spaces_and_case(void **state)
+{
+    (void)state;
+    unsigned bits = 0;
+    assert_int_equal(jf_parse_sinks("perfmap, jitdump", &bits), 0);
+    assert_int_equal(bits, JF_SINK_PERFMAP | JF_SINK_JITDUMP);
+    assert_int_equal(jf_parse_sinks(" PERFMAP ,\tGdb ", &bits), 0);
+    assert_int_equal(bits, JF_SINK_PERFMAP | JF_SINK_GDB);
+    assert_int_equal(jf_parse_sinks("1", &bits), 0);
+    assert_int_equal(bits, JF_SINK_ALL);
+    assert_int_equal(jf_parse_sinks("ALL", &bits), 0);
+    assert_int_equal(bits, JF_SINK_ALL);
+    assert_int_equal(jf_parse_sinks("perf map", &bits), JF_EINVAL);
+    assert_non_null(strstr(jf_last_error(), "'perf map'"));
+    assert_int_equal(jf_parse_sinks("10", &bits), JF_EINVAL);
+}
+
 static void parse_sinks_rejects_unknown_words(void **state)
 {
     (void)state;
@@ -74,8 +91,7 @@ static void parse_sinks_rejects_unknown_words(void **state)
     assert_non_null(strstr(jf_last_error(), "'perfmapx'"));
     assert_int_equal(jf_parse_sinks("perf", &bits), JF_EINVAL);
     assert_non_null(strstr(jf_last_error(), "'perf'"));
-    assert_int_equal(jf_parse_sinks("PERFMAP", &bits), JF_EINVAL);
-    assert_int_equal(jf_parse_sinks(" perfmap", &bits), JF_EINVAL);
+    assert_int_equal(jf_parse_sinks("perfmap,0", &bits), JF_EINVAL);
     assert_int_equal(jf_parse_sinks(NULL, &bits), JF_EINVAL);
     assert_int_equal(jf_parse_sinks("perfmap", NULL), JF_EINVAL);
     /* A success clears the previous message. */
@@ -143,6 +159,7 @@ int main(void)
         cmocka_unit_test(strerror_names_every_code),
         cmocka_unit_test(strerror_of_unknown_code_says_unknown),
         cmocka_unit_test(parse_sinks_reads_every_word),
+        cmocka_unit_test(parse_sinks_forgives_spaces_and_case),
         cmocka_unit_test(parse_sinks_rejects_unknown_words),
         cmocka_unit_test(parse_sinks_keeps_huge_words_short_in_the_message),
         cmocka_unit_test(last_error_is_per_thread),

@@ -107,7 +107,93 @@ static void bad_config_is_rejected_and_nothing_initialised(void **state)
     cfg.sinks = 0x100;
     assert_int_equal(jf_init(&cfg), JF_EINVAL);
     assert_non_null(strstr(jf_last_error(), "0x100"));
+    cfg = (jf_config)JF_CONFIG_INIT;
+    cfg.flags = JF_CONFIG_IGNORE_ENV | 0x80;
+    assert_int_equal(jf_init(&cfg), JF_EINVAL);
+    assert_non_null(strstr(jf_last_error(), "flags has unknown bits 0x80"));
     assert_int_equal(jf_shutdown(), JF_ENOTINIT);
+}
+
+/* One sink cannot start (its directory is missing), the other can: the
+ * library is initialised, says so with its own code, and names the sink and
+ * the precise cause; the call is balanced like any successful one. */
+static void init_with_a_failing_sink_is_a_distinct_partial_success(void **state)
+{
+    (void)state;
+    char map[64];
+    snprintf(map, sizeof map, "/tmp/perf-%ld.map", (long)getpid());
+    unlink(map);
+    jf_config cfg = JF_CONFIG_INIT;
+    cfg.flags = JF_CONFIG_IGNORE_ENV;
+    cfg.sinks = JF_SINK_PERFMAP | JF_SINK_JITDUMP;
+    cfg.dump_dir = "/nonexistent-jitframes-dir";
+    assert_int_equal(jf_init(&cfg), JF_ESINK);
+    assert_non_null(strstr(jf_last_error(), "initialised, but the jitdump sink could not start"));
+    assert_non_null(strstr(jf_last_error(), "JF_ENOENT"));
+    assert_int_equal(jf_enabled_sinks(), JF_SINK_PERFMAP);
+    struct jf_stats st = JF_STATS_INIT;
+    assert_int_equal(jf_stats(&st), 0);
+    assert_int_equal(st.sink[1].failed, 1);
+    assert_int_equal(st.sink[0].enabled, 1);
+    /* jf_enable reports the sink's own error. */
+    assert_int_equal(jf_enable(JF_SINK_JITDUMP), JF_ENOENT);
+    assert_int_equal(jf_shutdown(), 0);
+    assert_int_equal(jf_shutdown(), JF_ENOTINIT);
+    unlink(map);
+}
+
+/* After any successful call the thread's message is empty again. */
+static void a_success_leaves_no_stale_message(void **state)
+{
+    (void)state;
+    unsigned bits;
+#define AFTER_A_FAILURE(call)                                                                      \
+    do {                                                                                           \
+        assert_int_equal(jf_parse_sinks("stale", &bits), JF_EINVAL);                               \
+        assert_int_equal((call), 0);                                                               \
+        assert_string_equal(jf_last_error(), "");                                                  \
+    } while (0)
+    AFTER_A_FAILURE(init_without_env());
+    AFTER_A_FAILURE(jf_enable(0));
+    AFTER_A_FAILURE((int)jf_enabled_sinks());
+    AFTER_A_FAILURE((int)jf_jitdump_overlaps());
+    struct jf_stats st = JF_STATS_INIT;
+    AFTER_A_FAILURE(jf_stats(&st));
+    jf_region r = test_region(code, 16, "fresh");
+    AFTER_A_FAILURE(jf_register(&r));
+    AFTER_A_FAILURE(jf_unregister(code));
+    jf_cfi *cfi = NULL;
+    AFTER_A_FAILURE(jf_cfi_new(&cfi));
+    AFTER_A_FAILURE(jf_cfi_add_frameless(cfi, 0, 16, 8));
+    AFTER_A_FAILURE((jf_cfi_free(cfi), 0));
+    AFTER_A_FAILURE((jf_set_log_callback(NULL, NULL), 0));
+    AFTER_A_FAILURE(jf_disable(0));
+    AFTER_A_FAILURE(jf_shutdown());
+#undef AFTER_A_FAILURE
+}
+
+/* The struct_size convention: a caller compiled with a smaller struct (an
+ * older header) gets the fields it has; one with a larger struct (a newer
+ * header) keeps what this version does not know. */
+static void stats_fill_what_the_caller_has(void **state)
+{
+    (void)state;
+    assert_int_equal(init_without_env(), 0);
+    _Alignas(struct jf_stats) unsigned char buf[sizeof(struct jf_stats) + 16];
+    memset(buf, 0xa5, sizeof buf);
+    struct jf_stats st = JF_STATS_INIT;
+    size_t older = offsetof(struct jf_stats, sink) + sizeof(jf_sink_stats);
+    st.struct_size = older;
+    memcpy(buf, &st, sizeof st.struct_size);
+    assert_int_equal(jf_stats((struct jf_stats *)(void *)buf), 0);
+    for (size_t i = older; i < sizeof buf; i++)
+        assert_int_equal(buf[i], 0xa5);
+    size_t newer = sizeof(struct jf_stats) + 16;
+    memcpy(buf, &newer, sizeof newer);
+    assert_int_equal(jf_stats((struct jf_stats *)(void *)buf), 0);
+    for (size_t i = sizeof(struct jf_stats); i < sizeof buf; i++)
+        assert_int_equal(buf[i], 0xa5);
+    assert_int_equal(jf_shutdown(), 0);
 }
 
 static void enable_and_disable_reject_unknown_bits(void **state)
@@ -208,6 +294,9 @@ int main(void)
         cmocka_unit_test_teardown(init_is_reference_counted, teardown),
         cmocka_unit_test_teardown(shutdown_forgets_regions_and_reinit_starts_fresh, teardown),
         cmocka_unit_test_teardown(bad_config_is_rejected_and_nothing_initialised, teardown),
+        cmocka_unit_test_teardown(init_with_a_failing_sink_is_a_distinct_partial_success, teardown),
+        cmocka_unit_test_teardown(a_success_leaves_no_stale_message, teardown),
+        cmocka_unit_test_teardown(stats_fill_what_the_caller_has, teardown),
         cmocka_unit_test_teardown(enable_and_disable_reject_unknown_bits, teardown),
         cmocka_unit_test_teardown(unknown_word_in_env_fails_init_clearly, teardown),
         cmocka_unit_test_teardown(empty_env_enables_nothing, teardown),

@@ -79,9 +79,12 @@ static void init_in(const char *dir, int expect)
     cfg.sinks = JF_SINK_JITDUMP;
     cfg.dump_dir = dir;
     int rc = jf_init(&cfg);
-    if (rc != expect)
+    /* A sink that cannot start: initialised all the same (JF_ESINK), the
+     * sink's own code in the message. */
+    int as_expected = expect ? rc == JF_ESINK && strstr(jf_last_error(), jf_strerror(expect)) : rc == 0;
+    if (!as_expected)
         fprintf(stderr, "jf_init: %s (%s)\n", jf_strerror(rc), jf_last_error());
-    CHECK(rc == expect);
+    CHECK(as_expected);
 }
 
 /* Wait for pid with a bounded number of polls (20 s). */
@@ -351,8 +354,9 @@ static void symlink_at_the_path_is_refused(void **state)
     cfg.flags = JF_CONFIG_IGNORE_ENV;
     cfg.sinks = JF_SINK_JITDUMP;
     cfg.dump_dir = test_dir;
-    assert_int_equal(jf_init(&cfg), JF_EUNSAFE);
+    assert_int_equal(jf_init(&cfg), JF_ESINK);
     assert_non_null(strstr(jf_last_error(), "symbolic link"));
+    assert_non_null(strstr(jf_last_error(), "JF_EUNSAFE"));
     assert_int_equal(jf_enabled_sinks(), 0);
     assert_int_equal(jf_shutdown(), 0);
     struct stat st;

@@ -438,6 +438,35 @@ static void marker_mapping_stays_for_the_process_life(void **state)
     assert_int_equal(found, 1);
 }
 
+/* A region perf's int code_size cannot hold is not written (never
+ * truncated): jf_register says so with JF_ERANGE, the region stays
+ * registered, the sink stays on and writes the rest of the group. */
+static void region_too_large_for_a_record_is_reported(void **state)
+{
+    (void)state;
+    init_jitdump();
+    jf_region group[2] = {region_at(0, 64, "fits"), JF_REGION_INIT};
+    group[1].addr = (const void *)(uintptr_t)0x100000000000u; /* never read */
+    group[1].size = (size_t)3 << 30;
+    group[1].name = "three gigabytes";
+    assert_int_equal(jf_register_batch(group, 2), JF_ERANGE);
+    assert_non_null(strstr(jf_last_error(), "three gigabytes"));
+    assert_non_null(strstr(jf_last_error(), "too large for a jitdump record"));
+    assert_int_equal(jf_enabled_sinks(), JF_SINK_JITDUMP);
+    struct jf_stats st = JF_STATS_INIT;
+    assert_int_equal(jf_stats(&st), 0);
+    assert_int_equal(st.live_regions, 2);
+    assert_int_equal(st.sink[1].errors, 1);
+    assert_int_equal(st.sink[1].regions, 1);
+    jf_region next = region_at(64, 64, "after");
+    assert_int_equal(jf_register(&next), 0);
+    dump_file d;
+    load_dump(&d);
+    assert_int_equal(dump_count(&d, ID_LOAD), 2);
+    dump_free(&d);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
 static void another_writer_in_this_process_is_refused(void **state)
 {
     (void)state;
@@ -450,7 +479,8 @@ static void another_writer_in_this_process_is_refused(void **state)
     cfg.flags = JF_CONFIG_IGNORE_ENV;
     cfg.sinks = JF_SINK_JITDUMP;
     cfg.dump_dir = test_dir;
-    assert_int_equal(jf_init(&cfg), JF_EUNSAFE);
+    assert_int_equal(jf_init(&cfg), JF_ESINK);
+    assert_non_null(strstr(jf_last_error(), "JF_EUNSAFE"));
     assert_int_equal(jf_enabled_sinks(), 0);
     assert_int_equal(jf_shutdown(), 0);
     struct stat st;
@@ -493,6 +523,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(overlapping_synthesized_mappings_are_reported, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(disable_then_enable_resumes_the_same_file, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(marker_mapping_stays_for_the_process_life, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(region_too_large_for_a_record_is_reported, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(another_writer_in_this_process_is_refused, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(stale_dump_of_a_dead_process_is_replaced, make_dir, remove_dir),
     };

@@ -17,6 +17,8 @@
 #include "parser.h"
 #include "vm.h"
 
+#include <jitframes.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +181,40 @@ static void jit_with_perfmap_calls_through_trampolines(void **state)
     unlink(map);
     mvm_program_free(&prog);
 }
+
+/* JITFRAMES=perfmap,jitdump with a missing JITFRAMES_DIR: jitframes is
+ * initialised with the perf map (JF_ESINK): minivm goes on with it, says
+ * which sink is off, writes its map, and balances jf_init on detach. */
+static void jit_goes_on_with_the_sinks_that_started(void **state)
+{
+    (void)state;
+    struct mvm_program prog;
+    struct mvm_diag diag;
+    compile(fib_program, &prog, &diag);
+    setenv("JITFRAMES", "perfmap,jitdump", 1);
+    setenv("JITFRAMES_DIR", "/nonexistent-minivm-dir", 1);
+    char map[64];
+    snprintf(map, sizeof map, "/tmp/perf-%d.map", (int)getpid());
+    unlink(map);
+    struct mvm_jit jit;
+    char why[256] = "";
+    assert_int_equal(mvm_jit_attach(&jit, &prog, "test.mvm", why, sizeof why), MVM_JIT_ON);
+    assert_non_null(strstr(why, "jitdump"));
+    assert_int_equal(jit.n_trampolines, prog.n_functions);
+    assert_int_equal(jf_enabled_sinks(), JF_SINK_PERFMAP);
+    mvm_jit_detach(&jit, &prog);
+    assert_int_equal(jf_shutdown(), JF_ENOTINIT); /* balanced by detach */
+    FILE *f = fopen(map, "r");
+    assert_non_null(f);
+    char line[256] = "";
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_non_null(strstr(line, "mvm:"));
+    unsetenv("JITFRAMES");
+    unsetenv("JITFRAMES_DIR");
+    unlink(map);
+    mvm_program_free(&prog);
+}
 #endif
 
 int main(void)
@@ -190,6 +226,7 @@ int main(void)
         cmocka_unit_test(jit_falls_back_when_jitframes_cannot_start),
 #ifdef MVM_HAVE_TRAMPOLINES
         cmocka_unit_test(jit_with_perfmap_calls_through_trampolines),
+        cmocka_unit_test(jit_goes_on_with_the_sinks_that_started),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
