@@ -444,6 +444,24 @@ static void standard_frame_checks_its_offsets(void **state)
     f.struct_size = 8;
     assert_int_equal(jf_cfi_add_standard_frame(c, &f), JF_EINVAL);
     jf_cfi_free(c);
+    /* A struct without the optional epilogue fields (garbage past its
+     * struct_size is not read): a frame up to `end`, as with 0, 0. */
+    c = new_arch(JF_CFI_ARCH_X86_64);
+    jf_cfi *same = new_arch(JF_CFI_ARCH_X86_64);
+    f = (jf_standard_frame)JF_STANDARD_FRAME_INIT;
+    f.start = 0, f.end = 16, f.after_push = 1, f.after_fp_set = 4;
+    assert_int_equal(jf_cfi_add_standard_frame(same, &f), 0);
+    f.epilogue_start = 999, f.after_pop = 999;
+    f.struct_size = offsetof(jf_standard_frame, epilogue_start);
+    assert_int_equal(jf_cfi_add_standard_frame(c, &f), 0);
+    uint8_t a[256], b[256];
+    jf_eh_image ia, ib;
+    emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 16, 0, a, sizeof a, &ia);
+    emit(same, JF_EH_LAYOUT_PERF_JITDUMP, 0, 16, 0, b, sizeof b, &ib);
+    assert_int_equal(ia.eh_frame_size, ib.eh_frame_size);
+    assert_memory_equal(a, b, ia.eh_frame_size);
+    jf_cfi_free(c);
+    jf_cfi_free(same);
 }
 
 static void raw_bytes_are_checked(void **state)
