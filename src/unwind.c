@@ -566,7 +566,7 @@ static int image_create(jf_live *r, region_image **out)
     if (im->window == SIZE_MAX)
         rc = JF_ENOMEM;
     else if (!(im->bytes = pool_alloc(im->window, cap, &im->block)))
-        rc = jf__fail(JF_ERANGE, "no memory for the unwind image of %s", r->name);
+        rc = jf__fail(JF_ENOMEM, "out of memory for the unwind image of %s", r->name);
     jf_eh_image img;
     if (!rc)
         rc = jf__cfi_emit(r->cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size, (uint64_t)(uintptr_t)im->bytes,
@@ -1020,13 +1020,21 @@ static int by_start(const void *a, const void *b)
 /* Images for the regions of a group that need describing: with unwind
  * rules, and not already held (a replay after fork hands us what the child
  * inherited). */
+/* Images for a group's regions with unwind rules. A region whose rules
+ * cannot be emitted (JF_ERANGE) is left out and the rest go on, as the sink
+ * contract says; any other failure drops the whole group. */
 static int make_images(jf_live *const *regions, size_t n, region_image **out, size_t *k)
 {
     *k = 0;
+    int left_out = 0;
     for (size_t i = 0; i < n; i++) {
         if (!regions[i]->cfi || owner_find(regions[i]->start))
             continue;
         int rc = image_create(regions[i], &out[*k]);
+        if (rc == JF_ERANGE) {
+            left_out = rc;
+            continue;
+        }
         if (rc) {
             while (*k > 0)
                 image_free(out[--*k]);
@@ -1034,7 +1042,7 @@ static int make_images(jf_live *const *regions, size_t n, region_image **out, si
         }
         (*k)++;
     }
-    return 0;
+    return left_out;
 }
 
 static int unwind_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
@@ -1046,7 +1054,7 @@ static int unwind_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     int rc = owner_reserve(n);
     if (!rc)
         rc = make_images(regions, n, fresh, &k);
-    if (!rc) {
+    if (!rc || rc == JF_ERANGE) {
         qsort(fresh, k, sizeof *fresh, by_start);
         for (size_t i = 0; i < k; i++) {
             image_register(fresh[i]);
@@ -1054,8 +1062,9 @@ static int unwind_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
             stats->bytes += fresh[i]->size;
         }
         stats->regions += k;
-        if (tables_in_use)
-            rc = tables_add(fresh, k);
+        int table_rc = tables_in_use ? tables_add(fresh, k) : 0;
+        if (table_rc)
+            rc = table_rc;
     }
     free(fresh);
     update_stats(stats);
