@@ -109,17 +109,22 @@ void jf__log_configure_from_env(void)
     static const char *const names[] = {"error", "warning", "info", "debug"};
     const char *v = getenv("JITFRAMES_LOG");
     int level = -1;
+    int known = 1;
     if (v && *v) {
-        level = JF_LOG_WARNING; /* "1", "yes", "stderr"...: errors and warnings */
+        level = JF_LOG_WARNING; /* "1", and anything unknown: errors and warnings */
+        known = strcmp(v, "1") == 0;
         for (int i = 0; i < 4; i++)
             if (strcasecmp(v, names[i]) == 0)
-                level = i;
+                level = i, known = 1;
         if (strcmp(v, "0") == 0)
-            level = -1;
+            level = -1, known = 1;
     }
     pthread_mutex_lock(&log_lock);
     stderr_level = level;
     pthread_mutex_unlock(&log_lock);
+    if (!known)
+        jf__log(JF_LOG_WARNING, "JITFRAMES_LOG=%s is not one of error, warning, info, debug, 1, 0: "
+                                "logging errors and warnings", v);
 }
 
 void jf__log(int level, const char *fmt, ...)

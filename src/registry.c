@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 /* Indexed like jf_stats.sink[]; NULL until a sink is built. */
 static const sink_ops *const sink_table[JF_SINK_COUNT] = {&jf_perfmap_sink, &jf_jitdump_sink, &jf_gdb_sink, &jf_unwind_sink};
@@ -143,6 +144,24 @@ static int replay_live_regions(unsigned mask)
     return s.first_error;
 }
 
+/* JITFRAMES_LOG=info: where a sink that just started writes. */
+static void log_sink_started(int i)
+{
+    switch (1u << i) {
+    case JF_SINK_PERFMAP:
+        jf__log(JF_LOG_INFO, "perfmap sink on: /tmp/perf-%ld.map", (long)getpid());
+        break;
+    case JF_SINK_JITDUMP:
+        jf__log(JF_LOG_INFO, "jitdump sink on: %s/jit-%ld.dump", dump_dir, (long)getpid());
+        break;
+    case JF_SINK_GDB:
+        jf__log(JF_LOG_INFO, "gdb sink on: the GDB JIT interface (__jit_debug_descriptor)");
+        break;
+    default:
+        jf__log(JF_LOG_INFO, "%s sink on", sink_words[i]);
+    }
+}
+
 static int start_sinks(unsigned sinks)
 {
     int first_error = 0;
@@ -169,6 +188,7 @@ static int start_sinks(unsigned sinks)
         enabled_sinks |= bit;
         failed_sinks &= ~bit;
         started |= bit;
+        log_sink_started(i);
     }
     int rc = started ? replay_live_regions(started) : 0;
     return first_error ? first_error : rc;
@@ -216,8 +236,11 @@ static int configure_from_env(const jf_config *config, unsigned *sinks)
         return 0;
     jf__log_configure_from_env();
     const char *list = getenv("JITFRAMES");
-    if (list && jf_parse_sinks(list, sinks) != 0)
-        return jf__fail(JF_EINVAL, "JITFRAMES=%s: %s", list, jf_last_error());
+    if (list && jf_parse_sinks(list, sinks) != 0) {
+        jf__fail(JF_EINVAL, "JITFRAMES=%s: %s", list, jf_last_error());
+        jf__log(JF_LOG_WARNING, "%s; jitframes is not initialised", jf_last_error());
+        return JF_EINVAL;
+    }
     const char *dir = getenv("JITFRAMES_DIR");
     if (dir && *dir && snprintf(dump_dir, sizeof dump_dir, "%s", dir) >= (int)sizeof dump_dir)
         return jf__fail(JF_EINVAL, "JITFRAMES_DIR is too long");
@@ -313,9 +336,12 @@ int jf_disable(unsigned sinks)
     if (!init_count) {
         rc = jf__fail(JF_ENOTINIT, "jf_disable before jf_init");
     } else {
-        for (int i = 0; i < JF_SINK_COUNT; i++)
-            if (sinks & enabled_sinks & (1u << i))
+        for (int i = 0; i < JF_SINK_COUNT; i++) {
+            if (sinks & enabled_sinks & (1u << i)) {
                 sink_table[i]->stop(0);
+                jf__log(JF_LOG_INFO, "%s sink off (jf_disable)", sink_words[i]);
+            }
+        }
         enabled_sinks &= ~sinks;
     }
     pthread_mutex_unlock(&registry_lock);

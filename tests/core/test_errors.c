@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "jitframes.h"
@@ -45,6 +46,14 @@ static void strerror_of_unknown_code_says_unknown(void **state)
         assert_non_null(s);
         assert_non_null(strstr(s, "unknown"));
     }
+}
+
+static void version_string_is_the_headers(void **state)
+{
+    (void)state;
+    char expect[32];
+    snprintf(expect, sizeof expect, "%d.%d.%d", JF_VERSION_MAJOR, JF_VERSION_MINOR, JF_VERSION_PATCH);
+    assert_string_equal(jf_version_string(), expect);
 }
 
 static void parse_sinks_reads_every_word(void **state)
@@ -158,6 +167,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(strerror_names_every_code),
         cmocka_unit_test(strerror_of_unknown_code_says_unknown),
+        cmocka_unit_test(version_string_is_the_headers),
         cmocka_unit_test(parse_sinks_reads_every_word),
         cmocka_unit_test(parse_sinks_forgives_spaces_and_case),
         cmocka_unit_test(parse_sinks_rejects_unknown_words),

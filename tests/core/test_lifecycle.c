@@ -142,6 +142,45 @@ static void init_with_a_failing_sink_is_a_distinct_partial_success(void **state)
     unlink(map);
 }
 
+typedef struct log_capture {
+    char text[4096];
+} log_capture;
+
+static void capture_log(void *ctx, int level, const char *message)
+{
+    log_capture *c = ctx;
+    size_t used = strlen(c->text);
+    snprintf(c->text + used, sizeof c->text - used, "%d:%s\n", level, message);
+}
+
+/* JITFRAMES_LOG=info says where each sink writes; unknown JITFRAMES and
+ * JITFRAMES_LOG values are warnings (besides JF_EINVAL for the former). */
+static void the_log_says_where_and_what_is_wrong(void **state)
+{
+    (void)state;
+    log_capture c = {""};
+    jf_set_log_callback(capture_log, &c);
+    setenv("JITFRAMES", "perfmapp", 1);
+    setenv("JITFRAMES_LOG", "verbose", 1);
+    assert_int_equal(jf_init(NULL), JF_EINVAL);
+    assert_non_null(strstr(c.text, "1:JITFRAMES_LOG=verbose is not one of"));
+    assert_non_null(strstr(c.text, "1:JITFRAMES=perfmapp: unknown sink 'perfmapp'"));
+    c.text[0] = '\0';
+    setenv("JITFRAMES", "perfmap", 1);
+    setenv("JITFRAMES_LOG", "info", 1);
+    assert_int_equal(jf_init(NULL), 0);
+    char expect[96];
+    snprintf(expect, sizeof expect, "2:perfmap sink on: /tmp/perf-%ld.map", (long)getpid());
+    assert_non_null(strstr(c.text, expect));
+    assert_int_equal(jf_disable(JF_SINK_PERFMAP), 0);
+    assert_non_null(strstr(c.text, "2:perfmap sink off (jf_disable)"));
+    jf_set_log_callback(NULL, NULL);
+    unsetenv("JITFRAMES_LOG");
+    assert_int_equal(jf_shutdown(), 0);
+    snprintf(expect, sizeof expect, "/tmp/perf-%ld.map", (long)getpid());
+    unlink(expect);
+}
+
 /* After any successful call the thread's message is empty again. */
 static void a_success_leaves_no_stale_message(void **state)
 {
@@ -296,6 +335,7 @@ int main(void)
         cmocka_unit_test_teardown(bad_config_is_rejected_and_nothing_initialised, teardown),
         cmocka_unit_test_teardown(init_with_a_failing_sink_is_a_distinct_partial_success, teardown),
         cmocka_unit_test_teardown(a_success_leaves_no_stale_message, teardown),
+        cmocka_unit_test_teardown(the_log_says_where_and_what_is_wrong, teardown),
         cmocka_unit_test_teardown(stats_fill_what_the_caller_has, teardown),
         cmocka_unit_test_teardown(enable_and_disable_reject_unknown_bits, teardown),
         cmocka_unit_test_teardown(unknown_word_in_env_fails_init_clearly, teardown),
