@@ -51,7 +51,7 @@ static uint32_t lower_bound(const region_page *p, uintptr_t start)
     return lo;
 }
 
-jf_live *region_table_find(const region_table *t, uintptr_t start)
+jf_live *jf__region_table_find(const region_table *t, uintptr_t start)
 {
     region_page *p = find_page(t, start >> PAGE_SHIFT);
     if (!p)
@@ -95,7 +95,7 @@ static int make_room(region_page *p)
     return 0;
 }
 
-int region_table_insert(region_table *t, jf_live *r)
+int jf__region_table_insert(region_table *t, jf_live *r)
 {
     uintptr_t page = r->start >> PAGE_SHIFT;
     region_page *p = find_page(t, page);
@@ -140,7 +140,7 @@ static void remove_page(region_table *t, size_t i)
     t->used_pages--;
 }
 
-jf_live *region_table_remove(region_table *t, uintptr_t start)
+jf_live *jf__region_table_remove(region_table *t, uintptr_t start)
 {
     region_page *p = find_page(t, start >> PAGE_SHIFT);
     if (!p)
@@ -157,7 +157,7 @@ jf_live *region_table_remove(region_table *t, uintptr_t start)
     return found;
 }
 
-int region_table_foreach(const region_table *t, int (*visit)(jf_live *r, void *ctx), void *ctx)
+int jf__region_table_foreach(const region_table *t, int (*visit)(jf_live *r, void *ctx), void *ctx)
 {
     for (size_t i = 0; i < t->capacity; i++) {
         const region_page *p = &t->pages[i];
@@ -170,7 +170,7 @@ int region_table_foreach(const region_table *t, int (*visit)(jf_live *r, void *c
     return 0;
 }
 
-void region_table_clear(region_table *t)
+void jf__region_table_clear(region_table *t)
 {
     for (size_t i = 0; i < t->capacity; i++)
         free(t->pages[i].entries);

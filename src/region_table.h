@@ -37,20 +37,20 @@ typedef struct region_table {
 } region_table;
 
 /* Find the region starting at `start`, or NULL. */
-jf_live *region_table_find(const region_table *t, uintptr_t start);
+jf_live *jf__region_table_find(const region_table *t, uintptr_t start);
 
 /* Insert r. JF_EEXIST if a region with its start is present, JF_ENOMEM if
  * memory runs out; nothing changes then. */
-int region_table_insert(region_table *t, jf_live *r);
+int jf__region_table_insert(region_table *t, jf_live *r);
 
 /* Remove and return the region starting at `start`, or NULL. */
-jf_live *region_table_remove(region_table *t, uintptr_t start);
+jf_live *jf__region_table_remove(region_table *t, uintptr_t start);
 
 /* Visit every region; stops early when visit returns non-zero and returns
  * that value. */
-int region_table_foreach(const region_table *t, int (*visit)(jf_live *r, void *ctx), void *ctx);
+int jf__region_table_foreach(const region_table *t, int (*visit)(jf_live *r, void *ctx), void *ctx);
 
 /* Free the table's memory (not the regions). */
-void region_table_clear(region_table *t);
+void jf__region_table_clear(region_table *t);
 
 #endif

@@ -135,7 +135,7 @@ static int replay_visit(jf_live *r, void *ctx)
 static int replay_live_regions(unsigned mask)
 {
     replay_state s = {.mask = mask};
-    region_table_foreach(&live_regions, replay_visit, &s);
+    jf__region_table_foreach(&live_regions, replay_visit, &s);
     if (s.used) {
         int rc = fan_out_add(mask, s.chunk, s.used);
         if (rc && !s.first_error)
@@ -306,8 +306,8 @@ int jf_shutdown(void)
             if (enabled_sinks & (1u << i))
                 sink_table[i]->stop(1);
         enabled_sinks = failed_sinks = 0;
-        region_table_foreach(&live_regions, free_visit, NULL);
-        region_table_clear(&live_regions);
+        jf__region_table_foreach(&live_regions, free_visit, NULL);
+        jf__region_table_clear(&live_regions);
         memset(sink_stats, 0, sizeof sink_stats);
         snprintf(dump_dir, sizeof dump_dir, "/tmp");
     }
@@ -380,10 +380,10 @@ static int make_live_batch(const jf_region *regions, size_t n, uint64_t group, j
 static int insert_batch(jf_live **lives, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        int rc = region_table_insert(&live_regions, lives[i]);
+        int rc = jf__region_table_insert(&live_regions, lives[i]);
         if (rc != 0) {
             for (size_t k = 0; k < i; k++)
-                region_table_remove(&live_regions, lives[k]->start);
+                jf__region_table_remove(&live_regions, lives[k]->start);
             if (rc == JF_ENOMEM)
                 return jf__fail(JF_ENOMEM, "out of memory growing the region table");
             return jf__fail(JF_EEXIST, "region %zu (%s): a live region already starts at %p", i,
@@ -457,7 +457,7 @@ int jf_unregister(const void *addr)
         pthread_mutex_unlock(&registry_lock);
         return jf__fail(JF_ENOTINIT, "jf_unregister before jf_init");
     }
-    jf_live *r = region_table_remove(&live_regions, (uintptr_t)addr);
+    jf_live *r = jf__region_table_remove(&live_regions, (uintptr_t)addr);
     int rc = r ? 0 : jf__fail(JF_ENOENT, "jf_unregister: no live region starts at %p", addr);
     for (int i = 0; r && i < JF_SINK_COUNT; i++) {
         if (!(enabled_sinks & (1u << i)) || !sink_table[i]->remove)

@@ -57,7 +57,7 @@ static void check_against_reference(region_table *t, fixture *f)
 {
     size_t expected = 0;
     for (size_t i = 0; i < KEYS; i++) {
-        jf_live *found = region_table_find(t, key_of(i));
+        jf_live *found = jf__region_table_find(t, key_of(i));
         if (f->present[i]) {
             expected++;
             assert_ptr_equal(found, live_at(f, i));
@@ -67,7 +67,7 @@ static void check_against_reference(region_table *t, fixture *f)
     }
     assert_int_equal(t->count, expected);
     size_t visited = 0;
-    region_table_foreach(t, count_visit, &visited);
+    jf__region_table_foreach(t, count_visit, &visited);
     assert_int_equal(visited, expected);
 }
 
@@ -87,11 +87,11 @@ static void random_inserts_and_removals_match_a_reference(void **state)
         for (size_t op = 0; op < 3 * KEYS; op++) {
             size_t i = (size_t)(next_random() % KEYS);
             if (next_random() % 3 != 0 || round == 0) {
-                int rc = region_table_insert(&t, live_at(&f, i));
+                int rc = jf__region_table_insert(&t, live_at(&f, i));
                 assert_int_equal(rc, f.present[i] ? JF_EEXIST : 0);
                 f.present[i] = 1;
             } else {
-                jf_live *gone = region_table_remove(&t, key_of(i));
+                jf_live *gone = jf__region_table_remove(&t, key_of(i));
                 assert_ptr_equal(gone, f.present[i] ? live_at(&f, i) : NULL);
                 f.present[i] = 0;
             }
@@ -101,10 +101,10 @@ static void random_inserts_and_removals_match_a_reference(void **state)
     /* Remove everything: the directory empties completely. */
     for (size_t i = 0; i < KEYS; i++)
         if (f.present[i])
-            assert_ptr_equal(region_table_remove(&t, key_of(i)), live_at(&f, i));
+            assert_ptr_equal(jf__region_table_remove(&t, key_of(i)), live_at(&f, i));
     assert_int_equal(t.count, 0);
     assert_int_equal(t.used_pages, 0);
-    region_table_clear(&t);
+    jf__region_table_clear(&t);
     free(f.lives);
     free(f.present);
 }
@@ -113,12 +113,12 @@ static void empty_table_finds_nothing(void **state)
 {
     (void)state;
     region_table t = {0};
-    assert_null(region_table_find(&t, 0x1000));
-    assert_null(region_table_remove(&t, 0x1000));
+    assert_null(jf__region_table_find(&t, 0x1000));
+    assert_null(jf__region_table_remove(&t, 0x1000));
     size_t visited = 0;
-    assert_int_equal(region_table_foreach(&t, count_visit, &visited), 0);
+    assert_int_equal(jf__region_table_foreach(&t, count_visit, &visited), 0);
     assert_int_equal(visited, 0);
-    region_table_clear(&t);
+    jf__region_table_clear(&t);
 }
 
 static int stop_at_second(jf_live *r, void *ctx)
@@ -135,12 +135,12 @@ static void foreach_stops_when_asked(void **state)
     region_table t = {0};
     for (int i = 0; i < 3; i++) {
         lives[i].start = 0x5000 + 0x1000 * (uintptr_t)i;
-        assert_int_equal(region_table_insert(&t, &lives[i]), 0);
+        assert_int_equal(jf__region_table_insert(&t, &lives[i]), 0);
     }
     int seen = 0;
-    assert_int_equal(region_table_foreach(&t, stop_at_second, &seen), 42);
+    assert_int_equal(jf__region_table_foreach(&t, stop_at_second, &seen), 42);
     assert_int_equal(seen, 2);
-    region_table_clear(&t);
+    jf__region_table_clear(&t);
 }
 
 int main(void)
