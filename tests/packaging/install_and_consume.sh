@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Install this build's library (not the Python modules, which go to each
+# interpreter's own site-packages) into a temporary prefix, move the prefix
+# (installs must be relocatable), then build and run a consumer four ways:
+# pkg-config jitframes (shared) and jitframes-static (the archive itself),
+# find_package's jitframes::jitframes and jitframes::jitframes_static. The
+# static builds must not need libjitframes.so and must keep the GDB JIT
+# interface in their dynamic symbol table.
+# Usage: install_and_consume.sh BUILD_DIR SOURCE_DIR C_COMPILER
+set -euo pipefail
+build=$1 src=$2 cc=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+cmake --install "$build" --prefix "$tmp/first" --component Unspecified >/dev/null
+mv "$tmp/first" "$tmp/prefix"
+prefix=$tmp/prefix
+pcdir=$(dirname "$(find "$prefix" -name jitframes.pc | head -1)")
+[ -n "$pcdir" ] || fail "no jitframes.pc installed"
+export PKG_CONFIG_PATH=$pcdir
+libdir=$(pkg-config --variable=libdir jitframes)
+[ -e "$libdir/libjitframes.so" ] || fail "pkg-config's libdir $libdir (after moving the prefix) has no libjitframes.so"
+echo "ok: pkg-config finds the moved prefix: $libdir"
+
+check_static() { # EXE
+  if readelf -d "$1" | grep -q 'libjitframes'; then fail "$1 needs libjitframes.so"; fi
+  nm -D "$1" | grep -q ' __jit_debug_register_code$' || fail "$1 hides __jit_debug_register_code"
+  nm -D "$1" | grep -q ' __jit_debug_descriptor$' || fail "$1 hides __jit_debug_descriptor"
+}
+run() { # EXE: it registers and finds its perf map line
+  LD_LIBRARY_PATH=$libdir "$1" || fail "$1 did not work"
+}
+
+# shellcheck disable=SC2046
+"$cc" -o "$tmp/pc_shared" "$src/tests/packaging/consumer/consumer.c" $(pkg-config --cflags --libs jitframes)
+readelf -d "$tmp/pc_shared" | grep -q 'libjitframes.so' || fail "pc_shared does not use the shared library"
+run "$tmp/pc_shared"
+# shellcheck disable=SC2046
+"$cc" -o "$tmp/pc_static" "$src/tests/packaging/consumer/consumer.c" $(pkg-config --cflags --libs jitframes-static)
+check_static "$tmp/pc_static"
+run "$tmp/pc_static"
+echo "ok: pkg-config jitframes and jitframes-static"
+
+cmake -S "$src/tests/packaging/consumer" -B "$tmp/fp" -DCMAKE_C_COMPILER="$cc" \
+  -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/fp.log" 2>&1 || { cat "$tmp/fp.log"; fail "find_package configure"; }
+cmake --build "$tmp/fp" >>"$tmp/fp.log" 2>&1 || { cat "$tmp/fp.log"; fail "find_package build"; }
+run "$tmp/fp/consumer_shared"
+check_static "$tmp/fp/consumer_static"
+run "$tmp/fp/consumer_static"
+echo "ok: find_package jitframes::jitframes and jitframes::jitframes_static"
+echo PASS
