@@ -41,6 +41,14 @@ def names(entries):
     return [e[2] for e in entries]
 
 
+def run_tool(*args):
+    """The jitframes tool. Under AddressSanitizer the interpreter runs with the
+    sanitizer's runtime preloaded; the tool has its own linked in."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    return subprocess.run([TOOL] + list(args), capture_output=True, text=True, env=env)
+
+
 class ChildCase(unittest.TestCase):
     """Runs Python snippets as scripts in child processes; removes their maps."""
 
@@ -82,7 +90,7 @@ class ChildCase(unittest.TestCase):
         if not TOOL:
             print("note: the jitframes tool is not built; %s not checked" % path)
             return ""
-        p = subprocess.run([TOOL, "check", path], capture_output=True, text=True)
+        p = run_tool("check", path)
         self.assertEqual(p.returncode, 0, "jitframes check %s: %s%s" % (path, p.stdout, p.stderr))
         return p.stdout
 
@@ -526,7 +534,7 @@ class SigKill(ChildCase):
         if TOOL:
             loads = int(re.search(r"\((\d+) loads", summary).group(1))
             self.assertGreaterEqual(loads, 10000, summary)
-            listing = subprocess.run([TOOL, "dump", dump], capture_output=True, text=True).stdout
+            listing = run_tool("dump", dump).stdout
             in_dump = set(re.findall(r'name "py::(f\d+):generated.py"', listing))
             self.assertEqual(len(in_dump), 10000)
 
