@@ -75,7 +75,8 @@ static log_record logged;
 static void record_log(void *ctx, int level, const char *message)
 {
     log_record *rec = ctx;
-    (void)level;
+    if (level > JF_LOG_WARNING) /* where sinks write, at info: not a failure */
+        return;
     if (rec->calls++ == 0)
         snprintf(rec->first, sizeof rec->first, "%s", message);
     if (strstr(message, "perfmap sink disabled"))

@@ -110,7 +110,8 @@ static int disabled_logs;
 static void count_log(void *ctx, int level, const char *message)
 {
     (void)ctx;
-    (void)level;
+    if (level > JF_LOG_WARNING) /* where sinks write, at info: not a failure */
+        return;
     log_calls++;
     disabled_logs += strstr(message, "perfmap sink disabled") != NULL;
 }
