@@ -58,7 +58,7 @@ enum { STACK_MARGIN = 256 * 1024 };
 
 /* The lowest address this thread's stack may reach before the guard trips;
  * 1 (never trips) when the stack's extent cannot be read. */
-static uintptr_t compute_stack_floor(void)
+static __attribute__((noinline, cold)) uintptr_t compute_stack_floor(void)
 {
     pthread_attr_t attr;
     void *low;
@@ -74,11 +74,9 @@ static uintptr_t compute_stack_floor(void)
     return floor;
 }
 
-static int stack_nearly_full(void)
+/* The slow path of the check: the thread's first call, or a full stack. */
+static __attribute__((noinline, cold)) int stack_check_slow(uintptr_t here)
 {
-    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-    if (__builtin_expect(here > ~inverted_stack_floor, 1))
-        return 0;
     if (inverted_stack_floor == 0) {
         uintptr_t floor = compute_stack_floor();
         inverted_stack_floor = ~floor;
@@ -90,12 +88,53 @@ static int stack_nearly_full(void)
 /* Raise RecursionError in the frame as if its first instruction had raised
  * it: the default evaluator, asked to throw, unwinds and frees the frame as
  * it does for any exception (returning NULL here would leak the frame). */
-static PyObject *throw_recursion_error(PyThreadState *ts, struct _PyInterpreterFrame *frame)
+static __attribute__((noinline, cold)) PyObject *throw_recursion_error(PyThreadState *ts,
+                                                                       struct _PyInterpreterFrame *frame)
 {
     PyErr_SetString(PyExc_RecursionError,
                     "maximum recursion depth exceeded: the C stack is nearly full "
                     "(every Python call uses C stack while jitframes is active)");
     return _PyEval_EvalFrameDefault(ts, frame, 1);
+}
+
+/* ---- the code extra slot ---------------------------------------------------------
+ * The hook reads the slot on every call. _PyCode_GetExtra is an out-of-line
+ * call; CPython's block behind co_extra (Objects/codeobject.c) has been
+ * {size, slots[]} since 3.6, so it is read inline — after a self-check at
+ * the first activation proves the layout, else through the call. */
+
+typedef struct code_extra_block {
+    Py_ssize_t size;
+    void *slots[1];
+} code_extra_block;
+
+static int extra_layout_checked;
+
+/* The slot, read inline (extra_layout_checked) or through CPython's API. */
+static void *entry_of(PyCodeObject *code)
+{
+    const code_extra_block *b = code->co_extra;
+    return b && extra_index < b->size ? b->slots[extra_index] : NULL;
+}
+
+static void *entry_through_api(PyCodeObject *code)
+{
+    void *entry = NULL;
+    return _PyCode_GetExtra((PyObject *)code, extra_index, &entry) == 0 ? entry : NULL;
+}
+
+/* Set a slot through CPython's API and read it back inline. */
+static void check_extra_layout(void)
+{
+    PyObject *code = Py_CompileString("0", "<jitframes layout check>", Py_eval_input);
+    static char marker;
+    if (code && _PyCode_SetExtra(code, extra_index, &marker) == 0) {
+        const code_extra_block *b = ((PyCodeObject *)code)->co_extra;
+        extra_layout_checked = b && extra_index < b->size && b->slots[extra_index] == &marker;
+        _PyCode_SetExtra(code, extra_index, NULL);
+    }
+    PyErr_Clear();
+    Py_XDECREF(code);
 }
 
 /* ---- trampolines -------------------------------------------------------------- */
@@ -141,7 +180,7 @@ static void restore_exception(saved_exception e) { PyErr_Restore(e.type, e.value
 /* Make code's trampoline and cache it; returns what to call (the default
  * evaluator when no trampoline can be had). Out of line: its name buffer
  * must not weigh on every Python call's stack. */
-static __attribute__((noinline)) void *make_trampoline(PyCodeObject *code)
+static __attribute__((noinline, cold)) void *make_trampoline(PyCodeObject *code)
 {
     saved_exception pending = save_exception();
     char name[JF_NAME_MAX + 1];
@@ -168,17 +207,51 @@ static __attribute__((noinline)) void *make_trampoline(PyCodeObject *code)
     return result;
 }
 
+/* The evaluator's rare paths, out of line so that its common path saves no
+ * register and ends in a jump to the trampoline. */
+static __attribute__((noinline, cold)) PyObject *eval_first_call(PyThreadState *ts,
+                                                                 struct _PyInterpreterFrame *frame,
+                                                                 int throwflag)
+{
+    eval_fn entry = (eval_fn)make_trampoline((PyCodeObject *)frame_code(frame));
+    return entry(ts, frame, throwflag);
+}
+
+static PyObject *jitframes_eval(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
+
+static __attribute__((noinline, cold)) PyObject *eval_low_on_stack(PyThreadState *ts,
+                                                                   struct _PyInterpreterFrame *frame,
+                                                                   int throwflag)
+{
+    if (stack_check_slow((uintptr_t)__builtin_frame_address(0)))
+        return throw_recursion_error(ts, frame);
+    return jitframes_eval(ts, frame, throwflag); /* the thread's first call: its floor is set now */
+}
+
+/* Where the inline read of the slot is not proven: CPython's API. */
+static __attribute__((noinline)) PyObject *eval_through_api(PyThreadState *ts,
+                                                           struct _PyInterpreterFrame *frame,
+                                                           int throwflag)
+{
+    eval_fn entry = (eval_fn)entry_through_api((PyCodeObject *)frame_code(frame));
+    if (!entry)
+        return eval_first_call(ts, frame, throwflag);
+    return entry(ts, frame, throwflag);
+}
+
 static PyObject *jitframes_eval(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag)
 {
-    if (__builtin_expect(stack_nearly_full(), 0))
-        return throw_recursion_error(ts, frame);
+    if (__builtin_expect((uintptr_t)__builtin_frame_address(0) <= ~inverted_stack_floor, 0))
+        return eval_low_on_stack(ts, frame, throwflag);
     PyObject *code = frame_code(frame);
-    void *entry = NULL;
-    if (!PyCode_Check(code) || _PyCode_GetExtra(code, extra_index, &entry) != 0)
+    if (__builtin_expect(!PyCode_Check(code), 0))
         return _PyEval_EvalFrameDefault(ts, frame, throwflag);
-    if (!entry)
-        entry = make_trampoline((PyCodeObject *)code);
-    return ((eval_fn)entry)(ts, frame, throwflag);
+    if (__builtin_expect(!extra_layout_checked, 0))
+        return eval_through_api(ts, frame, throwflag);
+    eval_fn entry = (eval_fn)entry_of((PyCodeObject *)code);
+    if (__builtin_expect(!entry, 0))
+        return eval_first_call(ts, frame, throwflag);
+    return entry(ts, frame, throwflag);
 }
 
 /* ---- installation ------------------------------------------------------------- */
@@ -193,6 +266,7 @@ int jfpy_hook_prepare(void)
                         "jitframes: no code extra slot left (CPython allows 255 per interpreter)");
         return -1;
     }
+    check_extra_layout();
     return 0;
 }
 
