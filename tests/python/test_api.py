@@ -256,6 +256,21 @@ class Errors(ChildCase):
         self.assertIn("refused: jitframes: another frame evaluator (PEP 523) is installed", out)
         self.assertIn("kept: True", out)
 
+    def test_subinterpreter_is_refused(self):
+        """The code extra slot belongs to the main interpreter: a legacy
+        subinterpreter (shared GIL) cannot activate."""
+        path = self.script("""
+    import _testcapi
+    _testcapi.run_in_subinterp(
+        "import jitframes\\n"
+        "try:\\n"
+        "    jitframes.activate()\\n"
+        "except RuntimeError as e:\\n"
+        "    print('refused:', e)\\n")
+""")
+        out, err = self.run_child([path])
+        self.assertIn("refused: jitframes: only the main interpreter can be activated", out + err)
+
     @unittest.skipUnless(hasattr(sys, "activate_stack_trampoline"), "no -X perf before 3.12")
     def test_cpython_perf_trampoline_is_refused(self):
         path = self.script("""

@@ -126,6 +126,9 @@ static PyObject *activate(PyObject *self, PyObject *args, PyObject *kwargs)
     if (parse_sinks(list, &sinks) != 0)
         return NULL;
     PyInterpreterState *interp = PyInterpreterState_Get();
+    if (interp != PyInterpreterState_Main()) /* the code extra slot is the main one's */
+        return PyErr_Format(PyExc_RuntimeError,
+                            "jitframes: only the main interpreter can be activated");
     if (active_sinks)
         return PyErr_Format(PyExc_RuntimeError,
                             "jitframes is already active; call jitframes.deactivate() first");
