@@ -18,6 +18,10 @@ import textwrap
 import unittest
 
 TOOL = os.environ.get("JITFRAMES_TOOL", "")
+# Runs a program after removing a map a dead process with the same pid left
+# in /tmp, so "no map written" means this child wrote none.
+FRESH_MAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include",
+                         "exec_with_fresh_map.sh")
 MAP_LINE = re.compile(r"^([0-9a-f]+) ([0-9a-f]+) (.+)$")
 
 
@@ -76,7 +80,7 @@ class ChildCase(unittest.TestCase):
         full_env = dict(os.environ, JITFRAMES_DIR=self.tmp)
         full_env.pop("JITFRAMES", None)
         full_env.update(env or {})
-        p = subprocess.run([python or sys.executable] + args, env=full_env,
+        p = subprocess.run([FRESH_MAP, "-", python or sys.executable] + args, env=full_env,
                            capture_output=True, text=True, timeout=300)
         self.pids += [int(x) for x in re.findall(r"pid=(\d+)", p.stdout)]
         if expect_status is not None:
