@@ -1,10 +1,13 @@
 /*
  * jitframes — inspect and validate the files jitframes (or any runtime)
- * writes for perf: `jitframes dump FILE` prints every entry or record,
- * `jitframes check FILE` validates the format and stops with
- * "FILE:WHERE: what is wrong" at the first problem (exit 1).
- * The format is detected from the content: jitdump magic in either byte
- * order, an ELF magic (a GDB JIT symfile), anything else is a perf map.
+ * writes for perf and debuggers: `jitframes dump FILE...` prints every entry
+ * or record, `jitframes check FILE...` validates each file and reports
+ * "FILE:WHERE: what is wrong" at its first problem. `--json` prints one
+ * JSON object per file instead. The format is taken from --format, else
+ * from the content (jitdump magic in either byte order, ELF magic), else
+ * from the name (jit-*.dump), else it is a perf map; every summary says
+ * which. Only regular files (and `-`, standard input) of at most 1 GiB
+ * are read: a device or a FIFO is refused, never waited on.
  */
 #define _GNU_SOURCE
 #include "elf_reader.h"
@@ -14,13 +17,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum file_kind { KIND_PERFMAP, KIND_JITDUMP, KIND_ELF };
+enum file_kind { KIND_UNKNOWN, KIND_PERFMAP, KIND_JITDUMP, KIND_ELF };
+
+static const char *const kind_names[] = {"unknown", "perfmap", "jitdump", "symfile"};
+
+/* Exit statuses (documented in tools/README.md and --help). */
+enum { EXIT_VALID = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
+
+#define MAX_INPUT ((size_t)1 << 30)
 
 static enum file_kind detect_kind(const uint8_t *buf, size_t len)
 {
@@ -37,25 +48,28 @@ static enum file_kind detect_kind(const uint8_t *buf, size_t len)
     return KIND_PERFMAP;
 }
 
-/* Read a whole file (regular or not) into a malloc'd buffer. */
-static uint8_t *read_file(const char *path, size_t *len_out)
+/* Read at most MAX_INPUT bytes from fd; NULL with *why set on failure. */
+static uint8_t *read_all(int fd, size_t *len_out, const char **why)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
     size_t cap = 1 << 16, len = 0;
     uint8_t *buf = malloc(cap);
-    while (buf) {
+    for (;;) {
+        if (!buf) {
+            *why = strerror(ENOMEM);
+            return NULL;
+        }
         if (len == cap) {
-            uint8_t *bigger = realloc(buf, cap * 2);
-            if (!bigger) {
+            if (cap > MAX_INPUT) {
                 free(buf);
-                buf = NULL;
-                errno = ENOMEM;
-                break;
+                *why = "larger than 1 GiB: refused";
+                return NULL;
             }
+            uint8_t *bigger = realloc(buf, cap * 2);
+            if (!bigger)
+                free(buf);
             buf = bigger;
             cap *= 2;
+            continue;
         }
         ssize_t n = read(fd, buf + len, cap - len);
         if (n == 0)
@@ -63,19 +77,66 @@ static uint8_t *read_file(const char *path, size_t *len_out)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            int saved = errno;
+            *why = strerror(errno);
             free(buf);
-            buf = NULL;
-            errno = saved;
-            break;
+            return NULL;
         }
         len += (size_t)n;
     }
-    int saved = errno;
-    close(fd);
-    errno = saved;
     *len_out = len;
     return buf;
+}
+
+/* The bytes of `path` ("-": standard input). Only regular files are
+ * opened: O_NONBLOCK keeps open() from waiting for a FIFO's writer. */
+static uint8_t *read_input(const char *path, size_t *len_out, const char **why)
+{
+    if (strcmp(path, "-") == 0)
+        return read_all(STDIN_FILENO, len_out, why);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        *why = strerror(errno);
+        return NULL;
+    }
+    struct stat st;
+    uint8_t *buf = NULL;
+    if (fstat(fd, &st) != 0)
+        *why = strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        *why = S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file: refused"
+             : S_ISDIR(st.st_mode)  ? "a directory, not a regular file: refused"
+                                    : "a device or socket, not a regular file: refused";
+    else if ((unsigned long long)st.st_size > MAX_INPUT)
+        *why = "larger than 1 GiB: refused";
+    else
+        buf = read_all(fd, len_out, why);
+    close(fd);
+    return buf;
+}
+
+static int has_name(const char *path, const char *prefix, const char *suffix)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base), p = strlen(prefix), x = strlen(suffix);
+    return n >= p + x && strncmp(base, prefix, p) == 0 && strcmp(base + n - x, suffix) == 0;
+}
+
+/* Content first (magic numbers), then the name, else a perf map. */
+static enum file_kind detect_by_content_and_name(const char *path, const uint8_t *buf, size_t len,
+                                                 const char **how)
+{
+    enum file_kind k = detect_kind(buf, len);
+    *how = "from its content";
+    if (k != KIND_PERFMAP)
+        return k;
+    *how = "from its name";
+    if (has_name(path, "jit-", ".dump"))
+        return KIND_JITDUMP;
+    if (has_name(path, "perf-", ".map"))
+        return KIND_PERFMAP;
+    *how = "assumed: not a jitdump or an ELF";
+    return KIND_PERFMAP;
 }
 
 static void print_perfmap_entry(void *ctx, const pm_entry *e)
@@ -85,106 +146,234 @@ static void print_perfmap_entry(void *ctx, const pm_entry *e)
            e->start + e->size, e->size, (int)e->name_len, e->name);
 }
 
-static void print_error(const char *path, const jft_error *err, enum file_kind kind)
+/* One file's job: what to do with it and how to say it. */
+typedef struct job {
+    const char *cmd;  /* "dump" or "check" */
+    const char *path;
+    enum file_kind kind;
+    const char *how;  /* how the format was chosen */
+    int json;
+} job;
+
+static void print_error(const job *j, const jft_error *err)
 {
-    if (kind == KIND_PERFMAP)
-        fprintf(stderr, "%s:%" PRIu64 ": %s\n", path, err->where, err->msg);
+    if (j->json)
+        return;
+    if (j->kind == KIND_PERFMAP)
+        fprintf(stderr, "%s:%" PRIu64 ": %s\n", j->path, err->where, err->msg);
     else
-        fprintf(stderr, "%s:0x%" PRIx64 ": %s\n", path, err->where, err->msg);
+        fprintf(stderr, "%s:0x%" PRIx64 ": %s\n", j->path, err->where, err->msg);
 }
 
-static int run_perfmap(const char *cmd, const char *path, const uint8_t *buf, size_t len)
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+/* {"file":...,"format":...,"detected":...,"valid":...,"summary":{...}|"error":{...}} */
+static void json_report(const job *j, const jft_error *err, const char *summary_fmt, ...)
+{
+    printf("{\"file\": ");
+    json_string(j->path);
+    printf(", \"format\": \"%s\", \"detected\": ", kind_names[j->kind]);
+    json_string(j->how);
+    printf(", \"valid\": %s, ", err && err->set ? "false" : "true");
+    if (err && err->set) {
+        printf("\"error\": {\"where\": %" PRIu64 ", \"message\": ", err->where);
+        json_string(err->msg);
+        printf("}}\n");
+        return;
+    }
+    va_list ap;
+    va_start(ap, summary_fmt);
+    printf("\"summary\": {");
+    vprintf(summary_fmt, ap);
+    printf("}}\n");
+    va_end(ap);
+}
+
+static int run_perfmap(const job *j, const uint8_t *buf, size_t len)
 {
     jft_error err = {0};
-    if (strcmp(cmd, "dump") == 0) {
-        printf("# perf map %s\n#  line  start            end                   size  name\n", path);
+    pm_summary s = {0};
+    if (strcmp(j->cmd, "dump") == 0 && !j->json) {
+        printf("# perf map %s (%s)\n#  line  start            end                   size  name\n",
+               j->path, j->how);
+        /* Every well-formed line, then the first problem (an overlap too). */
         if (pm_parse(buf, len, print_perfmap_entry, NULL, &err) == 0)
-            return 0;
-        print_error(path, &err, KIND_PERFMAP);
-        return 1;
+            pm_check(buf, len, &s, &err);
+    } else {
+        pm_check(buf, len, &s, &err);
     }
-    pm_summary s;
-    if (pm_check(buf, len, &s, &err)) {
-        print_error(path, &err, KIND_PERFMAP);
-        return 1;
+    if (j->json) {
+        json_report(j, &err, "\"entries\": %" PRIu64 ", \"duplicates\": %" PRIu64
+                    ", \"lowest\": %" PRIu64 ", \"highest\": %" PRIu64,
+                    s.entries, s.duplicates, s.lowest, s.highest);
+        return err.set ? EXIT_INVALID : EXIT_VALID;
     }
-    printf("%s: valid perf map: %" PRIu64 " entries", path, s.entries);
+    if (err.set) {
+        print_error(j, &err);
+        return EXIT_INVALID;
+    }
+    if (strcmp(j->cmd, "dump") == 0)
+        return EXIT_VALID;
+    printf("%s: valid perf map: %" PRIu64 " entries", j->path, s.entries);
     if (s.entries)
         printf(" covering %" PRIx64 "-%" PRIx64, s.lowest, s.highest);
     if (s.duplicates)
         printf(", %" PRIu64 " exact duplicate lines", s.duplicates);
-    printf("\n");
-    return 0;
+    printf(" (format %s)\n", j->how);
+    return EXIT_VALID;
 }
 
-static int run_jitdump(const char *cmd, const char *path, const uint8_t *buf, size_t len)
+static int run_jitdump(const job *j, const uint8_t *buf, size_t len)
 {
     jft_error err = {0};
-    jd_summary s;
-    int dump = strcmp(cmd, "dump") == 0;
+    jd_summary s = {0};
+    int dump = strcmp(j->cmd, "dump") == 0 && !j->json;
     if (dump)
-        printf("# jitdump %s\n", path);
+        printf("# jitdump %s (%s)\n", j->path, j->how);
     int rc = dump ? jd_dump(buf, len, stdout, &s, &err) : jd_check(buf, len, &s, &err);
+    if (j->json) {
+        json_report(j, &err, "\"records\": %" PRIu64 ", \"loads\": %" PRIu64 ", \"unwind_infos\": %" PRIu64
+                    ", \"debug_infos\": %" PRIu64 ", \"moves\": %" PRIu64 ", \"closes\": %" PRIu64,
+                    s.records, s.loads, s.unwind_infos, s.debug_infos, s.moves, s.closes);
+        return rc ? EXIT_INVALID : EXIT_VALID;
+    }
     if (rc) {
-        print_error(path, &err, KIND_JITDUMP);
-        return 1;
+        print_error(j, &err);
+        return EXIT_INVALID;
     }
     printf("%s%s: valid jitdump: %" PRIu64 " records (%" PRIu64 " loads, %" PRIu64
            " with unwind info, %" PRIu64 " with line info, %" PRIu64 " moves, %" PRIu64 " closes)\n",
-           dump ? "# " : "", path, s.records, s.loads, s.unwind_infos, s.debug_infos, s.moves,
+           dump ? "# " : "", j->path, s.records, s.loads, s.unwind_infos, s.debug_infos, s.moves,
            s.closes);
-    return 0;
+    return EXIT_VALID;
 }
 
-static int run_elf(const char *cmd, const char *path, const uint8_t *buf, size_t len)
+static int run_elf(const job *j, const uint8_t *buf, size_t len)
 {
     jft_error err = {0};
-    elf_summary s;
-    int dump = strcmp(cmd, "dump") == 0;
+    elf_summary s = {0};
+    int dump = strcmp(j->cmd, "dump") == 0 && !j->json;
     if (dump)
-        printf("# symfile %s\n", path);
+        printf("# symfile %s (%s)\n", j->path, j->how);
     int rc = dump ? elf_dump(buf, len, stdout, &s, &err) : elf_check(buf, len, &s, &err);
+    if (j->json) {
+        json_report(j, &err, "\"sections\": %" PRIu64 ", \"functions\": %" PRIu64 ", \"fdes\": %" PRIu64,
+                    s.sections, s.functions, s.fdes);
+        return rc ? EXIT_INVALID : EXIT_VALID;
+    }
     if (rc) {
-        print_error(path, &err, KIND_ELF);
-        return 1;
+        print_error(j, &err);
+        return EXIT_INVALID;
     }
     printf("%s%s: valid symfile: %" PRIu64 " sections, %" PRIu64 " functions, %" PRIu64 " FDEs\n",
-           dump ? "# " : "", path, s.sections, s.functions, s.fdes);
-    return 0;
+           dump ? "# " : "", j->path, s.sections, s.functions, s.fdes);
+    return EXIT_VALID;
 }
 
-static int usage(void)
+static const char usage_text[] =
+    "usage: jitframes [--format=FORMAT] [--json] check FILE...\n"
+    "       jitframes [--format=FORMAT] [--json] dump FILE...\n"
+    "       jitframes --help | --version\n"
+    "\n"
+    "FILE is a perf map (perf-<pid>.map), a jitdump (jit-<pid>.dump) or a GDB JIT\n"
+    "symfile (an ELF64 object); - reads standard input. Only regular files of at\n"
+    "most 1 GiB are read.\n"
+    "  check          validate each file; a summary line, or FILE:WHERE: problem\n"
+    "  dump           print every entry or record, then the first problem if any\n"
+    "  --format=F     perfmap, jitdump or symfile; default: from the content (magic\n"
+    "                 numbers), then the name (jit-*.dump), else perfmap\n"
+    "  --json         one JSON object per file on standard output (see tools/README.md)\n"
+    "Exit status: 0 every file valid; 1 a file breaks a rule; 2 usage error, or a file\n"
+    "that cannot be read or is refused.\n";
+
+static int usage(FILE *out, int status)
 {
-    fprintf(stderr, "usage: jitframes dump FILE\n"
-                    "       jitframes check FILE\n"
-                    "FILE is a perf map (perf-<pid>.map), a jitdump (jit-<pid>.dump) or a\n"
-                    "GDB JIT symfile (an ELF64 object).\n");
-    return 2;
+    fputs(usage_text, out);
+    return status;
+}
+
+static int parse_format(const char *name, enum file_kind *kind)
+{
+    for (int k = KIND_PERFMAP; k <= KIND_ELF; k++) {
+        if (strcmp(name, kind_names[k]) == 0) {
+            *kind = (enum file_kind)k;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* One file: read it, pick its format, run the command. */
+static int run_file(job j)
+{
+    size_t len = 0;
+    const char *why = NULL;
+    uint8_t *buf = read_input(j.path, &len, &why);
+    if (!buf) {
+        fprintf(stderr, "%s: %s\n", j.path, why);
+        return EXIT_USAGE;
+    }
+    int rc;
+    if (j.kind == KIND_UNKNOWN) {
+        j.kind = detect_by_content_and_name(j.path, buf, len, &j.how);
+        if (j.kind == KIND_ELF && has_name(j.path, "jitted-", ".so")) {
+            fprintf(stderr, "%s: perf inject's jitted-*.so is an ELF shared object, not a GDB JIT "
+                            "symfile: not checked (--format=symfile applies the symfile rules)\n",
+                    j.path);
+            free(buf);
+            return EXIT_USAGE;
+        }
+    }
+    if (j.kind == KIND_JITDUMP)
+        rc = run_jitdump(&j, buf, len);
+    else if (j.kind == KIND_ELF)
+        rc = run_elf(&j, buf, len);
+    else
+        rc = run_perfmap(&j, buf, len);
+    free(buf);
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "dump") != 0 && strcmp(argv[1], "check") != 0))
-        return usage();
-    const char *path = argv[2];
-    size_t len;
-    uint8_t *buf = read_file(path, &len);
-    if (!buf) {
-        fprintf(stderr, "%s: %s\n", path, strerror(errno));
-        return 2;
+    job j = {NULL, NULL, KIND_UNKNOWN, "given with --format", 0};
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
+        if (strcmp(argv[i], "--help") == 0)
+            return usage(stdout, EXIT_VALID);
+        if (strcmp(argv[i], "--version") == 0) {
+            printf("jitframes %s\n", JITFRAMES_VERSION);
+            return EXIT_VALID;
+        }
+        if (strcmp(argv[i], "--json") == 0)
+            j.json = 1;
+        else if (strncmp(argv[i], "--format=", 9) != 0 || parse_format(argv[i] + 9, &j.kind) != 0)
+            return usage(stderr, EXIT_USAGE);
     }
-    int rc;
-    switch (detect_kind(buf, len)) {
-    case KIND_JITDUMP:
-        rc = run_jitdump(argv[1], path, buf, len);
-        break;
-    case KIND_ELF:
-        rc = run_elf(argv[1], path, buf, len);
-        break;
-    default:
-        rc = run_perfmap(argv[1], path, buf, len);
-        break;
+    if (i < argc && strcmp(argv[i], "-h") == 0)
+        return usage(stdout, EXIT_VALID);
+    if (argc - i < 2 || (strcmp(argv[i], "dump") != 0 && strcmp(argv[i], "check") != 0))
+        return usage(stderr, EXIT_USAGE);
+    j.cmd = argv[i++];
+    int status = EXIT_VALID;
+    for (; i < argc; i++) {
+        j.path = argv[i];
+        int rc = run_file(j);
+        if (rc > status)
+            status = rc;
     }
-    free(buf);
-    return rc;
+    return status;
 }

@@ -74,5 +74,50 @@ printf '\001' | dd of="$dir/class32.o" bs=1 seek=4 conv=notrunc status=none
 expect elf-class32 1 "" "$dir/class32.o:0x4: ELF class 1: only 64-bit symfiles are supported" \
   -- check "$dir/class32.o"
 
+# The command line (issue "user's side") and hostile input (issue "Hardening")
+expect help 0 "usage: jitframes" "" -- --help
+expect help-short 0 "Exit status: 0 every file valid" "" -- -h
+expect version 0 "jitframes 0." "" -- --version
+expect unknown-option 2 "" "" -- --frobnicate check "$dir/good.map"
+expect unknown-format 2 "" "" -- --format=elf check "$dir/good.map"
+expect several-files 1 "good.map: valid perf map: 2 entries" \
+  "$dir/overlap.map:2: region 1008-1018 overlaps line 1 (1000-1010); readers disagree on which name wins" \
+  -- check "$dir/good.map" "$dir/overlap.map"
+expect worst-status-wins 2 "good.map: valid perf map" "$dir/none.map: No such file or directory" \
+  -- check "$dir/good.map" "$dir/none.map"
+"$tool" check - <"$dir/good.map" >"$dir/out" 2>&1 && grep -qF -- "-: valid perf map: 2 entries" "$dir/out" ||
+  fail "stdin: $(cat "$dir/out")"
+expect overlap-dump 1 "0000000000001008-0000000000001018" \
+  "$dir/overlap.map:2: region 1008-1018 overlaps line 1 (1000-1010); readers disagree on which name wins" \
+  -- dump "$dir/overlap.map"
+expect dev-zero 2 "" "/dev/zero: a device or socket, not a regular file: refused" -- check /dev/zero
+expect dev-urandom 2 "" "/dev/urandom: a device or socket, not a regular file: refused" -- dump /dev/urandom
+mkfifo "$dir/fifo"
+timeout 10 "$tool" check "$dir/fifo" >"$dir/out" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && grep -qF "a FIFO, not a regular file: refused" "$dir/out" ||
+  fail "FIFO without a writer: exit $rc (124: it blocked), $(cat "$dir/out")"
+expect directory 2 "" "$dir: a directory, not a regular file: refused" -- check "$dir"
+: >"$dir/jit-123.dump"
+expect empty-jitdump-by-name 1 "" "$dir/jit-123.dump:0x0: file too short for a jitdump header (0 bytes, need 40)" \
+  -- check "$dir/jit-123.dump"
+expect forced-format 1 "" "$dir/good.map:0x0: not a jitdump (bad magic)" \
+  -- --format=jitdump check "$dir/good.map"
+cp "$symfile" "$dir/jitted-123-1.so"
+expect jitted-so-refused 2 "" \
+  "$dir/jitted-123-1.so: perf inject's jitted-*.so is an ELF shared object, not a GDB JIT symfile: not checked (--format=symfile applies the symfile rules)" \
+  -- check "$dir/jitted-123-1.so"
+expect jitted-so-forced 0 "valid symfile" "" -- --format=symfile check "$dir/jitted-123-1.so"
+# --json: one valid JSON object per file, with the format and the verdict
+"$tool" --json check "$dir/good.map" "$dir/overlap.map" "$dir/good.dump" >"$dir/json"
+python3 - "$dir/json" <<'PY' || fail "--json output: $(cat "$dir/json")"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert [r["valid"] for r in rows] == [True, False, True], rows
+assert rows[0]["format"] == "perfmap" and rows[0]["summary"]["entries"] == 2, rows[0]
+assert rows[1]["error"]["where"] == 2 and "overlaps" in rows[1]["error"]["message"], rows[1]
+assert rows[2]["format"] == "jitdump" and rows[2]["summary"]["loads"] == 1, rows[2]
+PY
+
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
 echo "all CLI checks passed"
