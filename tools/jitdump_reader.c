@@ -20,6 +20,7 @@
 #include "jitdump_reader.h"
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,7 @@ typedef struct walker {
     int have_index;
     uint64_t last_index;
     int closed;
+    int seen_record;
     uint64_t close_offset;
     pending debug, unwind;
     live_map *live;
@@ -67,6 +69,17 @@ static int all_zero(const uint8_t *p, size_t n)
         if (p[i])
             return 0;
     return 1;
+}
+
+/* A rule perf does not enforce: counted, the first one kept, not an error. */
+static void warn(walker *w, uint64_t where, const char *fmt, ...) JFT_PRINTF(3, 4);
+static void warn(walker *w, uint64_t where, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    w->sum->warnings++;
+    jft_vfail(&w->sum->warning, where, fmt, ap);
+    va_end(ap);
 }
 
 /* ---- header -------------------------------------------------------------- */
@@ -116,10 +129,10 @@ static int read_header(walker *w)
         return jft_violation(&w->rules, 4, "header version %u (perf reads version 1)", h->version);
     if (h->total_size != JD_HEADER_SIZE)
         return jft_violation(&w->rules, 8, "header size %u (expected 40)", h->total_size);
-    if (!known_machine(h->elf_mach))
-        return jft_violation(&w->rules, 12, "unknown ELF machine %u in the header", h->elf_mach);
-    if (h->reserved != 0)
-        return jft_violation(&w->rules, 16, "header reserved field is 0x%x (must be 0)", h->reserved);
+    if (!known_machine(h->elf_mach)) /* perf's ELF files take the machine perf was built for */
+        warn(w, 12, "unknown ELF machine %u in the header (perf does not use it)", h->elf_mach);
+    if (h->reserved != 0) /* perf never reads it (CPython 3.13 leaves it uninitialised) */
+        warn(w, 16, "header reserved field is 0x%x (should be 0; perf does not read it)", h->reserved);
     if (h->flags & ~(uint64_t)JD_FLAG_ARCH_TIMESTAMP)
         return jft_violation(&w->rules, 32, "header flags 0x%llx have unknown bits (perf rejects the file)",
                          (unsigned long long)h->flags);
@@ -498,16 +511,23 @@ static int handle_move(walker *w, jd_record *rec, jft_reader *r)
 static int check_order(walker *w, const jd_record *rec)
 {
     const pending *p = w->debug.present ? &w->debug : w->unwind.present ? &w->unwind : NULL;
-    if (w->closed)
-        return jft_violation(&w->rules, rec->offset, "%s after CODE_CLOSE (at 0x%llx)", jd_record_name(rec->id),
-                         (unsigned long long)w->close_offset);
+    if (w->closed) { /* perf reads on past a CODE_CLOSE: a writer opened again */
+        w->closed = 0;
+        w->sum->reopened++;
+    }
     if (p && rec->id != JD_CODE_LOAD && rec->id != JD_CODE_DEBUG_INFO && rec->id != JD_CODE_UNWINDING_INFO)
         return jft_violation(&w->rules, rec->offset, "%s at 0x%llx must be followed by its CODE_LOAD, not by %s",
                          jd_record_name(p->rec.id), (unsigned long long)p->rec.offset, jd_record_name(rec->id));
-    if (rec->timestamp < w->last_timestamp)
-        return jft_violation(&w->rules, rec->offset + 8, "timestamp %llu is earlier than the previous record's "
-                         "(or the header's) %llu",
-                         (unsigned long long)rec->timestamp, (unsigned long long)w->last_timestamp);
+    if (!w->seen_record && rec->timestamp < w->h.timestamp) {
+        /* perf never compares records with the header's timestamp (CPython
+         * 3.13's -X perf_jit writes wall-clock microseconds there). */
+        warn(w, rec->offset + 8, "timestamp %llu is earlier than the header's %llu (perf does not use "
+             "the header's timestamp)", (unsigned long long)rec->timestamp, (unsigned long long)w->h.timestamp);
+    } else if (rec->timestamp < w->last_timestamp) {
+        return jft_violation(&w->rules, rec->offset + 8, "timestamp %llu is earlier than the previous record's %llu",
+                             (unsigned long long)rec->timestamp, (unsigned long long)w->last_timestamp);
+    }
+    w->seen_record = 1;
     return 0;
 }
 
@@ -582,6 +602,10 @@ static int walk_records(walker *w)
         if (rec.total_size < JD_PREFIX_SIZE) {
             if (zero_tail_from(w, pos))
                 break;
+            if (rec.total_size == 0) { /* a group written, its first size not yet stored */
+                w->sum->unpublished = left;
+                break;
+            }
             return jft_fail(w->err, pos, "record header with size %u (< 16) followed by non-zero bytes: "
                             "perf stops reading here", rec.total_size);
         }

@@ -82,7 +82,12 @@ typedef struct jd_visitor {
 
 typedef struct jd_summary {
     uint64_t records, loads, moves, debug_infos, unwind_infos, closes;
-    uint64_t end_offset; /* where the records end (start of a zero tail) */
+    uint64_t end_offset;  /* where the records end (start of a zero or unpublished tail) */
+    uint64_t reopened;    /* records after a CODE_CLOSE: the writer was closed and opened again */
+    uint64_t unpublished; /* bytes of a record group whose first size is still 0 (a writer
+                             killed mid-registration; perf stops reading there) */
+    uint64_t warnings;    /* rules perf does not enforce, broken; the first is `warning` */
+    jft_error warning;
 } jd_summary;
 
 /*
