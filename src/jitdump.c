@@ -255,7 +255,7 @@ static void remember_load(const jf_live *r, uintptr_t synth_end, int has_unwind)
  * systems extend the file before giving up). */
 static int reserve_blocks(size_t new_size)
 {
-    int rc = safe_file_check_size_limit((off_t)new_size);
+    int rc = jf__safe_file_check_size_limit((off_t)new_size);
     if (rc)
         return rc;
     int err = posix_fallocate(dump.fd, (off_t)dump.reserved, (off_t)(new_size - dump.reserved));
@@ -690,7 +690,7 @@ static int jitdump_start(const char *dir, jf_sink_stats *stats)
     if (snprintf(dump.path, sizeof dump.path, "%s/%s", dir, name) >= (int)sizeof dump.path)
         return jf__fail(JF_EINVAL, "jitdump directory path too long: %s", dir);
     int reused;
-    int fd = safe_file_open(dir, name, O_RDWR, &reused);
+    int fd = jf__safe_file_open(dir, name, O_RDWR, &reused);
     if (fd < 0)
         return fd;
     dump.fd = fd;

@@ -61,7 +61,7 @@ static int perfmap_start(const char *dump_dir, jf_sink_stats *stats)
     char name[64];
     snprintf(name, sizeof name, "perf-%ld.map", (long)getpid());
     int reused;
-    int fd = safe_file_open(PERFMAP_DIR, name, O_APPEND, &reused);
+    int fd = jf__safe_file_open(PERFMAP_DIR, name, O_APPEND, &reused);
     if (fd < 0)
         return fd;
     map_fd = fd;
@@ -71,7 +71,7 @@ static int perfmap_start(const char *dump_dir, jf_sink_stats *stats)
 /* Write the buffered lines of `lines` regions; counts only what is written. */
 static int flush_lines(size_t used, size_t lines, jf_sink_stats *stats)
 {
-    int rc = safe_file_append(map_fd, line_buffer, used);
+    int rc = jf__safe_file_append(map_fd, line_buffer, used);
     if (rc)
         return rc;
     stats->bytes += used;

@@ -105,7 +105,7 @@ static int check_existing(int fd, const char *path)
     return 0;
 }
 
-int safe_file_open(const char *dir, const char *name, int extra_flags, int *reused)
+int jf__safe_file_open(const char *dir, const char *name, int extra_flags, int *reused)
 {
     char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
@@ -142,7 +142,7 @@ int safe_file_open(const char *dir, const char *name, int extra_flags, int *reus
     return jf__fail(JF_EIO, "%s keeps disappearing; giving up", path);
 }
 
-int safe_file_check_size_limit(off_t new_size)
+int jf__safe_file_check_size_limit(off_t new_size)
 {
     struct rlimit lim;
     if (getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY)
@@ -170,7 +170,7 @@ static int check_append_fits(int fd, size_t len)
     struct stat st;
     if (fstat(fd, &st) != 0)
         return jf__fail(jf__errno_code(errno), "fstat: %s", strerror(errno));
-    return safe_file_check_size_limit(st.st_size + (off_t)len);
+    return jf__safe_file_check_size_limit(st.st_size + (off_t)len);
 }
 
 /*
@@ -180,7 +180,7 @@ static int check_append_fits(int fd, size_t len)
  * not ignore it. Caching "unlimited" even for a few milliseconds would let
  * a registration right after setrlimit() kill the host.
  */
-int safe_file_append(int fd, const void *buf, size_t len)
+int jf__safe_file_append(int fd, const void *buf, size_t len)
 {
     int rc = check_append_fits(fd, len);
     if (rc)

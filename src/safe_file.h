@@ -17,20 +17,20 @@
  * Returns the fd, or a negative JF_E* code with the message set.
  * *reused is set to 1 when an existing file of this process was kept.
  */
-int safe_file_open(const char *dir, const char *name, int extra_flags, int *reused);
+int jf__safe_file_open(const char *dir, const char *name, int extra_flags, int *reused);
 
 /*
  * Append len bytes at the end of fd (opened O_APPEND), retrying on EINTR and
- * short writes. Checks RLIMIT_FSIZE first so the host never gets SIGXFSZ
- * (an unlimited RLIMIT_FSIZE is re-read once per coarse clock tick, a few
- * ms: only a limit lowered under the file's size within that tick escapes). On
- * failure the file is cut back to its size before the call, so it only ever
- * holds whole records. Returns 0 or a JF_E* code with the message set.
+ * short writes. Reads RLIMIT_FSIZE before every write, never cached (the
+ * host may lower it at any moment, and a write past it would raise SIGXFSZ),
+ * so the host never gets SIGXFSZ. On failure the file is cut back to its
+ * size before the call, so it only ever holds whole records. Returns 0 or a
+ * JF_E* code with the message set.
  */
-int safe_file_append(int fd, const void *buf, size_t len);
+int jf__safe_file_append(int fd, const void *buf, size_t len);
 
 /* Fail with JF_EFBIG if growing fd to `new_size` bytes would exceed
  * RLIMIT_FSIZE. */
-int safe_file_check_size_limit(off_t new_size);
+int jf__safe_file_check_size_limit(off_t new_size);
 
 #endif

@@ -22,6 +22,12 @@ export PKG_CONFIG_PATH=$pcdir
 libdir=$(pkg-config --variable=libdir jitframes)
 [ -e "$libdir/libjitframes.so" ] || fail "pkg-config's libdir $libdir (after moving the prefix) has no libjitframes.so"
 echo "ok: pkg-config finds the moved prefix: $libdir"
+# The archive's global symbols: the API (jf_*), the library's own (jf__*)
+# and the GDB JIT interface; nothing that could clash with its host's names.
+stray=$(nm -g --defined-only "$libdir/libjitframes.a" | awk 'NF == 3 {print $3}' |
+        grep -vE '^(jf_|__jit_debug_(register_code|descriptor)$)' || true)
+[ -z "$stray" ] || fail "libjitframes.a defines non-jf_ globals: $stray"
+echo "ok: every global of libjitframes.a is jf_*, jf__* or the GDB JIT interface"
 
 check_static() { # EXE
   if readelf -d "$1" | grep -q 'libjitframes'; then fail "$1 needs libjitframes.so"; fi

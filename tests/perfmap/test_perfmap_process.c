@@ -497,7 +497,7 @@ static void append_retries_writes_interrupted_by_signals(void **state)
     pthread_t reader_thread, storm, self = pthread_self();
     assert_int_equal(pthread_create(&reader_thread, NULL, drain_slowly, &reader), 0);
     assert_int_equal(pthread_create(&storm, NULL, signal_storm, &self), 0);
-    int rc = safe_file_append(fds[1], buf, LEN);
+    int rc = jf__safe_file_append(fds[1], buf, LEN);
     close(fds[1]); /* the reader sees the end even if the append gave up */
     atomic_store(&storm_done, 1);
     pthread_join(storm, NULL);
