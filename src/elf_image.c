@@ -19,6 +19,7 @@
 #include "cfi.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -132,7 +133,7 @@ typedef struct builder {
     uint16_t index[SEC_KINDS]; /* section index, 0 when absent */
     uint16_t shnum;
     section sec[SEC_KINDS];
-    uint32_t text_name;        /* ".text" in .shstrtab */
+    uint32_t text_name;        /* ".text" in .shstrtab, then ".text.1", ".text.2"... */
     uint64_t *line_offsets;    /* per region: its line program in .debug_line */
     const char **files;        /* scratch: one region's file table */
 } builder;
@@ -408,6 +409,11 @@ static void put_shstrtab(jf_writer *w, builder *b)
     jf__put_u8(w, 0);
     b->text_name = (uint32_t)(w->pos - start);
     jf__put_cstr(w, ".text");
+    for (size_t i = 1; i < b->n_spans; i++) {
+        char name[32];
+        snprintf(name, sizeof name, ".text.%zu", i);
+        jf__put_cstr(w, name);
+    }
     for (int k = 0; k < SEC_KINDS; k++) {
         b->sec[k].name = (uint32_t)(w->pos - start);
         jf__put_cstr(w, section_names[k]);
@@ -517,15 +523,27 @@ static void put_section_header(jf_writer *w, const section *s)
     jf__put_u64(w, s->entsize);
 }
 
+/* The length of span i's section name with its NUL (".text", ".text.<i>"). */
+static uint32_t text_name_size(size_t i)
+{
+    char name[32];
+    return (uint32_t)snprintf(name, sizeof name, i ? ".text.%zu" : ".text", i) + 1;
+}
+
+/* Each span's section has a name of its own: lldb 14 looks a symbol's
+ * section up by name, so spans sharing ".text" put every symbol at the
+ * first one's address (unnamed or wrongly named frames). */
 static void put_section_headers(jf_writer *w, builder *b)
 {
     section s = {0};
     put_section_header(w, &s);
+    uint32_t name = b->text_name;
     for (size_t i = 0; i < b->n_spans; i++) {
-        section text = {.name = b->text_name, .type = SHT_NOBITS, .flags = SHF_ALLOC | SHF_EXECINSTR,
+        section text = {.name = name, .type = SHT_NOBITS, .flags = SHF_ALLOC | SHF_EXECINSTR,
                         .addr = b->spans[i].lo, .offset = EHDR_SIZE + PHDR_SIZE * program_header_count(b),
                         .size = b->spans[i].hi - b->spans[i].lo, .align = 1};
         put_section_header(w, &text);
+        name += text_name_size(i);
     }
     b->sec[SEC_EH].type = SHT_PROGBITS;
     b->sec[SEC_EH].flags = SHF_ALLOC;
