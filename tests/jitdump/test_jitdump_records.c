@@ -438,6 +438,29 @@ static void marker_mapping_stays_for_the_process_life(void **state)
     assert_int_equal(found, 1);
 }
 
+/* init, register, shutdown, init, register in one process: the second
+ * library instance appends to the same jit-<pid>.dump after the first's
+ * CODE_CLOSE (perf requires that name, and reads on past a CODE_CLOSE);
+ * `jitframes check` accepts it (it used to reject "CODE_LOAD after
+ * CODE_CLOSE") and both loads are there. */
+static void reinitialised_library_appends_after_close(void **state)
+{
+    (void)state;
+    init_jitdump();
+    jf_region first = region_at(0, 64, "before_shutdown");
+    assert_int_equal(jf_register(&first), 0);
+    assert_int_equal(jf_shutdown(), 0);
+    init_jitdump();
+    jf_region second = region_at(128, 64, "after_reinit");
+    assert_int_equal(jf_register(&second), 0);
+    dump_file d;
+    load_dump(&d); /* runs `jitframes check` */
+    assert_int_equal(dump_count(&d, ID_LOAD), 2);
+    assert_int_equal(dump_count(&d, ID_CLOSE), 1);
+    dump_free(&d);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
 /* A region perf's int code_size cannot hold is not written (never
  * truncated): jf_register says so with JF_ERANGE, the region stays
  * registered, the sink stays on and writes the rest of the group. */
@@ -524,6 +547,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(disable_then_enable_resumes_the_same_file, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(marker_mapping_stays_for_the_process_life, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(region_too_large_for_a_record_is_reported, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(reinitialised_library_appends_after_close, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(another_writer_in_this_process_is_refused, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(stale_dump_of_a_dead_process_is_replaced, make_dir, remove_dir),
     };
