@@ -3,7 +3,7 @@
  * calls mirroring the assembler's .cfi_* directives; this file encodes them
  * as DWARF call frame instructions and emits .eh_frame + .eh_frame_hdr
  * images, either for perf's synthesized DSO (pc-relative fields computed for
- * the layout perf gives them, FORMATS.md) or for use in place.
+ * the layout perf gives them, docs/formats.md) or for use in place.
  *
  * Representation: a jf_cfi carries its CIE parameters and one byte buffer,
  * `ops`, holding the encoded CIE record first and then each FDE's

@@ -75,7 +75,7 @@ size_t jf__cfi_next_entry(const struct jf_cfi *cfi, size_t from, size_t size);
 typedef enum jf_eh_layout {
     /* perf's synthesized DSO for a jitdump CODE_UNWINDING_INFO record:
      * .eh_frame at round8(code_size) after the code start, .eh_frame_hdr
-     * right after .eh_frame, no terminator (FORMATS.md). */
+     * right after .eh_frame, no terminator (docs/formats.md). */
     JF_EH_LAYOUT_PERF_JITDUMP,
     /* Absolute addresses: the bytes are used in place at `image_addr`
      * (GDB symfiles, __register_frame). FDE addresses are 64-bit absolute

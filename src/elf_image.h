@@ -1,5 +1,5 @@
 /*
- * A minimal ELF64 object writer for GDB JIT symfiles (FORMATS.md, "GDB JIT
+ * A minimal ELF64 object writer for GDB JIT symfiles (docs/formats.md, "GDB JIT
  * interface"). The image describes code that already lives in memory: it
  * never contains the code, only where it is, its names, its unwind rules and
  * its source lines.

@@ -5,7 +5,7 @@
  * __jit_debug_register_code, on which it keeps a breakpoint.
  *
  * Why symfiles are merged: every registration stops the debugger, and the
- * cost of a stop grows with the number of live symfiles (FORMATS.md: ~1 ms
+ * cost of a stop grows with the number of live symfiles (docs/formats.md: ~1 ms
  * at 1,000, 35 ms at 10,000). So symfiles live in levels by size (level L
  * holds 8^L to 8^(L+1)-1 regions); when a level holds MERGE_FANIN symfiles,
  * they are merged into one of a higher level. The merged symfile is

@@ -1,6 +1,6 @@
 /*
  * Symfile walker and validator. What gdb and lldb need from a JIT symfile
- * (FORMATS.md): a well-formed ELF64 object, FUNC symbols inside executable
+ * (docs/formats.md): a well-formed ELF64 object, FUNC symbols inside executable
  * sections with non-zero sizes, no SHF_ALLOC section at address 0 (gdb
  * registration becomes ~15x slower), and a .eh_frame whose FDEs, read at the
  * section's sh_addr, describe code that a FUNC symbol names.

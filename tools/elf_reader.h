@@ -1,7 +1,7 @@
 /*
  * Reader and validator for GDB JIT symfiles (small ELF64 objects written
  * to memory and read by gdb/lldb): sections, FUNC symbols, and the
- * .eh_frame decoded at its sh_addr (FORMATS.md, "GDB JIT interface").
+ * .eh_frame decoded at its sh_addr (docs/formats.md, "GDB JIT interface").
  */
 #ifndef JFT_ELF_READER_H
 #define JFT_ELF_READER_H

@@ -1,6 +1,6 @@
 /*
  * Reader and validator for perf jitdump files (jit-<pid>.dump), written
- * from the format description (FORMATS.md) and checked against what
+ * from the format description (docs/formats.md) and checked against what
  * perf's reader (tools/perf/util/jitdump.c, genelf.c) actually relies on.
  */
 #ifndef JFT_JITDUMP_READER_H

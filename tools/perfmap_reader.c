@@ -1,6 +1,6 @@
 /*
  * Perf map reader and validator. The rules are the strictest form every
- * known reader accepts (FORMATS.md): lowercase hex without 0x, exactly one
+ * known reader accepts (docs/formats.md): lowercase hex without 0x, exactly one
  * space between fields, a non-zero size, a printable UTF-8 name, and a
  * newline after every line (perf 6.1 cuts the last character of an
  * unterminated last line). Overlaps are ambiguous (perf takes the first

@@ -1,7 +1,7 @@
 /*
  * Reader and validator for perf maps (/tmp/perf-<pid>.map): one
  * "<start> <size> <name>\n" line per region. The validator accepts only
- * the strictest form every reader understands (FORMATS.md).
+ * the strictest form every reader understands (docs/formats.md).
  */
 #ifndef JFT_PERFMAP_READER_H
 #define JFT_PERFMAP_READER_H

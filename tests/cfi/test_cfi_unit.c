@@ -1,6 +1,6 @@
 /*
  * The CFI assembler's encodings, its two image layouts checked field by field
- * against FORMATS.md's formulas, and its error paths.
+ * against docs/formats.md's formulas, and its error paths.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -154,7 +154,7 @@ static void riscv64_cie_matches_gas_factors(void **state)
     jf_cfi_free(c);
 }
 
-/* FORMATS.md: perf places .eh_frame at round8(code_size) after the code. */
+/* docs/formats.md: perf places .eh_frame at round8(code_size) after the code. */
 static void perf_layout_single_fde_fields_follow_formats_md(void **state)
 {
     (void)state;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every live symfile must pass `readelf -a` without a warning and, when it
 # has DWARF, `llvm-dwarfdump --verify`; the symbols and sections must be
-# where FORMATS.md says; `jitframes check` (when built) accepts each one.
+# where docs/formats.md says; `jitframes check` (when built) accepts each one.
 # Usage: check_symfiles.sh SYMFILE_DUMP [JITFRAMES_TOOL]
 set -uo pipefail
 dump=$1 tool=${2:-}

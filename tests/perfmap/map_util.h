@@ -1,6 +1,6 @@
 /*
  * Helpers for tests that read /tmp/perf-<pid>.map: locate, read, remove and
- * validate a map strictly (the form FORMATS.md asks writers to produce).
+ * validate a map strictly (the form docs/formats.md asks writers to produce).
  */
 #ifndef JF_TEST_MAP_UTIL_H
 #define JF_TEST_MAP_UTIL_H

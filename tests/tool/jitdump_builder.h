@@ -2,7 +2,7 @@
  * A small test-only jitdump writer, independent of the library's sink, to
  * craft valid dumps and damage them one rule at a time. The unwinding info
  * is x86_64-shaped DWARF laid out as perf's synthesized DSO expects
- * (FORMATS.md).
+ * (docs/formats.md).
  */
 #ifndef JF_TEST_JITDUMP_BUILDER_H
 #define JF_TEST_JITDUMP_BUILDER_H

@@ -12,7 +12,7 @@
  *            the sink cuts the walk again, re-enabling restores it.
  *   without  negative control: no sink, the walk stops at the JIT code.
  *   plain    assert no unwinder is in global scope (libgcc_s is private to
- *            glibc's backtrace(), the case FORMATS.md describes)
+ *            glibc's backtrace(), the case docs/formats.md describes)
  *   llvm     assert _Unwind_Backtrace in global scope is LLVM libunwind's
  * Exit 0 when everything matches the mode.
  */
