@@ -22,6 +22,9 @@ export PKG_CONFIG_PATH=$pcdir
 libdir=$(pkg-config --variable=libdir jitframes)
 [ -e "$libdir/libjitframes.so" ] || fail "pkg-config's libdir $libdir (after moving the prefix) has no libjitframes.so"
 echo "ok: pkg-config finds the moved prefix: $libdir"
+for page in man1/jitframes.1 man3/jitframes.3; do
+  [ -e "$prefix/share/man/$page" ] || fail "man page $page not installed"
+done
 # The archive's global symbols: the API (jf_*), the library's own (jf__*)
 # and the GDB JIT interface; nothing that could clash with its host's names.
 stray=$(nm -g --defined-only "$libdir/libjitframes.a" | awk 'NF == 3 {print $3}' |
