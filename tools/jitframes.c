@@ -165,41 +165,125 @@ static void print_error(const job *j, const jft_error *err)
         fprintf(stderr, "%s:0x%" PRIx64 ": %s\n", j->path, err->where, err->msg);
 }
 
-static void json_string(const char *s)
+static void json_string_n(FILE *out, const char *s, size_t n)
 {
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
+    fputc('"', out);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
         if (c == '"' || c == '\\')
-            printf("\\%c", c);
+            fprintf(out, "\\%c", c);
         else if (c < 0x20)
-            printf("\\u%04x", c);
+            fprintf(out, "\\u%04x", c);
         else
-            putchar(c);
+            fputc(c, out);
     }
-    putchar('"');
+    fputc('"', out);
 }
 
-/* {"file":...,"format":...,"detected":...,"valid":...,"summary":{...}|"error":{...}} */
-static void json_report(const job *j, const jft_error *err, const char *summary_fmt, ...)
+static void json_string(FILE *out, const char *s)
+{
+    json_string_n(out, s, strlen(s));
+}
+
+/* `dump --json`: the entries or records, gathered while the file is walked. */
+typedef struct json_items {
+    FILE *f;
+    char *buf;
+    size_t len;
+    int n;
+} json_items;
+
+static FILE *json_item(json_items *items)
+{
+    if (items->n++)
+        fputs(", ", items->f);
+    return items->f;
+}
+
+/* {"file":...,"format":...,"detected":...,"valid":...,"summary":{...}|"error":{...}[,"NAME":[...]]} */
+static void json_report(const job *j, const jft_error *err, const char *items_name, json_items *items,
+                        const char *summary_fmt, ...)
 {
     printf("{\"file\": ");
-    json_string(j->path);
+    json_string(stdout, j->path);
     printf(", \"format\": \"%s\", \"detected\": ", kind_names[j->kind]);
-    json_string(j->how);
+    json_string(stdout, j->how);
     printf(", \"valid\": %s, ", err && err->set ? "false" : "true");
     if (err && err->set) {
         printf("\"error\": {\"where\": %" PRIu64 ", \"message\": ", err->where);
-        json_string(err->msg);
-        printf("}}\n");
-        return;
+        json_string(stdout, err->msg);
+        printf("}");
+    } else {
+        va_list ap;
+        va_start(ap, summary_fmt);
+        printf("\"summary\": {");
+        vprintf(summary_fmt, ap);
+        printf("}");
+        va_end(ap);
     }
-    va_list ap;
-    va_start(ap, summary_fmt);
-    printf("\"summary\": {");
-    vprintf(summary_fmt, ap);
-    printf("}}\n");
-    va_end(ap);
+    if (items && items->f) {
+        fclose(items->f);
+        items->f = NULL;
+        printf(", \"%s\": [%.*s]", items_name, (int)items->len, items->buf ? items->buf : "");
+        free(items->buf);
+    }
+    printf("}\n");
+}
+
+static void json_perfmap_entry(void *ctx, const pm_entry *e)
+{
+    FILE *f = json_item(ctx);
+    fprintf(f, "{\"line\": %" PRIu64 ", \"start\": %" PRIu64 ", \"size\": %" PRIu64 ", \"name\": ",
+            e->line, e->start, e->size);
+    json_string_n(f, e->name, e->name_len);
+    fputc('}', f);
+}
+
+static void json_jitdump_record(void *ctx, const jd_record *r, uint32_t elf_mach)
+{
+    (void)elf_mach;
+    FILE *f = json_item(ctx);
+    fprintf(f, "{\"offset\": %" PRIu64 ", \"type\": \"%s\", \"size\": %u, \"timestamp\": %" PRIu64,
+            r->offset, jd_record_name(r->id), r->total_size, r->timestamp);
+    if (r->id == JD_CODE_LOAD) {
+        fprintf(f, ", \"code_addr\": %" PRIu64 ", \"code_size\": %" PRIu64 ", \"code_index\": %" PRIu64
+                   ", \"name\": ", r->u.load.code_addr, r->u.load.code_size, r->u.load.code_index);
+        json_string(f, r->u.load.name ? r->u.load.name : "");
+    } else if (r->id == JD_CODE_MOVE) {
+        fprintf(f, ", \"old_code_addr\": %" PRIu64 ", \"new_code_addr\": %" PRIu64 ", \"code_index\": %" PRIu64,
+                r->u.move.old_code_addr, r->u.move.new_code_addr, r->u.move.code_index);
+    } else if (r->id == JD_CODE_DEBUG_INFO) {
+        fprintf(f, ", \"code_addr\": %" PRIu64 ", \"lines\": [", r->u.debug.code_addr);
+        for (uint64_t i = 0; r->u.debug.lines && i < r->u.debug.nr_entry; i++) {
+            fprintf(f, "%s{\"addr\": %" PRIu64 ", \"line\": %u, \"file\": ", i ? ", " : "",
+                    r->u.debug.lines[i].addr, r->u.debug.lines[i].lineno);
+            json_string(f, r->u.debug.lines[i].file ? r->u.debug.lines[i].file : "");
+            fputc('}', f);
+        }
+        fputc(']', f);
+    } else if (r->id == JD_CODE_UNWINDING_INFO) {
+        fprintf(f, ", \"unwinding_size\": %" PRIu64 ", \"eh_frame_hdr_size\": %" PRIu64 ", \"mapped_size\": %" PRIu64,
+                r->u.unwind.unwinding_size, r->u.unwind.eh_frame_hdr_size, r->u.unwind.mapped_size);
+    }
+    fputc('}', f);
+}
+
+static void json_elf_symbol(void *ctx, size_t index, const elf_symbol *sym)
+{
+    FILE *f = json_item(ctx);
+    fprintf(f, "{\"index\": %zu, \"addr\": %" PRIu64 ", \"size\": %" PRIu64 ", \"name\": ", index, sym->addr,
+            sym->size);
+    json_string(f, sym->name ? sym->name : "");
+    fputc('}', f);
+}
+
+/* For dump --json: a stream for the items (f stays NULL when not dumping).
+ * In place: the stream keeps pointers to buf and len. */
+static void json_items_open(const job *j, json_items *items)
+{
+    *items = (json_items){NULL, NULL, 0, 0};
+    if (j->json && strcmp(j->cmd, "dump") == 0)
+        items->f = open_memstream(&items->buf, &items->len);
 }
 
 static int run_perfmap(const job *j, const uint8_t *buf, size_t len)
@@ -213,13 +297,17 @@ static int run_perfmap(const job *j, const uint8_t *buf, size_t len)
         if (pm_parse(buf, len, print_perfmap_entry, NULL, &err) == 0)
             pm_check(buf, len, &s, &err);
     } else {
+        json_items items;
+        json_items_open(j, &items);
+        if (items.f)
+            pm_parse(buf, len, json_perfmap_entry, &items, &err);
         pm_check(buf, len, &s, &err);
-    }
-    if (j->json) {
-        json_report(j, &err, "\"entries\": %" PRIu64 ", \"duplicates\": %" PRIu64
-                    ", \"lowest\": %" PRIu64 ", \"highest\": %" PRIu64,
-                    s.entries, s.duplicates, s.lowest, s.highest);
-        return err.set ? EXIT_INVALID : EXIT_VALID;
+        if (j->json) {
+            json_report(j, &err, "entries", &items, "\"entries\": %" PRIu64 ", \"duplicates\": %" PRIu64
+                        ", \"lowest\": %" PRIu64 ", \"highest\": %" PRIu64,
+                        s.entries, s.duplicates, s.lowest, s.highest);
+            return err.set ? EXIT_INVALID : EXIT_VALID;
+        }
     }
     if (err.set) {
         print_error(j, &err);
@@ -243,10 +331,15 @@ static int run_jitdump(const job *j, const uint8_t *buf, size_t len)
     int dump = strcmp(j->cmd, "dump") == 0 && !j->json;
     if (dump)
         printf("# jitdump %s (%s)\n", j->path, j->how);
-    int rc = dump ? jd_dump(buf, len, stdout, &s, &err) : jd_check(buf, len, &s, &err);
+    json_items items;
+    json_items_open(j, &items);
+    static const jd_visitor json_visitor = {NULL, json_jitdump_record};
+    int rc = dump      ? jd_dump(buf, len, stdout, &s, &err)
+           : items.f   ? jd_walk(buf, len, &json_visitor, &items, 1, &s, &err)
+                       : jd_check(buf, len, &s, &err);
     int valid = rc ? EXIT_INVALID : s.warnings ? EXIT_WARNINGS : EXIT_VALID;
     if (j->json) {
-        json_report(j, &err, "\"records\": %" PRIu64 ", \"loads\": %" PRIu64 ", \"unwind_infos\": %" PRIu64
+        json_report(j, &err, "records", &items, "\"records\": %" PRIu64 ", \"loads\": %" PRIu64 ", \"unwind_infos\": %" PRIu64
                     ", \"debug_infos\": %" PRIu64 ", \"moves\": %" PRIu64 ", \"closes\": %" PRIu64
                     ", \"reopened\": %" PRIu64 ", \"unpublished_bytes\": %" PRIu64 ", \"warnings\": %" PRIu64,
                     s.records, s.loads, s.unwind_infos, s.debug_infos, s.moves, s.closes, s.reopened,
@@ -280,9 +373,14 @@ static int run_elf(const job *j, const uint8_t *buf, size_t len)
     int dump = strcmp(j->cmd, "dump") == 0 && !j->json;
     if (dump)
         printf("# symfile %s (%s)\n", j->path, j->how);
-    int rc = dump ? elf_dump(buf, len, stdout, &s, &err) : elf_check(buf, len, &s, &err);
+    json_items items;
+    json_items_open(j, &items);
+    static const elf_visitor json_visitor = {NULL, NULL, json_elf_symbol, NULL};
+    int rc = dump    ? elf_dump(buf, len, stdout, &s, &err)
+           : items.f ? elf_walk(buf, len, &json_visitor, &items, 1, &s, &err)
+                     : elf_check(buf, len, &s, &err);
     if (j->json) {
-        json_report(j, &err, "\"sections\": %" PRIu64 ", \"functions\": %" PRIu64 ", \"fdes\": %" PRIu64,
+        json_report(j, &err, "symbols", &items, "\"sections\": %" PRIu64 ", \"functions\": %" PRIu64 ", \"fdes\": %" PRIu64,
                     s.sections, s.functions, s.fdes);
         return rc ? EXIT_INVALID : EXIT_VALID;
     }

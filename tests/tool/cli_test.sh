@@ -118,6 +118,17 @@ assert rows[0]["format"] == "perfmap" and rows[0]["summary"]["entries"] == 2, ro
 assert rows[1]["error"]["where"] == 2 and "overlaps" in rows[1]["error"]["message"], rows[1]
 assert rows[2]["format"] == "jitdump" and rows[2]["summary"]["loads"] == 1, rows[2]
 PY
+"$tool" --json dump "$dir/good.map" "$dir/good.dump" "$symfile" >"$dir/json"
+python3 - "$dir/json" <<'PY' || fail "dump --json output: $(cat "$dir/json")"
+import json, sys
+m, d, e = [json.loads(line) for line in open(sys.argv[1])]
+assert [x["name"] for x in m["entries"]] == ["foo", "bar baz"], m
+assert m["entries"][1]["start"] == 0x7f0000002000 and m["entries"][1]["size"] == 16, m
+loads = [r for r in d["records"] if r["type"] == "CODE_LOAD"]
+assert len(loads) == 1 and loads[0]["name"] == "sample_fn", d
+assert any(r["type"] == "CODE_DEBUG_INFO" and r["lines"] for r in d["records"]), d
+assert e["format"] == "symfile" and len(e["symbols"]) == e["summary"]["functions"], e
+PY
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
 echo "all CLI checks passed"
