@@ -22,5 +22,17 @@ for mode in batch merged packed; do
     fi
   done
 done
+# A region with two functions inside a merged symfile: A calls B, B traps.
+# lldb must show B and A, each named by the region, then main.
+out=$(timeout -k 5 90 lldb -b -o run -k bt -k 'process kill' -k quit -- "$prog" multi 7 2>&1)
+# The backtrace starts at "* frame #0" (the stop report before it shows frame #0 too).
+chain=$(awk '/^ *\* frame #0:/ { on = 1 } on' <<<"$out" |
+        grep -oE 'frame #[0-9]+: 0x[0-9a-f]+ [^`]*`[A-Za-z_0-9]+' | sed 's/.*`//' | head -3 | tr '\n' ' ')
+if [ "$chain" = "span_fn_7 span_fn_7 main " ]; then
+  echo "ok: multi-FDE region in a merged symfile: $chain"
+else
+  echo "FAIL: multi-FDE region in a merged symfile: frames are: $chain"
+  fail=1
+fi
 [ "$fail" = 0 ] && echo PASS
 exit "$fail"
