@@ -1,0 +1,39 @@
+-- The LuaJIT module's API and contracts, on the luajit running it.
+local jf = require("jitframes")
+local function check(cond, what) if not cond then error("FAIL: " .. what, 2) end print("ok: " .. what) end
+local function pid() return io.open("/proc/self/stat"):read("*n") end
+local function map() local f = io.open("/tmp/perf-" .. pid() .. ".map") if not f then return "" end local s = f:read("*a") f:close() return s end
+
+check(not jf.active() and jf.sinks() == "", "inactive at first")
+local ok, err = jf.start("bogus")
+check(ok == nil and err:match("invalid sinks 'bogus'"), "an unknown sink is refused with a message")
+check(jf.start{sinks = "perfmap"} == true and jf.active() and jf.sinks() == "perfmap", "start with a table")
+local ok2, err2 = jf.start("perfmap")
+check(ok2 == nil and err2:match("already started"), "a second start is refused")
+
+-- Functions made with load(): many small traces, each named by its chunk and line.
+for i = 1, 30 do
+  local f = load("local s = 0 for j = 1, 200 do s = s + j * " .. i .. " end return s", "=gen" .. i)
+  for _ = 1, 60 do f() end
+end
+local m = map()
+local n = 0
+for _ in m:gmatch("TRACE_%d+::gen%d+:1\n") do n = n + 1 end
+check(n >= 30, "30 load()ed functions give " .. n .. " named traces (TRACE_<n>::gen<i>:1)")
+for line in m:gmatch("[^\n]+") do
+  check(line:match("^%x+ %x+ TRACE_%d+::[^ ]") ~= nil, "strict map line: " .. line)
+  break
+end
+
+-- flush: every trace is unregistered; later traces at reused addresses are new entries.
+jit.flush()
+check(jf.status().traces == 0, "flush unregisters every trace")
+for _ = 1, 100 do local s = 0 for j = 1, 500 do s = s + j end end
+check(jf.status().traces >= 1, "traces after a flush are registered again")
+
+check(jf.stop() == true and not jf.active(), "stop")
+local ok3, err3 = jf.stop()
+check(ok3 == nil and err3:match("not started"), "a second stop is refused")
+check(jf.status().errors == 0, "no registration failed")
+os.remove("/tmp/perf-" .. pid() .. ".map")
+print("PASS")
