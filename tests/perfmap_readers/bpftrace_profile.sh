@@ -10,7 +10,7 @@ command -v bpftrace >/dev/null || { echo "SKIP: bpftrace is not installed (scrip
 start_target "$target" 10 5000
 program="profile:hz:499 /pid == $PID/ { @[ustack(perf)] = count(); } interval:s:2 { exit(); }"
 out=$(timeout 60 bpftrace -e "$program" 2>&1 | grep -v "RLIMIT_MEMLOCK\|ulimit -l" || true)
-echo "--- bpftrace profile:hz:499, user stacks (first lines):"; echo "$out" | head -20
+echo "--- bpftrace profile:hz:499, user stacks (first lines):"; echo "$out" | head -20 || true
 if grep -q "Attaching" <<<"$out" && ! grep -q "@\[" <<<"$out"; then
   echo "FAIL: no samples of the target"; exit 1
 fi

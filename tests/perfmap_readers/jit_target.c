@@ -93,6 +93,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "register: %s\n", jf_last_error());
         return 1;
     }
+    jf_cfi_free(frameless.cfi); /* registration copied the rules */
+    jf_cfi_free(framed.cfi);
     FILE *f = fopen(argv[1], "w");
     if (!f)
         return 1;
