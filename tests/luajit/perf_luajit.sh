@@ -11,15 +11,9 @@ set -u
 module_dir=$1 mode=$2 tool=$3
 here=$(cd "$(dirname "$0")" && pwd)
 command -v luajit >/dev/null || { echo "SKIP: luajit is not installed (scripts/deps installs it)"; exit 77; }
-command -v perf >/dev/null && perf --version >/dev/null 2>&1 || { echo "SKIP: no perf"; exit 77; }
-perf=$here/../include/perf_ignoring_sigpipe.sh
-tmp=$(mktemp -d)
-export HOME=$tmp/home LUA_CPATH="$module_dir/?.so;;"
-mkdir -p "$HOME"
-pids=()
-cleanup() { for p in "${pids[@]}"; do rm -f "/tmp/perf-$p.map"; done; rm -rf "$tmp"; }
-trap cleanup EXIT
-die() { echo "FAIL: $*"; exit 1; }
+. "$here/../include/perf_test_env.sh"
+require_perf
+export LUA_CPATH="$module_dir/?.so;;"
 
 record() { # NAME WITH_MODULE(0/1): perf record hot.lua into $tmp/NAME/perf.data
   local dir=$tmp/$1 args=()

@@ -11,13 +11,8 @@ set -u
 module_dir=$1 tool=$2
 here=$(cd "$(dirname "$0")" && pwd)
 command -v luajit >/dev/null || { echo "SKIP: luajit is not installed"; exit 77; }
-tmp=$(mktemp -d)
-export HOME=$tmp/home LUA_CPATH="$module_dir/?.so;;"
-mkdir -p "$HOME"
-pids=()
-cleanup() { for p in "${pids[@]}"; do rm -f "/tmp/perf-$p.map"; done; rm -rf "$tmp"; }
-trap cleanup EXIT
-die() { echo "FAIL: $*"; exit 1; }
+. "$here/../include/perf_test_env.sh"
+export LUA_CPATH="$module_dir/?.so;;"
 
 # SIGKILL
 (cd "$tmp" && JITFRAMES=perfmap,jitdump JITFRAMES_DIR=$tmp \
@@ -35,7 +30,7 @@ in_dump=$("$tool" dump "$tmp/jit-$pid.dump" | grep -cE 'name "TRACE_[0-9]+::k[0-
 echo "ok: SIGKILL after $stopped traces: map $in_map, dump $in_dump, both valid"
 
 # flush
-command -v perf >/dev/null && perf --version >/dev/null 2>&1 || { echo "SKIP: no perf for the flush check"; exit 77; }
+require_perf
 mkdir "$tmp/flush"
 (cd "$tmp/flush" && JITFRAMES=perfmap,jitdump JITFRAMES_DIR=$tmp/flush timeout 300 perf record -q -k 1 -e cpu-clock \
    -o perf.data -- "$here/../include/exec_with_fresh_map.sh" pid luajit -l jitframes "$here/flush.lua" 15 \
@@ -52,7 +47,7 @@ print("ok: after jit.flush() the trace of B %s" % ("reuses the address of A" if 
       "is at another address than that of A (LuaJIT mapped a new mcode area)"))
 sys.exit(0 if a and b else "FAIL: no trace for A or for B in the dump")' || exit 1
 perf inject --jit -i "$tmp/flush/perf.data" -o "$tmp/flush/perf.jit.data" 2>/dev/null || die "perf inject"
-"$here/../include/perf_ignoring_sigpipe.sh" script -i "$tmp/flush/perf.jit.data" -F time,ip,sym 2>/dev/null |
+"$perf" script -i "$tmp/flush/perf.jit.data" -F time,ip,sym 2>/dev/null |
   python3 -c '
 import re, sys
 rows = [(float(m.group(1)), m.group(2)) for m in (re.search(r"([0-9.]+):\s+[0-9a-f]+\s+(\S+)", l) for l in sys.stdin) if m]

@@ -17,20 +17,8 @@ set -u
 python=$1 mode=$2
 here=$(cd "$(dirname "$0")" && pwd)
 tool=${JITFRAMES_TOOL:-}
-if ! command -v perf >/dev/null || ! perf --version >/dev/null 2>&1; then
-  echo "SKIP: perf is not installed (scripts/deps installs linux-perf)"; exit 77
-fi
-perf=$here/../include/perf_ignoring_sigpipe.sh
-tmp=$(mktemp -d)
-export HOME=$tmp/home # perf's ~/.debug cache stays private
-mkdir -p "$HOME"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do rm -f "/tmp/perf-$p.map"; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-die() { echo "FAIL: $*"; exit 1; }
+. "$here/../include/perf_test_env.sh"
+require_perf
 
 cat >"$tmp/work.py" <<'PY'
 import sys
