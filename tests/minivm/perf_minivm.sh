@@ -10,32 +10,19 @@
 set -u
 minivm=$1 programs=$2 mode=$3 tool=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
-if ! command -v perf >/dev/null || ! perf --version >/dev/null 2>&1; then
-  echo "SKIP: perf is not installed (scripts/deps installs linux-perf)"; exit 77
-fi
+. "$here/../include/perf_test_env.sh"
+require_perf
 case "$mode" in
   perfmap) record_args=(-g) ;;
   jitdump) record_args=(-k 1 --call-graph dwarf) ;;
   *) echo "perf_minivm.sh: unknown mode $mode" >&2; exit 2 ;;
 esac
-# perf reading a recording may run addr2line; see perf_ignoring_sigpipe.sh
-perf=$here/../include/perf_ignoring_sigpipe.sh
-tmp=$(mktemp -d)
-export HOME=$tmp/home # perf's ~/.debug cache stays private
-mkdir -p "$HOME"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do rm -f "/tmp/perf-$p.map"; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
 fail=0
 check() { # check DESCRIPTION COMMAND...
   local what=$1
   shift
   if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi
 }
-die() { echo "FAIL: $*"; exit 1; }
 
 # A jitdump recording: check the dumps, inject once; prints the data file to report on.
 check_and_inject() {
