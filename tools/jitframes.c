@@ -304,8 +304,9 @@ static int run_perfmap(const job *j, const uint8_t *buf, size_t len)
         pm_check(buf, len, &s, &err);
         if (j->json) {
             json_report(j, &err, "entries", &items, "\"entries\": %" PRIu64 ", \"duplicates\": %" PRIu64
-                        ", \"lowest\": %" PRIu64 ", \"highest\": %" PRIu64,
-                        s.entries, s.duplicates, s.lowest, s.highest);
+                        ", \"lowest\": %" PRIu64 ", \"highest\": %" PRIu64
+                        ", \"padding\": %" PRIu64 ", \"unpublished\": %" PRIu64,
+                        s.entries, s.duplicates, s.lowest, s.highest, s.padding, s.unpublished);
             return err.set ? EXIT_INVALID : EXIT_VALID;
         }
     }
@@ -320,6 +321,11 @@ static int run_perfmap(const job *j, const uint8_t *buf, size_t len)
         printf(" covering %" PRIx64 "-%" PRIx64, s.lowest, s.highest);
     if (s.duplicates)
         printf(", %" PRIu64 " exact duplicate lines", s.duplicates);
+    if (s.padding)
+        printf(", %" PRIu64 " bytes of unused space (blank lines)", s.padding);
+    if (s.unpublished)
+        printf(", %" PRIu64 " unpublished line%s (its writer was killed; readers skip it)",
+               s.unpublished, s.unpublished == 1 ? "" : "s");
     printf(" (format %s)\n", j->how);
     return EXIT_VALID;
 }

@@ -5,6 +5,8 @@
  * newline after every line (perf 6.1 cuts the last character of an
  * unterminated last line). Overlaps are ambiguous (perf takes the first
  * entry, other readers the last), so they are reported with both lines.
+ * Blank lines are unused reserved space, lines starting "##" unpublished
+ * ones (see perfmap_reader.h): both are counted, never errors.
  */
 #include "perfmap_reader.h"
 
@@ -79,12 +81,21 @@ static int parse_line(const uint8_t *line, size_t n, uint64_t line_no, pm_entry 
     return 0;
 }
 
-int pm_parse(const uint8_t *buf, size_t len, pm_entry_fn fn, void *ctx, jft_error *err)
+/* pm_parse, counting blank and unpublished lines into *summary (if not NULL). */
+static int parse_lines(const uint8_t *buf, size_t len, pm_entry_fn fn, void *ctx,
+                       pm_summary *summary, jft_error *err)
 {
     size_t pos = 0;
+    uint64_t padding = 0, unpublished = 0;
     for (uint64_t line_no = 1; pos < len; line_no++) {
         const uint8_t *nl = memchr(buf + pos, '\n', len - pos);
         size_t n = nl ? (size_t)(nl - (buf + pos)) : len - pos;
+        if (nl && (n == 0 || (n >= 2 && buf[pos] == '#' && buf[pos + 1] == '#'))) {
+            padding += n == 0;
+            unpublished += n > 0;
+            pos += n + 1;
+            continue;
+        }
         pm_entry e;
         if (parse_line(buf + pos, n, line_no, &e, err))
             return -1;
@@ -95,7 +106,16 @@ int pm_parse(const uint8_t *buf, size_t len, pm_entry_fn fn, void *ctx, jft_erro
             fn(ctx, &e);
         pos += n + 1;
     }
+    if (summary) {
+        summary->padding = padding;
+        summary->unpublished = unpublished;
+    }
     return 0;
+}
+
+int pm_parse(const uint8_t *buf, size_t len, pm_entry_fn fn, void *ctx, jft_error *err)
+{
+    return parse_lines(buf, len, fn, ctx, NULL, err);
 }
 
 /* ---- overlap detection ------------------------------------------------ */
@@ -219,7 +239,8 @@ int pm_check(const uint8_t *buf, size_t len, pm_summary *summary, jft_error *err
 {
     entry_list l = {0};
     jft_error syntax = {0};
-    int syntax_rc = pm_parse(buf, len, collect_entry, &l, &syntax);
+    pm_summary unused = {0};
+    int syntax_rc = parse_lines(buf, len, collect_entry, &l, &unused, &syntax);
     pm_entry **sorted = l.n ? malloc(l.n * sizeof *sorted) : NULL;
     if (l.oom || (l.n && !sorted)) {
         free(l.items);
@@ -241,6 +262,8 @@ int pm_check(const uint8_t *buf, size_t len, pm_summary *summary, jft_error *err
         rc = -1;
     } else if (summary) {
         fill_summary(summary, sorted, l.n, dups);
+        summary->padding = unused.padding;
+        summary->unpublished = unused.unpublished;
     }
     free(sorted);
     free(l.items);

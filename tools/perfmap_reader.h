@@ -1,7 +1,10 @@
 /*
  * Reader and validator for perf maps (/tmp/perf-<pid>.map): one
  * "<start> <size> <name>\n" line per region. The validator accepts only
- * the strictest form every reader understands (docs/formats.md).
+ * the strictest form every reader understands (docs/formats.md), plus what
+ * a writer that reserves space leaves: blank lines (unused space, which
+ * every reader skips) and lines starting "##" (a line its writer was killed
+ * before publishing; bcc skips them, perf makes them an empty symbol at 0).
  */
 #ifndef JFT_PERFMAP_READER_H
 #define JFT_PERFMAP_READER_H
@@ -23,12 +26,15 @@ typedef struct pm_summary {
     uint64_t duplicates; /* lines repeating an earlier line exactly */
     uint64_t lowest;     /* lowest start (0 if no entries) */
     uint64_t highest;    /* highest end */
+    uint64_t padding;    /* bytes of blank lines: reserved space not used */
+    uint64_t unpublished; /* lines starting "##": never published */
 } pm_summary;
 
 /*
  * Parse buf line by line, calling fn (may be NULL) for each well-formed
- * entry. Stops at the first malformed line: returns -1 with err->where = its
- * line number. Returns 0 if every line is well formed.
+ * entry (blank and unpublished lines are skipped). Stops at the first
+ * malformed line: returns -1 with err->where = its line number. Returns 0 if
+ * every line is well formed.
  */
 int pm_parse(const uint8_t *buf, size_t len, pm_entry_fn fn, void *ctx, jft_error *err);
 

@@ -33,11 +33,14 @@ printf '1000 10 a\n2000 10 b\n3000 10 C\t\n' >"$dir/tab.map"
 printf '1000 10 a\n1008 10 b\n' >"$dir/overlap.map"
 printf '1000 10 a' >"$dir/nonl.map"
 : >"$dir/empty.map"
+printf '1000 10 a\n##00 10 b###\n\n\n\n' >"$dir/padded.map"
 
 expect good-check 0 "good.map: valid perf map: 2 entries covering 7f0000001000-7f0000002010" "" \
   -- check "$dir/good.map"
 expect good-dump 0 "00007f0000002000-00007f0000002010        16  bar baz" "" -- dump "$dir/good.map"
 expect empty-check 0 "valid perf map: 0 entries" "" -- check "$dir/empty.map"
+expect padded-check 0 "padded.map: valid perf map: 1 entries covering 1000-1010, 3 bytes of unused space (blank lines), 1 unpublished line (its writer was killed; readers skip it)" "" \
+  -- check "$dir/padded.map"
 expect tab-check 1 "" "$dir/tab.map:3: control character 0x09 in name at byte 1" -- check "$dir/tab.map"
 expect tab-dump 1 "0000000000002000-0000000000002010" "$dir/tab.map:3: control character 0x09 in name at byte 1" \
   -- dump "$dir/tab.map"
