@@ -1,25 +1,26 @@
 /*
  * Sink: /tmp/perf-<pid>.map, one "<start> <size> <name>\n" line per region
  * in the strictest form every reader accepts (lowercase hex without 0x,
- * single spaces, a newline after every line). Lines go straight to the
- * kernel with write(2) — no stdio buffer — so a killed process leaves every
- * registered line behind. perf's location is fixed: /tmp, our own getpid().
+ * single spaces, a newline after every line). Lines are formatted here and
+ * stored by perfmap_writer.c into reserved space of a shared mapping — in
+ * the kernel when the call returns, so a killed process leaves every
+ * registered line behind, with no system call per line. perf's location is
+ * fixed: /tmp, our own getpid().
  */
 #define _GNU_SOURCE
 #include "internal.h"
-#include "safe_file.h"
+#include "perfmap_writer.h"
 #include "sink.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #define PERFMAP_DIR "/tmp"
 
-static int map_fd = -1;
-/* Lines are formatted here and written in as few calls as possible.
- * The registry lock serialises every use. */
+/* Lines are formatted here, then stored in the map once room is made for
+ * all of them (a group that does not fit is written in pieces of this
+ * size). The registry lock serialises every use. */
 static char line_buffer[64 * 1024];
 
 static size_t put_hex(char *dst, uint64_t v)
@@ -56,24 +57,24 @@ static int perfmap_start(const char *dump_dir, jf_sink_stats *stats)
 {
     (void)dump_dir;
     (void)stats;
-    if (map_fd >= 0)
-        return 0;
     char name[64];
     snprintf(name, sizeof name, "perf-%ld.map", (long)getpid());
-    int reused;
-    int fd = jf__safe_file_open(PERFMAP_DIR, name, O_APPEND, &reused);
-    if (fd < 0)
-        return fd;
-    map_fd = fd;
-    return 0;
+    return jf__pmw_open(PERFMAP_DIR, name);
 }
 
-/* Write the buffered lines of `lines` regions; counts only what is written. */
+/* Store the buffered lines of `lines` regions; counts only what is stored.
+ * Room for all of them first: on failure none is written. */
 static int flush_lines(size_t used, size_t lines, jf_sink_stats *stats)
 {
-    int rc = jf__safe_file_append(map_fd, line_buffer, used);
+    int rc = jf__pmw_reserve(used, lines);
     if (rc)
         return rc;
+    for (size_t at = 0; at < used;) {
+        const char *nl = memchr(line_buffer + at, '\n', used - at);
+        size_t n = (size_t)(nl - (line_buffer + at)) + 1;
+        jf__pmw_put_line(line_buffer + at, n);
+        at += n;
+    }
     stats->bytes += used;
     stats->regions += lines;
     return 0;
@@ -81,7 +82,7 @@ static int flush_lines(size_t used, size_t lines, jf_sink_stats *stats)
 
 static int perfmap_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
 {
-    if (map_fd < 0)
+    if (!jf__pmw_is_open())
         return jf__fail(JF_EDISABLED, "perf map is not open");
     size_t used = 0, pending = 0;
     for (size_t i = 0; i < n; i++) {
@@ -100,14 +101,12 @@ static int perfmap_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
 static void perfmap_stop(int final)
 {
     (void)final;
-    if (map_fd >= 0)
-        close(map_fd);
-    map_fd = -1;
+    jf__pmw_close();
 }
 
 static void perfmap_forget_after_fork(void)
 {
-    perfmap_stop(0);
+    jf__pmw_forget();
 }
 
 const sink_ops jf_perfmap_sink = {

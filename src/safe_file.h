@@ -1,6 +1,7 @@
 /*
- * Opening and appending to per-process files in shared directories such as
- * /tmp, where another user may plant a symlink or a file under our name.
+ * Opening per-process files in shared directories such as /tmp, where
+ * another user may plant a symlink or a file under our name, and growing
+ * them without SIGXFSZ.
  */
 #ifndef JF_SAFE_FILE_H
 #define JF_SAFE_FILE_H
@@ -19,18 +20,9 @@
  */
 int jf__safe_file_open(const char *dir, const char *name, int extra_flags, int *reused);
 
-/*
- * Append len bytes at the end of fd (opened O_APPEND), retrying on EINTR and
- * short writes. Reads RLIMIT_FSIZE before every write, never cached (the
- * host may lower it at any moment, and a write past it would raise SIGXFSZ),
- * so the host never gets SIGXFSZ. On failure the file is cut back to its
- * size before the call, so it only ever holds whole records. Returns 0 or a
- * JF_E* code with the message set.
- */
-int jf__safe_file_append(int fd, const void *buf, size_t len);
-
-/* Fail with JF_EFBIG if growing fd to `new_size` bytes would exceed
- * RLIMIT_FSIZE. */
+/* Fail with JF_EFBIG if growing a file to `new_size` bytes would exceed
+ * RLIMIT_FSIZE (a write or fallocate past it raises SIGXFSZ). Reads the
+ * limit every time: the host may lower it at any moment. */
 int jf__safe_file_check_size_limit(off_t new_size);
 
 #endif

@@ -86,6 +86,10 @@ long map_validate(const char *data, size_t len, char *why, size_t why_cap)
             snprintf(why, why_cap, "line %ld has no trailing newline", lines + 1);
             return -1;
         }
+        if (nl == p) { /* reserved space the writer has not used: padding */
+            p++;
+            continue;
+        }
         size_t a = hex_field(p, nl, ' ');
         size_t s = a ? hex_field(p + a + 1, nl, ' ') : 0;
         const char *name = p + a + 1 + s + 1;
@@ -98,6 +102,16 @@ long map_validate(const char *data, size_t len, char *why, size_t why_cap)
         p = nl + 1;
     }
     return lines;
+}
+
+size_t map_strip_padding(char *data, size_t len)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < len; i++)
+        if (data[i] != '\n' || (out > 0 && data[out - 1] != '\n'))
+            data[out++] = data[i];
+    data[out] = '\0';
+    return out;
 }
 
 void map_format_line(char *buf, size_t cap, uintptr_t addr, size_t size, const char *name)

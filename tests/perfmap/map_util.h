@@ -21,10 +21,16 @@ void map_remove(pid_t pid);
  * *len (if not NULL) gets its size in bytes. */
 char *map_read(pid_t pid, size_t *len);
 
-/* Number of lines in data if every line is strictly "<hex> <hex> <name>\n"
+/* Number of entries in data if every line is strictly "<hex> <hex> <name>\n"
  * (lowercase hex, no 0x, no leading zeros, size > 0, printable name without
- * tabs); otherwise -1 with a description in why. */
+ * tabs) or blank (space the writer reserved and has not used); otherwise -1
+ * with a description in why. */
 long map_validate(const char *data, size_t len, char *why, size_t why_cap);
+
+/* Remove the blank lines of data[0, len) in place (NUL-terminated): the
+ * entries as a writer without reserved space would have written them.
+ * Returns the new length. */
+size_t map_strip_padding(char *data, size_t len);
 
 /* The exact line a region produces: "<addr hex> <size hex> <name>\n". */
 void map_format_line(char *buf, size_t cap, uintptr_t addr, size_t size, const char *name);

@@ -1,5 +1,7 @@
-/* Write faults injected under the library (linked with -Wl,--wrap=write):
- * interrupted and short writes are retried; a full disk or an I/O error
+/* Faults injected under the library (linked with -Wl,--wrap=writev,
+ * --wrap=fallocate and --wrap=mmap): the perf map reserves space with
+ * writev, allocates it with fallocate and maps it with mmap. Interrupted and
+ * short reserves are retried; a full disk, an I/O error or a failed mapping
  * makes the call fail, disables the sink once with one log message, leaves
  * only complete lines, and the host keeps running. */
 #define _GNU_SOURCE
@@ -10,9 +12,12 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "jitframes.h"
@@ -25,23 +30,45 @@ static struct {
     size_t max_chunk;      /* 0: no limit; else short writes of at most this */
     long budget;           /* < 0: unlimited; else bytes left before `fail_errno` */
     int fail_errno;        /* errno once the budget is spent; 0: return 0 */
-    long calls;            /* write calls seen on fds > 2 */
+    int fallocate_errno;   /* fallocate fails with this (0: it works) */
+    int mmap_errno;        /* shared file mappings fail with this (0: they work) */
+    long calls;            /* writev calls seen on fds > 2 */
     long interrupted;      /* EINTR failures injected */
 } fault;
 
-ssize_t __real_write(int fd, const void *buf, size_t len);
-ssize_t __wrap_write(int fd, const void *buf, size_t len);
+ssize_t __real_writev(int fd, const struct iovec *iov, int iovcnt);
+ssize_t __wrap_writev(int fd, const struct iovec *iov, int iovcnt);
+int __real_fallocate(int fd, int mode, off_t offset, off_t len);
+int __wrap_fallocate(int fd, int mode, off_t offset, off_t len);
+void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset);
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset);
 
-ssize_t __wrap_write(int fd, const void *buf, size_t len)
+/* The first `len` bytes of iov as at most 64 entries. */
+static int cut_iov(const struct iovec *iov, int iovcnt, size_t len, struct iovec *out)
+{
+    int n = 0;
+    for (int i = 0; i < iovcnt && len > 0 && n < 64; i++, n++) {
+        out[n] = iov[i];
+        if (out[n].iov_len > len)
+            out[n].iov_len = len;
+        len -= out[n].iov_len;
+    }
+    return n;
+}
+
+ssize_t __wrap_writev(int fd, const struct iovec *iov, int iovcnt)
 {
     if (fd <= 2)
-        return __real_write(fd, buf, len);
+        return __real_writev(fd, iov, iovcnt);
     fault.calls++;
     if (fault.eintr_every_other && (fault.calls & 1)) {
         fault.interrupted++;
         errno = EINTR;
         return -1;
     }
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++)
+        len += iov[i].iov_len;
     if (fault.max_chunk && len > fault.max_chunk)
         len = fault.max_chunk;
     if (fault.budget >= 0) {
@@ -54,10 +81,29 @@ ssize_t __wrap_write(int fd, const void *buf, size_t len)
         if ((long)len > fault.budget)
             len = (size_t)fault.budget;
     }
-    ssize_t n = __real_write(fd, buf, len);
+    struct iovec cut[64];
+    ssize_t n = __real_writev(fd, cut, cut_iov(iov, iovcnt, len, cut));
     if (n > 0 && fault.budget >= 0)
         fault.budget -= n;
     return n;
+}
+
+int __wrap_fallocate(int fd, int mode, off_t offset, off_t len)
+{
+    if (fault.fallocate_errno) {
+        errno = fault.fallocate_errno;
+        return -1;
+    }
+    return __real_fallocate(fd, mode, offset, len);
+}
+
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset)
+{
+    if (fault.mmap_errno && fd > 2 && (flags & MAP_SHARED)) {
+        errno = fault.mmap_errno;
+        return MAP_FAILED;
+    }
+    return __real_mmap(addr, len, prot, flags, fd, offset);
 }
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -148,11 +194,11 @@ static jf_sink_stats perfmap_stats(void)
 
 /* ---- tests -------------------------------------------------------------- */
 
-static void interrupted_and_short_writes_are_retried(void **state)
+static void interrupted_and_short_reserves_are_retried(void **state)
 {
     (void)state;
     fault.eintr_every_other = 1;
-    fault.max_chunk = 7;
+    fault.max_chunk = 1000; /* less than the 4 KiB the writer asks for */
     for (int i = 0; i < 50; i++)
         assert_int_equal(register_one(i), 0);
     jf_region batch[100];
@@ -163,7 +209,7 @@ static void interrupted_and_short_writes_are_retried(void **state)
         batch[i].name = name_of(50 + i);
     }
     assert_int_equal(jf_register_batch(batch, 100), 0);
-    assert_true(fault.interrupted > 100); /* the faults really happened */
+    assert_true(fault.interrupted >= 5); /* the faults really happened */
     assert_int_equal(valid_line_count(), 150);
     for (int i = 0; i < 150; i++)
         assert_true(map_has_region(i));
@@ -176,7 +222,7 @@ static void interrupted_and_short_writes_are_retried(void **state)
 static void full_disk_disables_the_sink_once_and_keeps_whole_lines(void **state)
 {
     (void)state;
-    fault.budget = 1000; /* runs out in the middle of a line */
+    fault.budget = 1000; /* the first reserve is short, the second fails */
     fault.fail_errno = ENOSPC;
     int first_failure = -1;
     for (int i = 0; i < 200; i++) {
@@ -233,7 +279,7 @@ static void full_disk_during_a_batch_keeps_whole_lines(void **state)
         batch[i].size = 16;
         batch[i].name = name_of(i);
     }
-    fault.budget = 100000; /* past the first 64 KiB write, inside the second */
+    fault.budget = 100000; /* past the first 64 KiB of lines, inside the second */
     fault.fail_errno = ENOSPC;
     assert_int_equal(jf_register_batch(batch, N), JF_ENOSPC);
     long lines = valid_line_count();
@@ -248,7 +294,7 @@ static void full_disk_during_a_batch_keeps_whole_lines(void **state)
     assert_int_equal(logged.disabled_messages, 1);
 }
 
-static void write_returning_zero_counts_as_a_full_disk(void **state)
+static void reserve_returning_zero_counts_as_a_full_disk(void **state)
 {
     (void)state;
     fault.budget = 0;
@@ -261,13 +307,40 @@ static void write_returning_zero_counts_as_a_full_disk(void **state)
 static void io_error_is_eio(void **state)
 {
     (void)state;
-    assert_int_equal(register_one(0), 0);
     fault.budget = 0;
     fault.fail_errno = EIO;
-    assert_int_equal(register_one(1), JF_EIO);
-    assert_int_equal(valid_line_count(), 1);
+    assert_int_equal(register_one(0), JF_EIO);
+    assert_int_equal(valid_line_count(), 0);
     assert_int_equal(logged.disabled_messages, 1);
     assert_non_null(strstr(logged.first, "JF_EIO"));
+}
+
+static void unallocatable_space_is_enospc_and_never_mapped(void **state)
+{
+    (void)state;
+    fault.fallocate_errno = ENOSPC;
+    assert_int_equal(register_one(0), JF_ENOSPC);
+    assert_non_null(strstr(jf_last_error(), "cannot allocate"));
+    assert_int_equal(valid_line_count(), 0); /* the reserved newlines only */
+    assert_int_equal(logged.disabled_messages, 1);
+    fault.fallocate_errno = 0;
+    assert_int_equal(jf_enable(JF_SINK_PERFMAP), 0);
+    assert_int_equal(register_one(1), 0);
+    assert_true(map_has_region(0) && map_has_region(1));
+}
+
+static void failed_mapping_is_reported_and_the_host_goes_on(void **state)
+{
+    (void)state;
+    fault.mmap_errno = ENOMEM;
+    assert_int_equal(register_one(0), JF_ENOMEM);
+    assert_int_equal(valid_line_count(), 0);
+    assert_int_equal(logged.disabled_messages, 1);
+    assert_int_equal(register_one(1), 0);
+    fault.mmap_errno = 0;
+    assert_int_equal(jf_enable(JF_SINK_PERFMAP), 0);
+    assert_true(map_has_region(0) && map_has_region(1));
+    assert_int_equal(valid_line_count(), 2);
 }
 
 static void disabling_by_hand_logs_nothing(void **state)
@@ -287,11 +360,13 @@ int main(void)
     unsetenv("JITFRAMES");
     unsetenv("JITFRAMES_LOG");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(interrupted_and_short_writes_are_retried, setup, teardown),
+        cmocka_unit_test_setup_teardown(interrupted_and_short_reserves_are_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(full_disk_disables_the_sink_once_and_keeps_whole_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(full_disk_during_a_batch_keeps_whole_lines, setup, teardown),
-        cmocka_unit_test_setup_teardown(write_returning_zero_counts_as_a_full_disk, setup, teardown),
+        cmocka_unit_test_setup_teardown(reserve_returning_zero_counts_as_a_full_disk, setup, teardown),
         cmocka_unit_test_setup_teardown(io_error_is_eio, setup, teardown),
+        cmocka_unit_test_setup_teardown(unallocatable_space_is_enospc_and_never_mapped, setup, teardown),
+        cmocka_unit_test_setup_teardown(failed_mapping_is_reported_and_the_host_goes_on, setup, teardown),
         cmocka_unit_test_setup_teardown(disabling_by_hand_logs_nothing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

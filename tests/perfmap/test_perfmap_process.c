@@ -1,6 +1,6 @@
 /* Process-level behaviour of the perf map: SIGKILL durability, fork,
- * RLIMIT_FSIZE with SIGXFSZ at its default action, and signals interrupting
- * writes. Children report through their exit status. */
+ * RLIMIT_FSIZE with SIGXFSZ at its default action, and registrations under a
+ * storm of signals. Children report through their exit status. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,7 +24,6 @@
 
 #include "jitframes.h"
 #include "map_util.h"
-#include "safe_file.h"
 
 /* Regions are never dereferenced: fake, distinct addresses are enough. */
 #define FAKE_BASE ((uintptr_t)0x7a0000000000ull)
@@ -174,7 +173,9 @@ static void fork_child_gets_its_own_map_and_parent_map_is_untouched(void **state
     assert_int_equal(register_fake(INHERITED + OWN), 0);
     free(after);
     after = map_read(getpid(), &after_len);
-    assert_int_equal(after_len, before_len + strlen("7a0000000000 40 proc_region_000000\n"));
+    assert_non_null(after);
+    assert_int_equal(map_strip_padding(after, after_len),
+                     map_strip_padding(before, before_len) + strlen("7a0000000000 40 proc_region_000000\n"));
     assert_true(map_has_line(after, FAKE_BASE + 64 * (uintptr_t)(INHERITED + OWN), 64,
                              name_of(INHERITED + OWN)));
     free(before);
@@ -324,8 +325,10 @@ static void file_size_limit_is_efbig_and_the_host_survives(void **state)
 
 static void limit_lowered_to_the_current_size_is_efbig_without_a_signal(void **state)
 {
-    /* The hardest case: the next write would start exactly at the limit,
-     * where the kernel raises SIGXFSZ instead of writing short. */
+    /* The hardest case: the file ends exactly at the limit, where a write
+     * would raise SIGXFSZ instead of writing short. Lines still go into the
+     * space reserved before (stores inside the file raise nothing); the
+     * first registration that needs the file to grow is JF_EFBIG. */
     (void)state;
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -343,9 +346,15 @@ static void limit_lowered_to_the_current_size_is_efbig_without_a_signal(void **s
         /* Right after the limit drops: no grace period in which a write
          * could still raise SIGXFSZ. */
         set_file_size_limit((rlim_t)st.st_size);
-        if (register_fake(10) != JF_EFBIG)
+        int i = 10, rc;
+        while ((rc = register_fake(i)) == 0 && i < 100000)
+            i++;
+        if (rc != JF_EFBIG || i <= 10)
             _exit(4);
-        _exit(child_map_holds(10) ? 0 : 5);
+        struct stat after;
+        if (stat(path, &after) != 0 || after.st_size != st.st_size)
+            _exit(5);
+        _exit(child_map_holds(i) ? 0 : 6);
     }
     int status = wait_child(pid);
     map_remove(pid);
@@ -385,7 +394,7 @@ static void batch_over_the_size_limit_writes_none_of_it(void **state)
         if (test_init_with(JF_SINK_PERFMAP) != 0 || register_fake(0) != 0)
             _exit(1);
         set_file_size_limit(FSIZE_LIMIT);
-        enum { N = 100 }; /* ~3.5 KB of lines */
+        enum { N = 200 }; /* ~7 KB of lines: more than the space reserved so far */
         static jf_region batch[N];
         static char names[N][64];
         for (int i = 0; i < N; i++) {
@@ -445,9 +454,10 @@ static void registrations_survive_a_signal_storm(void **state)
     assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
     pthread_t self = pthread_self(), storm;
     assert_int_equal(pthread_create(&storm, NULL, signal_storm, &self), 0);
-    int failures = 0;
-    for (int i = 0; i < N; i++)
-        failures += register_fake(i) != 0;
+    /* Registering takes ~0.1 us: go on until the storm has really hit. */
+    int failures = 0, n = 0;
+    while (n < N || (atomic_load(&signals_handled) <= 20 && n < 50 * N))
+        failures += register_fake(n++) != 0;
     atomic_store(&storm_done, 1);
     pthread_join(storm, NULL);
     signal(SIGUSR1, SIG_DFL);
@@ -456,67 +466,8 @@ static void registrations_survive_a_signal_storm(void **state)
     size_t len = 0;
     char *data = map_read(getpid(), &len);
     assert_non_null(data);
-    assert_map_holds(data, len, 0, N);
+    assert_map_holds(data, len, 0, n);
     free(data);
-}
-
-typedef struct pipe_reader {
-    int fd;
-    size_t expected;
-    size_t got;
-    int in_order;
-} pipe_reader;
-
-static void *drain_slowly(void *arg)
-{
-    pipe_reader *r = arg;
-    unsigned char buf[4096];
-    r->in_order = 1;
-    for (int rounds = 0; r->got < r->expected && rounds < 200000; rounds++) {
-        ssize_t n = read(r->fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        for (ssize_t i = 0; i < n; i++)
-            r->in_order &= buf[i] == (unsigned char)((r->got + (size_t)i) % 251);
-        r->got += (size_t)n;
-        usleep(200);
-    }
-    return NULL;
-}
-
-static void append_retries_writes_interrupted_by_signals(void **state)
-{
-    /* A pipe is the one place a blocking write is really interrupted: the
-     * writer blocks on a full pipe while signals without SA_RESTART land. */
-    (void)state;
-    enum { LEN = 1 << 20 };
-    install_interrupting_handler();
-    atomic_store(&signals_handled, 0);
-    atomic_store(&storm_done, 0);
-    int fds[2];
-    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-    unsigned char *buf = malloc(LEN);
-    assert_non_null(buf);
-    for (size_t i = 0; i < LEN; i++)
-        buf[i] = (unsigned char)(i % 251);
-    pipe_reader reader = {.fd = fds[0], .expected = LEN};
-    pthread_t reader_thread, storm, self = pthread_self();
-    assert_int_equal(pthread_create(&reader_thread, NULL, drain_slowly, &reader), 0);
-    assert_int_equal(pthread_create(&storm, NULL, signal_storm, &self), 0);
-    int rc = jf__safe_file_append(fds[1], buf, LEN);
-    close(fds[1]); /* the reader sees the end even if the append gave up */
-    atomic_store(&storm_done, 1);
-    pthread_join(storm, NULL);
-    pthread_join(reader_thread, NULL);
-    signal(SIGUSR1, SIG_DFL);
-    close(fds[0]);
-    free(buf);
-    assert_int_equal(rc, 0);
-    assert_true(atomic_load(&signals_handled) > 20);
-    assert_int_equal(reader.got, LEN);
-    assert_true(reader.in_order);
 }
 
 int main(void)
@@ -535,7 +486,6 @@ int main(void)
         cmocka_unit_test_teardown(file_size_limit_kills_a_naive_writer, test_reset),
         cmocka_unit_test_teardown(batch_over_the_size_limit_writes_none_of_it, test_reset),
         cmocka_unit_test_teardown(registrations_survive_a_signal_storm, test_reset),
-        cmocka_unit_test_teardown(append_retries_writes_interrupted_by_signals, test_reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

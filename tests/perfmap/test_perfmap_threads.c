@@ -59,6 +59,10 @@ static void assert_every_line_intact(const char *data, size_t len)
     unsigned char *seen = calloc(TOTAL, 1);
     assert_non_null(seen);
     for (const char *p = data; *p;) {
+        if (*p == '\n') { /* reserved space not used */
+            p++;
+            continue;
+        }
         unsigned long addr, size;
         int t, i, index, consumed = 0;
         if (sscanf(p, "%lx %lx thread%d_region%d_%d%n", &addr, &size, &t, &i, &index, &consumed) != 5 ||
@@ -95,8 +99,8 @@ static void eight_threads_write_80000_intact_lines(void **state)
     size_t len = 0;
     char *data = map_read(getpid(), &len);
     assert_non_null(data);
-    assert_int_equal(st.sink[0].bytes, len);
     assert_every_line_intact(data, len);
+    assert_int_equal(st.sink[0].bytes, map_strip_padding(data, len));
     free(data);
 }
 
