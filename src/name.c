@@ -4,8 +4,10 @@
  * tabs, and readers assume UTF-8: a name must never be able to forge an
  * entry or confuse a reader.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid.
@@ -53,13 +55,36 @@ static int is_c1_control(const unsigned char *s, size_t len)
     return len == 2 && s[0] == 0xc2 && s[1] < 0xa0;
 }
 
+/* Are the 8 bytes at s all in 0x20..0x7e? (SWAR: a byte below 0x20 borrows
+ * into its top bit when 0x20 is subtracted; one at 0x7f or above has its
+ * top bit set, itself or once 1 is added.) */
+static int printable_ascii_word(const unsigned char *s)
+{
+    const uint64_t ones = 0x0101010101010101u, tops = 0x8080808080808080u;
+    uint64_t x;
+    memcpy(&x, s, sizeof x);
+    return (((x - 0x20 * ones) & ~x) | x | (x + ones)) & tops ? 0 : 1;
+}
+
 /* Walk `name`, emitting at most `limit` bytes into dst (if dst is not NULL).
  * Returns the number of bytes the sanitised name has. */
 static size_t sanitize_walk(char *dst, size_t limit, const char *name)
 {
     const unsigned char *s = (const unsigned char *)name;
     size_t out = 0;
-    int leading = 1; /* still in the name's leading spaces */
+    /* The common name is printable ASCII: copied as it is in one pass (not
+     * a leading space, which the careful walk below replaces). */
+    if (*s != ' ') {
+        size_t len = strnlen(name, limit);
+        while (out + 8 <= len && printable_ascii_word(s + out))
+            out += 8;
+        while (out < len && s[out] >= 0x20 && s[out] < 0x7f)
+            out++;
+        if (dst)
+            memcpy(dst, s, out);
+        s += out;
+    }
+    int leading = out == 0; /* still in the name's leading spaces */
     while (*s) {
         leading = leading && *s == ' ';
         size_t len = is_control(*s) ? 0 : utf8_sequence_length(s);

@@ -23,16 +23,22 @@
  * size). The registry lock serialises every use. */
 static char line_buffer[64 * 1024];
 
-static size_t put_hex(char *dst, uint64_t v)
+/* "000102...feff": two hex digits per byte, one load each. */
+static const char hex_pairs[513] =
+#define P16(h) h "0" h "1" h "2" h "3" h "4" h "5" h "6" h "7" h "8" h "9" h "a" h "b" h "c" h "d" h "e" h "f"
+    P16("0") P16("1") P16("2") P16("3") P16("4") P16("5") P16("6") P16("7")
+    P16("8") P16("9") P16("a") P16("b") P16("c") P16("d") P16("e") P16("f");
+#undef P16
+
+/* v in lowercase hex without leading zeros, written at dst; its length. */
+static inline __attribute__((always_inline)) size_t put_hex(char *dst, uint64_t v)
 {
-    char tmp[16];
-    size_t n = 0;
-    do {
-        tmp[n++] = "0123456789abcdef"[v & 0xf];
-        v >>= 4;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        dst[i] = tmp[n - 1 - i];
+    size_t n = (size_t)(67 - __builtin_clzll(v | 1)) / 4;
+    size_t i = n;
+    for (; i >= 2; i -= 2, v >>= 8)
+        memcpy(dst + i - 2, hex_pairs + 2 * (v & 0xff), 2);
+    if (i)
+        dst[0] = hex_pairs[2 * v + 1];
     return n;
 }
 
@@ -70,8 +76,7 @@ static int flush_lines(size_t used, size_t lines, jf_sink_stats *stats)
     if (rc)
         return rc;
     for (size_t at = 0; at < used;) {
-        const char *nl = memchr(line_buffer + at, '\n', used - at);
-        size_t n = (size_t)(nl - (line_buffer + at)) + 1;
+        size_t n = (size_t)((const char *)memchr(line_buffer + at, '\n', used - at) - (line_buffer + at)) + 1;
         jf__pmw_put_line(line_buffer + at, n);
         at += n;
     }
@@ -84,6 +89,16 @@ static int perfmap_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
 {
     if (!jf__pmw_is_open())
         return jf__fail(JF_EDISABLED, "perf map is not open");
+    if (n == 1) { /* jf_register: one line, straight through */
+        size_t len = format_line(line_buffer, regions[0]);
+        int rc = jf__pmw_reserve(len, 1);
+        if (rc)
+            return rc;
+        jf__pmw_put_line(line_buffer, len);
+        stats->bytes += len;
+        stats->regions++;
+        return 0;
+    }
     size_t used = 0, pending = 0;
     for (size_t i = 0; i < n; i++) {
         if (sizeof line_buffer - used < MAX_LINE) {

@@ -6,6 +6,7 @@
 #include "region.h"
 
 #include "cfi.h"
+#include "region_slab.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -102,7 +103,7 @@ jf_live *jf__live_new(const jf_region *r, uint64_t group)
      * length bounds the copy: one pass over the name instead of two. */
     size_t name_size = strnlen(r->name, JF_NAME_MAX) + 1;
     size_t file_size = string_size(r->file);
-    jf_live *l = malloc(sizeof *l + name_size + file_size);
+    jf_live *l = jf__slab_alloc(sizeof *l + name_size + file_size);
     if (!l) {
         jf__fail(JF_ENOMEM, "out of memory copying region %s", r->name);
         return NULL;
@@ -122,13 +123,13 @@ jf_live *jf__live_new(const jf_region *r, uint64_t group)
     l->n_lines = r->n_lines;
     l->cfi = NULL;
     if (r->n_lines && !(l->lines = copy_lines(r))) {
-        free(l);
+        jf__slab_free(l);
         jf__fail(JF_ENOMEM, "out of memory copying the line table of %s", r->name);
         return NULL;
     }
     if (r->cfi && !(l->cfi = jf__cfi_clone(r->cfi))) {
         free(l->lines);
-        free(l);
+        jf__slab_free(l);
         return NULL;
     }
     return l;
@@ -140,5 +141,5 @@ void jf__live_free(jf_live *r)
         return;
     jf__cfi_free(r->cfi);
     free(r->lines);
-    free(r);
+    jf__slab_free(r);
 }

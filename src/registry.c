@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "internal.h"
 #include "region.h"
+#include "region_slab.h"
 #include "region_table.h"
 #include "sink.h"
 
@@ -195,15 +196,18 @@ static int start_sinks(unsigned sinks)
 }
 
 /* The registry lock, then the log lock (the order every logging path
- * takes them), are held across fork() so the child's copies are free. */
+ * takes them) and the record slab's, are held across fork() so the child's
+ * copies are free. */
 static void atfork_prepare(void)
 {
     pthread_mutex_lock(&registry_lock);
     jf__log_lock_for_fork();
+    jf__slab_lock_for_fork();
 }
 
 static void atfork_parent(void)
 {
+    jf__slab_unlock_after_fork();
     jf__log_unlock_after_fork();
     pthread_mutex_unlock(&registry_lock);
 }
@@ -212,6 +216,7 @@ static void atfork_parent(void)
  * touching them and starts its own, with the regions the child inherited. */
 static void atfork_child(void)
 {
+    jf__slab_unlock_after_fork();
     jf__log_unlock_after_fork();
     unsigned running = enabled_sinks;
     for (int i = 0; i < JF_SINK_COUNT; i++)
