@@ -1,17 +1,18 @@
 /*
  * Perf map registration throughput: jf_register with the perfmap sink
- * against two baselines measured in the same run, median of 5 interleaved
- * runs of N regions each:
+ * against baselines measured in the same run, median of 5 interleaved runs
+ * of N regions each, in a rotating order:
  *   (a) a mutex + fprintf + fflush per entry — how runtimes usually do it;
- *   (b) one write(2) per pre-formatted line — the floor for a durable map;
- *   (c) getrlimit(RLIMIT_FSIZE) + write(2) per line — the floor for a
- *       durable map whose writer must never raise SIGXFSZ (issue 2 asks
- *       for both, so (c) bounds what any conforming writer can reach).
- * All three write a real file in /tmp (jitframes its /tmp/perf-<pid>.map,
- * the baselines a temporary file next to it). Targets: jitframes >= 1.1x
- * (a) and >= 0.75x (b).
+ *   (b) one write(2) per pre-formatted line — the floor for a durable map
+ *       written with a system call per line;
+ *   (c) getrlimit(RLIMIT_FSIZE) + write(2) per line — what such a writer
+ *       that must never raise SIGXFSZ pays.
+ * All write a real file in /tmp (jitframes its /tmp/perf-<pid>.map, the
+ * baselines a temporary file next to it); every one is durable per entry
+ * (jitframes: stored into a shared mapping of the file). Targets (issue 10):
+ * jitframes >= 3x (a) and >= 2x (b); batches of 100 reported too.
  * Usage: bench_perfmap [N [jitframes|a|b|c]]   (default 1000000; naming one
- * writer runs only it, once: for profiling with perf record)
+ * writer runs only it, once: for profiling with perf record or callgrind)
  */
 #define _GNU_SOURCE
 #include "jitframes.h"
@@ -67,7 +68,7 @@ static char baseline_path[64];
 enum { BATCH = 100 };
 
 /* jitframes, perfmap sink only: every region through jf_register, or (batch)
- * BATCH regions per jf_register_batch call — one write(2) per call. */
+ * BATCH regions per jf_register_batch call. */
 static double run_jitframes_in(size_t per_call)
 {
     unlink(perf_map_path);
@@ -205,13 +206,11 @@ int main(int argc, char **argv)
     printf("  (a) mutex + fprintf + fflush       %12.0f entries/s\n", a);
     printf("  (b) write(2) of formatted lines    %12.0f entries/s\n", b);
     printf("  (c) getrlimit + write(2) per line  %12.0f entries/s\n", c);
-    printf("  jitframes / (a) = %.2fx   (target >= 1.10x) %s\n", jf / a, jf / a >= 1.1 ? "ok" : "MISSED");
-    printf("  jitframes / (b) = %.2fx   (target >= 0.75x) %s\n", jf / b, jf / b >= 0.75 ? "ok" : "MISSED");
-    printf("  jitframes / (c) = %.2fx   (c is the floor when RLIMIT_FSIZE is checked before each write;\n"
-           "                            (c) / (a) = %.2fx, (c) / (b) = %.2fx: the most any such writer reaches)\n",
-           jf / c, c / a, c / b);
-    printf("  for information, not a target: jf_register_batch, %d regions per call (durable per call):\n"
-           "    %.0f entries/s, %.2fx (a), %.2fx (b)\n", BATCH, batched, batched / a, batched / b);
+    printf("  jitframes / (a) = %.2fx   (target >= 3x) %s\n", jf / a, jf / a >= 3 ? "ok" : "MISSED");
+    printf("  jitframes / (b) = %.2fx   (target >= 2x) %s\n", jf / b, jf / b >= 2 ? "ok" : "MISSED");
+    printf("  jitframes / (c) = %.2fx\n", jf / c);
+    printf("  jf_register_batch, %d regions per call (durable per call): %.0f entries/s, %.2fx (a), %.2fx (b)\n",
+           BATCH, batched, batched / a, batched / b);
     printf("  per entry: jitframes %.0f ns, (a) %.0f ns, (b) %.0f ns, (c) %.0f ns; one getrlimit() %.0f ns\n",
            1e9 / jf, 1e9 / a, 1e9 / b, 1e9 / c, getrlimit_ns());
     return 0;
