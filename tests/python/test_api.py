@@ -34,6 +34,8 @@ def read_map(pid):
     entries = []
     with open(perf_map_path(pid)) as f:
         for line in f.read().splitlines():
+            if not line:  # space the writer reserved and has not used yet
+                continue
             m = MAP_LINE.match(line)
             if not m:
                 raise AssertionError("malformed perf map line %r" % line)
