@@ -543,16 +543,21 @@ JF_API int jf_trampoline_destroy(jf_fn entry);
  * above, the padding's 3-byte maximum is counted.) Leave at least this much room
  * between the start of a region and the start of the next one: perf splits
  * overlapping mappings, and the older region then loses its unwind data (or
- * its first bytes get the newer name). Returns 0 with jf_last_error() set if
+ * its first bytes get the newer name). A region whose unwind data would
+ * reach where another live region's code starts (code packed downwards, as
+ * LuaJIT packs its traces) is written without it: it keeps its name and
+ * lines, the other region its name, and only perf's DWARF unwinding through
+ * it is lost (the other sinks keep its rules). Returns 0 with jf_last_error() set if
  * code_size is 0 or cfi is invalid for it. Needs no jf_init().
  */
 JF_API size_t jf_jitdump_footprint(size_t code_size, const jf_cfi *cfi);
 
 /*
  * How many regions were written whose synthesized mapping cut into the
- * previously written, still live region (see jf_jitdump_footprint). Such a
- * region is still written; each occurrence is counted here and the 1st,
- * 2nd, 4th, 8th... are logged as warnings.
+ * previously written, still live region, plus those written without their
+ * unwind data because it would have covered another live region's code (see
+ * jf_jitdump_footprint). Such a region is still written; each occurrence is
+ * counted here and the 1st, 2nd, 4th, 8th... are logged as warnings.
  */
 JF_API uint64_t jf_jitdump_overlaps(void);
 

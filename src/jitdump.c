@@ -497,14 +497,43 @@ static void write_code_load(jf_writer *w, const jf_live *r, uint64_t timestamp)
     end_record(w, start, 1);
 }
 
+/*
+ * Unwind data that would make perf's mapping for r cover where another live
+ * region's code starts: that region's first bytes would take r's name and
+ * its own mapping would be split, so it is r's unwind data that goes (r keeps
+ * its name and lines). JITs that pack code downwards (LuaJIT's traces) meet
+ * this on every region. Returns 1 when the data was taken out of w.
+ */
+static int drop_covering_unwind(jf_writer *w, size_t unwind_at, const jf_live *r,
+                                uintptr_t synth_end)
+{
+    if (!jf__live_region_starts_in(r->start + r->size, synth_end))
+        return 0;
+    memset(w->buf + unwind_at, 0, w->pos - unwind_at);
+    w->pos = unwind_at;
+    uint64_t n = __atomic_add_fetch(&overlap_count, 1, __ATOMIC_RELAXED);
+    if ((n & (n - 1)) == 0)
+        jf__log(JF_LOG_WARNING,
+                "jitdump: %s at %p: written without its unwind data, whose mapping in perf "
+                "[%p, %p) would cover another region's code (%llu so far)",
+                r->name, (void *)r->start, (void *)r->start, (void *)synth_end,
+                (unsigned long long)n);
+    return 1;
+}
+
 /* One region's records: debug info, unwinding info, then its load. */
 static void write_region_group(jf_writer *w, const jf_live *r, uint64_t timestamp,
                                jf_sink_stats *stats)
 {
     write_debug_info(w, r, timestamp);
+    size_t unwind_at = w->pos;
     size_t mapped = write_unwinding_info(w, r, timestamp, stats);
     size_t load = load_size(r);
     uintptr_t synth_end = r->start + (mapped ? round_up(load, 8) + mapped : load);
+    if (mapped && drop_covering_unwind(w, unwind_at, r, synth_end)) {
+        mapped = 0;
+        synth_end = r->start + load;
+    }
     check_overlap(r, synth_end);
     remember_load(r, synth_end, mapped != 0);
     write_code_load(w, r, timestamp);

@@ -60,6 +60,19 @@ jf_live *jf__region_table_find(const region_table *t, uintptr_t start)
     return i < p->count && p->entries[i].start == start ? p->entries[i].region : NULL;
 }
 
+int jf__region_table_any_start_in(const region_table *t, uintptr_t lo, uintptr_t hi)
+{
+    for (uintptr_t page = lo >> PAGE_SHIFT; lo < hi && page <= (hi - 1) >> PAGE_SHIFT; page++) {
+        const region_page *p = find_page(t, page);
+        if (!p)
+            continue;
+        uint32_t i = lower_bound(p, lo);
+        if (i < p->count && p->entries[i].start < hi)
+            return 1;
+    }
+    return 0;
+}
+
 /* Keep the directory at most half full so probe runs stay short. */
 static int grow_directory(region_table *t)
 {

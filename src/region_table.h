@@ -39,6 +39,9 @@ typedef struct region_table {
 /* Find the region starting at `start`, or NULL. */
 jf_live *jf__region_table_find(const region_table *t, uintptr_t start);
 
+/* Whether a region starts in [lo, hi). */
+int jf__region_table_any_start_in(const region_table *t, uintptr_t lo, uintptr_t hi);
+
 /* Insert r. JF_EEXIST if a region with its start is present, JF_ENOMEM if
  * memory runs out; nothing changes then. */
 int jf__region_table_insert(region_table *t, jf_live *r);

@@ -381,6 +381,11 @@ static int make_live_batch(const jf_region *regions, size_t n, uint64_t group, j
     return 0;
 }
 
+int jf__live_region_starts_in(uintptr_t lo, uintptr_t hi)
+{
+    return jf__region_table_any_start_in(&live_regions, lo, hi);
+}
+
 /* Insert a batch into the table, all or nothing. Lock held. */
 static int insert_batch(jf_live **lives, size_t n)
 {

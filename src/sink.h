@@ -34,6 +34,10 @@ typedef struct sink_ops {
     void (*forget_after_fork)(void);
 } sink_ops;
 
+/* For sinks, asked with the registry's lock held (from add): whether a live
+ * region's code starts in [lo, hi). */
+int jf__live_region_starts_in(uintptr_t lo, uintptr_t hi);
+
 extern const sink_ops jf_perfmap_sink;
 extern const sink_ops jf_gdb_sink;
 extern const sink_ops jf_jitdump_sink;
