@@ -35,5 +35,18 @@ check(jf.stop() == true and not jf.active(), "stop")
 local ok3, err3 = jf.stop()
 check(ok3 == nil and err3:match("not started"), "a second stop is refused")
 check(jf.status().errors == 0, "no registration failed")
+
+-- A LuaJIT whose trace frames the module does not know: gdb and unwind are
+-- refused with the reason, the other sinks stay on.
+local real_version = jit.version_num
+jit.version_num = 30000
+local ok4, err4 = jf.start("gdb")
+check(ok4 == nil and err4:match("refused") and err4:match("known for LuaJIT 2.0 and 2.1"),
+      "gdb alone on an unknown LuaJIT is refused: " .. tostring(err4))
+check(jf.start("perfmap,gdb,unwind") == true and jf.sinks() == "perfmap",
+      "perfmap stays on when gdb and unwind are refused")
+check(jf.status().frames == false and jf.status().frames_error:match("not LuaJIT"), "status says why")
+check(jf.stop() == true, "stop")
+jit.version_num = real_version
 os.remove("/tmp/perf-" .. pid() .. ".map")
 print("PASS")

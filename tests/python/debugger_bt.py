@@ -18,6 +18,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include"))
+from lldb_frames import lldb_frames  # noqa: E402
+
 SCRIPT = '''import os, signal, sys
 import jitframes
 
@@ -70,26 +73,6 @@ def gdb_frames(out):
         m = re.match(r"#(\d+)\s+(?:(0x[0-9a-f]+) in )?(\S+) \(.*?\)(?: at (\S+))?", line)
         if m:
             frames.append((m.group(3), m.group(4) or "", int(m.group(2), 16) if m.group(2) else None))
-    return frames
-
-
-def lldb_frames(out):
-    """[(name, location, address, module)] of `bt`, innermost first: every
-    frame line is parsed (an unparsed one fails the test)."""
-    frames = []
-    for line in out.splitlines():
-        if not re.match(r"\s*\*?\s*frame #\d+: ", line):
-            continue
-        m = re.match(r"\s*\*?\s*frame #\d+: (0x[0-9a-f]+)(?: (\S+?)`(.*))?$", line)
-        if not m:
-            sys.exit("FAIL: cannot parse lldb's frame line %r" % line)
-        if not m.group(2):  # no module, no symbol
-            frames.append(("??", "", int(m.group(1), 16), ""))
-            continue
-        rest = m.group(3)
-        name = re.split(r"[ (]", rest, maxsplit=1)[0]
-        at = re.search(r" at (\S+)$", rest)
-        frames.append((name, at.group(1) if at else "", int(m.group(1), 16), m.group(2)))
     return frames
 
 
