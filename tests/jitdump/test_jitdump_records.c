@@ -390,6 +390,36 @@ static void overlapping_synthesized_mappings_are_reported(void **state)
     assert_true(verdict != 0);
 }
 
+/* Code packed downwards (LuaJIT's traces): each new region ends right below
+ * the previous one, so its unwind data would put perf's mapping over that
+ * region's first bytes. It is written without it; the first keeps its own. */
+static void unwind_data_covering_another_region_is_left_out(void **state)
+{
+    (void)state;
+    jf_set_log_callback(count_warnings, NULL);
+    warnings = 0;
+    init_jitdump();
+    jf_cfi *cfi = frameless_cfi(64);
+    uint64_t before = jf_jitdump_overlaps();
+    for (int i = 0; i < 4; i++) {
+        jf_region r = region_at(16384 - (i + 1) * 72, 64, "downwards");
+        r.cfi = cfi;
+        assert_int_equal(jf_register(&r), 0);
+    }
+    assert_int_equal(jf_jitdump_overlaps(), before + 3);
+    assert_true(warnings >= 1); /* logged at the 1st, 2nd, 4th... overlap of the process */
+    jf_cfi_free(cfi);
+    assert_int_equal(jf_shutdown(), 0);
+    jf_set_log_callback(NULL, NULL);
+    dump_file d;
+    assert_int_equal(dump_load(dump_path(test_dir, (long)getpid()), &d), 0);
+    assert_int_equal(dump_count(&d, ID_LOAD), 4);
+    assert_int_equal(dump_count(&d, ID_UNWIND), 1); /* the first region's */
+    dump_free(&d);
+    char msg[4096];
+    assert_int_equal(dump_tool_check(dump_path(test_dir, (long)getpid()), msg, sizeof msg), 0);
+}
+
 static void disable_then_enable_resumes_the_same_file(void **state)
 {
     (void)state;
@@ -547,6 +577,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(disable_then_enable_resumes_the_same_file, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(marker_mapping_stays_for_the_process_life, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(region_too_large_for_a_record_is_reported, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(unwind_data_covering_another_region_is_left_out, make_dir,
+                                        remove_dir),
         cmocka_unit_test_setup_teardown(reinitialised_library_appends_after_close, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(another_writer_in_this_process_is_refused, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(stale_dump_of_a_dead_process_is_replaced, make_dir, remove_dir),
