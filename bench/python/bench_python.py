@@ -4,6 +4,7 @@ do-nothing PEP 523 hook (the floor every hook pays), and with CPython's own
 -X perf / -X perf_jit where the version has them.
 
     python3 bench/python/bench_python.py BUILD_DIR [--rounds N] [--quick] [--no-callgrind]
+                                         [--only TAGS_OR_WORKLOADS]
 
 For every interpreter in BUILD_DIR/bindings/python/interpreters.txt and
 every workload, each variant runs in its own process, N rounds in a rotating
@@ -192,12 +193,19 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="smaller workloads, 3 rounds")
     ap.add_argument("--no-callgrind", action="store_true")
+    ap.add_argument("--only", help="comma list of interpreter tags (python3.12.1,...) and/or "
+                    "workloads (fib,methods,loop,create) to measure; default: all")
     args = ap.parse_args()
     if args.quick:
         args.rounds = min(args.rounds, 3)
     sizes = QUICK if args.quick else SIZES
     listing = os.path.join(args.build, "bindings", "python", "interpreters.txt")
     builds = [line.split() for line in open(listing) if line.strip()]
+    only = set(args.only.split(",")) if args.only else set()
+    if only & {b[0] for b in builds}:
+        builds = [b for b in builds if b[0] in only]
+    if only & set(sizes):
+        sizes = {w: n for w, n in sizes.items() if w in only}
     for v in ("3.11", "3.12", "3.13"):
         if not any(b[0].startswith("python" + v) for b in builds):
             print("note: no CPython %s in this build: not measured" % v)
