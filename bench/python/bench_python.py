@@ -207,7 +207,7 @@ def main():
     if only & set(sizes):
         sizes = {w: n for w, n in sizes.items() if w in only}
     for v in ("3.11", "3.12", "3.13"):
-        if not any(b[0].startswith("python" + v) for b in builds):
+        if not only and not any(b[0].startswith("python" + v) for b in builds):
             print("note: no CPython %s in this build: not measured" % v)
     with tempfile.TemporaryDirectory(prefix="jf-bench-py-") as tmp:
         for tag, python, pkg in builds:
