@@ -54,10 +54,13 @@ static int l_register(lua_State *L)
     r.name = luaL_checkstring(L, 3);
     r.file = luaL_optstring(L, 4, NULL);
     r.line = (uint32_t)luaL_optnumber(L, 5, 0);
-    trace_frame frame;
-    trace_frame_read(r.addr, r.size, parent_arg(L, 6), &frame);
+    trace_frame frame = {0};
     jf_cfi *cfi = NULL;
-    int rc = describe_frames ? trace_frame_cfi(&frame, r.size, &cfi) : 0;
+    int rc = 0;
+    if (describe_frames) { /* set only where trace_isa_host() knows the backend */
+        trace_frame_read(trace_isa_host(), r.addr, r.size, parent_arg(L, 6), &frame);
+        rc = trace_frame_cfi(&frame, r.size, &cfi);
+    }
     r.cfi = cfi;
     rc = rc ? rc : jf_register(&r);
     if (rc == JF_EEXIST && jf_unregister(r.addr) == 0) /* a stale trace at a reused address */
@@ -285,8 +288,8 @@ static const char glue[] =
     "end\n"
     "-- Check on this VM, once, that traces' frames are where trace_frame.c says.\n"
     "local function check_frames()\n"
-    "  if jit.arch ~= 'x64' or jit.os == 'Windows' or jit.version_num < 20000 or jit.version_num >= 20200 then\n"
-    "    return false, 'unwinding through traces is known for LuaJIT 2.0 and 2.1 on x64 only, not ' ..\n"
+    "  if (jit.arch ~= 'x64' and jit.arch ~= 'arm64') or jit.os == 'Windows' or jit.version_num ~= 20100 then\n"
+    "    return false, 'unwinding through traces is known for LuaJIT 2.1 on x64 and arm64 only, not ' ..\n"
     "                  jit.version .. ' (' .. jit.version_num .. ') on ' .. jit.arch .. '/' .. jit.os\n"
     "  end\n"
     "  if not jit.status() then return false, 'the JIT compiler is off' end\n"

@@ -58,8 +58,13 @@ int layout_probe_check(const uint8_t *code, size_t size, int64_t parent_spadjust
         snprintf(why, why_size, "the probe was not called from the trace");
         return -1;
     }
+    const trace_isa *isa = trace_isa_host();
+    if (!isa) {
+        snprintf(why, why_size, "LuaJIT's trace frames are not known on this architecture");
+        return -1;
+    }
     trace_frame frame;
-    trace_frame_read(code, size, parent_spadjust, &frame);
+    trace_frame_read(isa, code, size, parent_spadjust, &frame);
     size_t slot = trace_frame_cfa_offset(&frame, (size_t)(ra - code)) - sizeof(void *);
     if (slot + sizeof(void *) > sizeof sample.stack) {
         snprintf(why, why_size, "the trace's frame (%zu bytes) is larger than the sample", slot);

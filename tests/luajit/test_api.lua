@@ -41,7 +41,7 @@ check(jf.status().errors == 0, "no registration failed")
 local real_version = jit.version_num
 jit.version_num = 30000
 local ok4, err4 = jf.start("gdb")
-check(ok4 == nil and err4:match("refused") and err4:match("known for LuaJIT 2.0 and 2.1"),
+check(ok4 == nil and err4:match("refused") and err4:match("known for LuaJIT 2.1 on x64 and arm64"),
       "gdb alone on an unknown LuaJIT is refused: " .. tostring(err4))
 check(jf.start("perfmap,gdb,unwind") == true and jf.sinks() == "perfmap",
       "perfmap stays on when gdb and unwind are refused")
