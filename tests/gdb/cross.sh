@@ -13,16 +13,11 @@ done
 [ -d "$sysroot/lib" ] || { echo "SKIP: no $sysroot sysroot (libc6-dev-*-cross)"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 
-# One build per architecture, shared by the test and its negative control.
-exec 9>"$build.lock"; flock 9
+# One build of the library per architecture, shared by the test, its
+# negative control and the LuaJIT cross test (tests/luajit/cross.sh).
+. "$src/tests/include/cross_lib.sh"
+cross_lib "$arch" "$src" "$build" "$extract" || fail "building jitframes for $arch"
 common=(-DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchain-$triple.cmake" -DCMAKE_BUILD_TYPE=RelWithDebInfo)
-# Incremental: both builds are quick when nothing changed.
-cmake -S "$src" -B "$build/lib" "${common[@]}" -DJITFRAMES_CFI_EXTRACT="$extract" \
-  -DJITFRAMES_BUILD_TESTS=OFF -DJITFRAMES_BUILD_TOOLS=OFF -DJITFRAMES_BUILD_EXAMPLES=OFF \
-  -DJITFRAMES_BUILD_BENCH=OFF -DJITFRAMES_WERROR=OFF -DCMAKE_INSTALL_PREFIX="$build/prefix" >/dev/null \
-  || fail "configure jitframes for $arch"
-cmake --build "$build/lib" -j 2 >/dev/null || fail "build jitframes for $arch"
-cmake --install "$build/lib" >/dev/null || fail "install jitframes for $arch"
 cmake -S "$src/tests/gdb/cross" -B "$build/prog" "${common[@]}" -DJITFRAMES_SOURCE_DIR="$src" \
   -DCMAKE_PREFIX_PATH="$build/prefix" >/dev/null || fail "configure jitprog for $arch"
 cmake --build "$build/prog" >/dev/null || fail "build jitprog for $arch"

@@ -2,7 +2,8 @@
 the backtrace at each.
 
     gdb -batch -nx -x gdb_walk_traces.py --args ffi_host ffi_bt.lua
-    (environment: WALK=check, or WALK=control for the run without jitframes)
+    (environment: WALK=check, or WALK=control for the run without jitframes;
+    WALK_REMOTE=1 when attached to qemu's gdb stub, see cross.sh)
 
 ffi_bt.lua passes the traces' list to jf_lua_ready; a breakpoint there sets
 one at each trace's first instruction. From each, `nexti` (calls stepped
@@ -64,7 +65,8 @@ def run():
         except gdb.error:
             pass
     ready = gdb.Breakpoint("jf_lua_ready")
-    gdb.execute("run")
+    # Under qemu-user (cross.sh) gdb is attached to a stopped process already.
+    gdb.execute("continue" if os.environ.get("WALK_REMOTE") else "run")
     text = gdb.parse_and_eval("traces").string()
     ready.delete()
     traces = {}

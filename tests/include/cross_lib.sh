@@ -1,0 +1,20 @@
+# Sourced by the cross tests: build jitframes for ARCH with its toolchain
+# file and install it into BUILD/prefix, incrementally (quick when nothing
+# changed) and under a lock shared by the tests using BUILD.
+# cross_lib ARCH SOURCE_DIR BUILD_DIR CFI_EXTRACT: 0, or 1 after saying what
+# failed. The lock (fd 9) stays held: release it with `flock -u 9` once the
+# caller's own builds against the prefix are done.
+cross_lib() {
+  local arch=$1 src=$2 build=$3 extract=$4
+  local triple=$arch-linux-gnu
+  mkdir -p "$build"
+  exec 9>"$build.lock"
+  flock 9
+  cmake -S "$src" -B "$build/lib" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchain-$triple.cmake" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITFRAMES_CFI_EXTRACT="$extract" \
+    -DJITFRAMES_BUILD_TESTS=OFF -DJITFRAMES_BUILD_TOOLS=OFF -DJITFRAMES_BUILD_EXAMPLES=OFF \
+    -DJITFRAMES_BUILD_BENCH=OFF -DJITFRAMES_WERROR=OFF -DCMAKE_INSTALL_PREFIX="$build/prefix" \
+    >/dev/null || { echo "configure jitframes for $arch"; return 1; }
+  cmake --build "$build/lib" -j 2 >/dev/null || { echo "build jitframes for $arch"; return 1; }
+  cmake --install "$build/lib" >/dev/null || { echo "install jitframes for $arch"; return 1; }
+}
