@@ -2,13 +2,14 @@
 # The LuaJIT module's files under stress:
 #  - SIGKILL: a luajit that made 300 functions' traces is killed; its perf
 #    map and its jitdump are valid and hold every trace registered before;
-#  - flush: A's trace runs, jit.flush() frees it, B's trace is compiled
-#    (at the same machine code address when LuaJIT maps its new mcode area
-#    there; it says which); through the jitdump (timestamped records) perf
-#    attributes each sample to the right one.
-# Usage: sigkill_flush.sh MODULE_DIR JITFRAMES_TOOL
+#  - flush: A's trace runs, jit.flush() frees it, B's trace is compiled at
+#    the same machine code address (LuaJIT maps its new mcode area where the
+#    old one was: reuse_mcode.c makes the kernel's chance a certainty);
+#    through the jitdump (timestamped records) perf attributes each sample
+#    to the right one.
+# Usage: sigkill_flush.sh MODULE_DIR JITFRAMES_TOOL REUSE_MCODE_SHIM
 set -u
-module_dir=$1 tool=$2
+module_dir=$1 tool=$2 reuse_shim=$3
 here=$(cd "$(dirname "$0")" && pwd)
 command -v luajit >/dev/null || { echo "SKIP: luajit is not installed"; exit 77; }
 . "$here/../include/perf_test_env.sh"
@@ -36,19 +37,24 @@ echo "ok: SIGKILL after $stopped traces: map $in_map, dump $in_dump, both valid"
 require_perf
 mkdir "$tmp/flush"
 (cd "$tmp/flush" && JITFRAMES=perfmap,jitdump JITFRAMES_DIR=$tmp/flush timeout 300 perf record -q -k 1 -e cpu-clock \
-   -o perf.data -- "$here/../include/exec_with_fresh_map.sh" pid luajit -l jitframes "$here/flush.lua" 15 \
-   >out 2>err) || die "perf record: $(cat "$tmp/flush/err")"
+   -o perf.data -- env LD_PRELOAD="$reuse_shim" "$here/../include/exec_with_fresh_map.sh" pid \
+   luajit -l jitframes "$here/flush.lua" 15 >out 2>err) || die "perf record: $(cat "$tmp/flush/err")"
 pids+=("$(cat "$tmp/flush/pid")")
 "$tool" check "$tmp/flush"/jit-*.dump >/dev/null || die "flush dump invalid"
 # The two loops' traces start on lines 3 (A) and 4 (B), at one address.
 "$tool" --json dump "$tmp/flush"/jit-*.dump | python3 -c '
 import json, sys
 loads = [r for r in json.load(sys.stdin)["records"] if r["type"] == "CODE_LOAD"]
-a = {r["code_addr"] for r in loads if r["name"].endswith("flush.lua:3")}
-b = {r["code_addr"] for r in loads if r["name"].endswith("flush.lua:4")}
-print("ok: after jit.flush() the trace of B %s" % ("reuses the address of A" if a & b else
-      "is at another address than that of A (LuaJIT mapped a new mcode area)"))
-sys.exit(0 if a and b else "FAIL: no trace for A or for B in the dump")' || exit 1
+def ranges(line):
+    return [(r["code_addr"], r["code_addr"] + r["code_size"]) for r in loads if r["name"].endswith(line)]
+a, b = ranges("flush.lua:3"), ranges("flush.lua:4")
+if not a or not b:
+    sys.exit("FAIL: no trace for A or for B in the dump")
+shared = [(max(x[0], y[0]), min(x[1], y[1])) for x in a for y in b if x[0] < y[1] and y[0] < x[1]]
+if not shared:
+    sys.exit("FAIL: the traces of A %s and B %s share no address" % (a, b))
+print("ok: after jit.flush() traces of B occupy addresses of traces of A: %d bytes in common from %s"
+      % (sum(e - s for s, e in shared), hex(shared[0][0])))' || exit 1
 perf inject --jit -i "$tmp/flush/perf.data" -o "$tmp/flush/perf.jit.data" 2>/dev/null || die "perf inject"
 "$perf" script -i "$tmp/flush/perf.jit.data" -F time,ip,sym 2>/dev/null |
   python3 -c '
