@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# perf on a LuaJIT program with the jitframes module (no rebuild of LuaJIT).
+# perf on LuaJIT programs with the jitframes module (no rebuild of LuaJIT):
+# hot.lua (a hot loop, a side trace, a called function) and many.lua (300
+# small functions made with load, hundreds of traces).
 #   MODE perfmap  JITFRAMES=perfmap luajit -l jitframes: of the samples perf
 #                 puts in anonymous JIT memory, the share named TRACE_<n>::
-#                 hot.lua:<line> (at least 95%); without the module: none named
+#                 <program>:<line> (at least 95%); without the module: none named
 #   MODE jitdump  JITFRAMES=jitdump, perf record -k 1, perf inject --jit:
-#                 traces named with their hot.lua:<line> source lines; the dump
-#                 passes jitframes check; without the module: none named
+#                 traces named with their <program>:<line> source lines; the
+#                 dump passes jitframes check; without the module: none named
 # Usage: perf_luajit.sh MODULE_DIR MODE JITFRAMES_TOOL
 set -u
 module_dir=$1 mode=$2 tool=$3
@@ -15,14 +17,14 @@ command -v luajit >/dev/null || { echo "SKIP: luajit is not installed (scripts/d
 require_perf
 export LUA_CPATH="$module_dir/?.so;;"
 
-record() { # NAME WITH_MODULE(0/1): perf record hot.lua into $tmp/NAME/perf.data
+record() { # NAME WITH_MODULE(0/1): perf record $program into $tmp/NAME/perf.data
   local dir=$tmp/$1 args=()
   mkdir "$dir"
   [ "$2" = 1 ] && args=(-l jitframes)
   local rec=(-e cpu-clock)
   [ "$mode" = jitdump ] && rec=(-k 1 -e cpu-clock)
   (cd "$dir" && JITFRAMES=$mode JITFRAMES_DIR=$dir timeout 300 perf record -q "${rec[@]}" -o perf.data -- \
-     "$here/../include/exec_with_fresh_map.sh" pid luajit "${args[@]}" "$here/hot.lua" 30 >out 2>err) ||
+     "$here/../include/exec_with_fresh_map.sh" pid luajit "${args[@]}" "$here/$program" 30 >out 2>err) ||
     die "perf record $1: $(cat "$dir/err")"
   pids+=("$(cat "$dir/pid")")
   data=$dir/perf.data
@@ -38,22 +40,27 @@ record() { # NAME WITH_MODULE(0/1): perf record hot.lua into $tmp/NAME/perf.data
 # share FILE: "named total" over the samples in JIT memory (perf map, or
 # perf inject's jitted-*.so)
 share() {
-  awk '/\(\/tmp\/perf-[0-9]+\.map\)|jitted-[0-9]+-[0-9]+\.so/ { total++; if ($2 ~ /^TRACE_[0-9]+::[^ ]*hot\.lua:[0-9]+$/) named++ }
+  awk -v p="$program" 'BEGIN { gsub(/\./, "\\.", p) }
+       /\(\/tmp\/perf-[0-9]+\.map\)|jitted-[0-9]+-[0-9]+\.so/ { total++; if ($2 ~ "^TRACE_[0-9]+::[^ ]*" p ":[0-9]+$") named++ }
        END { print named + 0, total + 0 }' "$1"
 }
+
+for program in hot.lua many.lua; do
+rm -rf "$tmp/with" "$tmp/without"
 
 record with 1
 record without 0
 read -r named total < <(share "$tmp/with/script")
 read -r named0 total0 < <(share "$tmp/without/script")
-echo "with the module: $named of $total samples in JIT code named TRACE_<n>::hot.lua:<line>"
-echo "without: $named0 of $total0"
+echo "$program with the module: $named of $total samples in JIT code named TRACE_<n>::$program:<line>"
+echo "$program without: $named0 of $total0"
 [ "$total" -ge 100 ] || die "too few samples in JIT code ($total)"
 [ $((named * 100)) -ge $((total * 95)) ] || die "fewer than 95% of the JIT samples are named"
 [ "$named0" = 0 ] || die "negative control: traces named without the module"
 if [ "$mode" = jitdump ]; then
-  grep -A1 -E 'TRACE_[0-9]+::[^ ]*hot\.lua:[0-9]+' "$tmp/with/script" | grep -qE '^ +hot\.lua:[0-9]+' ||
-    die "no source line for the traces"
-  echo "ok: traces carry their hot.lua:<line> source lines"
+  grep -A1 -E "TRACE_[0-9]+::[^ ]*${program/./\\.}:[0-9]+" "$tmp/with/script" |
+    grep -qE "^ +${program/./\\.}:[0-9]+" || die "no source line for the traces of $program"
+  echo "ok: the traces of $program carry their $program:<line> source lines"
 fi
+done
 echo PASS
