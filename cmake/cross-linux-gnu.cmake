@@ -12,4 +12,9 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-${CMAKE_SYSTEM_PROCESSOR} -L /usr/${JITFRAMES_CROSS_TRIPLE})
+# LD_LIBRARY_PATH=/lib (the sysroot's, through -L) keeps the guest's loader
+# from falling back to the host's multiarch libraries for the same
+# architecture (libc6:arm64, which Debian's arm64 LuaJIT brings): a libc of
+# another build than the sysroot's loader hangs threaded programs.
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-${CMAKE_SYSTEM_PROCESSOR} -L /usr/${JITFRAMES_CROSS_TRIPLE}
+    -E LD_LIBRARY_PATH=/lib)

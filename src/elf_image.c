@@ -21,8 +21,6 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 /* ELF (System V gABI) */
 enum {
@@ -615,27 +613,11 @@ static int alloc_line_scratch(builder *b)
     return b->line_offsets && b->files ? 0 : JF_ENOMEM;
 }
 
-/* Page-granular anonymous memory for a symfile: .eh_frame holds absolute
- * addresses, so it may live anywhere relative to the code it describes. */
-static uint8_t *map_symfile(size_t size, size_t *mapped)
-{
-    long page_size = sysconf(_SC_PAGESIZE);
-    size_t page = page_size > 0 ? (size_t)page_size : 4096;
-    if (size > SIZE_MAX - page)
-        return NULL;
-    size_t len = (size + page - 1) & ~(page - 1);
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    *mapped = len;
-    return p;
-}
-
 int jf__elf_image_build(jf_live *const *regions, size_t n, const jf_elf_span *spans,
                         size_t n_spans, jf_elf_image *out)
 {
     out->bytes = NULL;
-    out->size = out->mapped = 0;
+    out->size = 0;
     if (n_spans == 0 || n_spans > JF_ELF_MAX_SPANS)
         return jf__fail(JF_ERANGE, "a symfile needs 1 to %u code ranges, not %zu", JF_ELF_MAX_SPANS, n_spans);
     builder b = {.regions = regions, .n = n, .spans = spans, .n_spans = n_spans};
@@ -647,10 +629,14 @@ int jf__elf_image_build(jf_live *const *regions, size_t n, const jf_elf_span *sp
     jf__writer_init(&w, NULL, 0);
     if (rc == 0)
         rc = put_image(&w, &b);
-    size_t cap = w.pos, mapped = 0;
+    /* Any memory will do (.eh_frame holds absolute addresses, so it may live
+     * anywhere relative to the code): malloc's is 16-aligned, and cheaper
+     * than a mapping of its own per symfile, which costs two system calls
+     * and a TLB shootdown when it goes. */
+    size_t cap = w.pos;
     uint8_t *bytes = NULL;
-    if (rc == 0 && !(bytes = map_symfile(cap, &mapped)))
-        rc = jf__fail(JF_ENOMEM, "cannot map a %zu-byte symfile", cap);
+    if (rc == 0 && !(bytes = malloc(cap)))
+        rc = jf__fail(JF_ENOMEM, "out of memory for a %zu-byte symfile", cap);
     if (rc == 0) {
         jf__writer_init(&w, bytes, cap);
         rc = put_image(&w, &b);
@@ -660,20 +646,17 @@ int jf__elf_image_build(jf_live *const *regions, size_t n, const jf_elf_span *sp
     free(b.line_offsets);
     free(b.files);
     if (rc) {
-        if (bytes)
-            munmap(bytes, mapped);
+        free(bytes);
         return rc;
     }
     out->bytes = bytes;
     out->size = w.pos;
-    out->mapped = mapped;
     return 0;
 }
 
 void jf__elf_image_free(jf_elf_image *image)
 {
-    if (image->bytes)
-        munmap(image->bytes, image->mapped);
+    free(image->bytes);
     image->bytes = NULL;
-    image->size = image->mapped = 0;
+    image->size = 0;
 }

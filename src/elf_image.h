@@ -21,13 +21,12 @@ typedef struct jf_elf_span {
     uint64_t lead;
 } jf_elf_span;
 
-/* A built image, in its own anonymous mapping. It must not move while
+/* A built image, in memory of its own (malloc). It must not move while
  * registered: the debugger reads it in place, and its section addresses
  * (.eh_frame's sh_addr) are where these very bytes live. */
 typedef struct jf_elf_image {
     uint8_t *bytes;
     size_t size;
-    size_t mapped; /* bytes mapped at `bytes` */
 } jf_elf_image;
 
 /* The most .text sections one image may have (section indices stay below

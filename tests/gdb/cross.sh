@@ -29,7 +29,8 @@ trap 'rm -rf "$out"; [ -n "${qpid:-}" ] && kill "$qpid" 2>/dev/null' EXIT
 [ "$variant" = --wrong-cfi ] && export JITPROG_WRONG_CFI=1
 for attempt in 1 2 3 4 5; do
   port=$((20000 + (RANDOM * 7 + $$ + attempt * 131) % 40000))
-  "qemu-$arch" -L "$sysroot" -g "$port" "$prog" step >"$out/qemu.log" 2>&1 &
+  # LD_LIBRARY_PATH: see cmake/cross-linux-gnu.cmake
+  "qemu-$arch" -L "$sysroot" -E LD_LIBRARY_PATH=/lib -g "$port" "$prog" step >"$out/qemu.log" 2>&1 &
   qpid=$!
   sleep 0.3
   kill -0 "$qpid" 2>/dev/null && break # still alive: it bound the port

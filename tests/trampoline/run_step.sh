@@ -21,7 +21,8 @@ else
   sysroot=/usr/$mode-linux-gnu
   for attempt in 1 2 3 4 5; do
     port=$((20000 + (RANDOM * 7 + $$ + attempt * 131) % 40000))
-    "qemu-$mode" -L "$sysroot" -g "$port" "$prog" >"$out/qemu.log" 2>&1 &
+    # LD_LIBRARY_PATH: see cmake/cross-linux-gnu.cmake
+    "qemu-$mode" -L "$sysroot" -E LD_LIBRARY_PATH=/lib -g "$port" "$prog" >"$out/qemu.log" 2>&1 &
     qpid=$!
     sleep 0.3
     kill -0 "$qpid" 2>/dev/null && break   # still alive: it bound the port
