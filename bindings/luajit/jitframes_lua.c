@@ -57,7 +57,9 @@ static int l_register(lua_State *L)
     trace_frame frame = {0};
     jf_cfi *cfi = NULL;
     int rc = 0;
-    if (describe_frames) { /* set only where trace_isa_host() knows the backend */
+    /* Only gdb, lldb and the unwinder can use a trace's rules: traces are
+     * packed downwards, so the jitdump would leave them out anyway. */
+    if (describe_frames && (jf_enabled_sinks() & (JF_SINK_GDB | JF_SINK_UNWIND))) {
         trace_frame_read(trace_isa_host(), r.addr, r.size, parent_arg(L, 6), &frame);
         rc = trace_frame_cfi(&frame, r.size, &cfi);
     }
