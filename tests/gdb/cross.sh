@@ -27,16 +27,9 @@ prog=$build/prog/gdb_jitprog
 out=$(mktemp -d)
 trap 'rm -rf "$out"; [ -n "${qpid:-}" ] && kill "$qpid" 2>/dev/null' EXIT
 [ "$variant" = --wrong-cfi ] && export JITPROG_WRONG_CFI=1
-for attempt in 1 2 3 4 5; do
-  port=$((20000 + (RANDOM * 7 + $$ + attempt * 131) % 40000))
-  # LD_LIBRARY_PATH: see cmake/cross-linux-gnu.cmake
-  "qemu-$arch" -L "$sysroot" -E LD_LIBRARY_PATH=/lib -g "$port" "$prog" step >"$out/qemu.log" 2>&1 &
-  qpid=$!
-  sleep 0.3
-  kill -0 "$qpid" 2>/dev/null && break # still alive: it bound the port
-  qpid=
-done
-[ -n "${qpid:-}" ] || { cat "$out/qemu.log"; fail "qemu-$arch could not start a gdb stub"; }
+# LD_LIBRARY_PATH: see cmake/cross-linux-gnu.cmake
+start_gdbstub "$out/qemu.log" "qemu-$arch" -L "$sysroot" -E LD_LIBRARY_PATH=/lib -- "$prog" step ||
+  { cat "$out/qemu.log"; fail "qemu-$arch could not start a gdb stub"; }
 timeout -k 5 240 gdb-multiarch -nx -batch -ex "set sysroot $sysroot" -ex 'set tcp connect-timeout 20' \
   -ex "file $prog" -ex "target remote 127.0.0.1:$port" -x "$src/tests/gdb/check_step.py" >"$out/log" 2>&1
 rc=$?

@@ -18,3 +18,23 @@ cross_lib() {
   cmake --build "$build/lib" -j 2 >/dev/null || { echo "build jitframes for $arch"; return 1; }
   cmake --install "$build/lib" >/dev/null || { echo "install jitframes for $arch"; return 1; }
 }
+
+# start_gdbstub LOG QEMU_ARGS... -- PROGRAM ARGS...: run PROGRAM under
+# qemu with a gdb stub on a free port (a few tries: a port taken by another
+# test makes qemu exit at once). Sets $port and $qpid (the caller kills it).
+start_gdbstub() {
+  local log=$1 qemu=() attempt
+  shift
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do qemu+=("$1"); shift; done
+  shift
+  qpid=
+  for attempt in 1 2 3 4 5; do
+    port=$((20000 + (RANDOM * 7 + $$ + attempt * 131) % 40000))
+    "${qemu[@]}" -g "$port" "$@" >"$log" 2>&1 &
+    qpid=$!
+    sleep 0.3
+    kill -0 "$qpid" 2>/dev/null && return 0 # still alive: it bound the port
+    qpid=
+  done
+  return 1
+}

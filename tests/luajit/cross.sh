@@ -30,16 +30,9 @@ trap 'rm -rf "$out"; [ -n "${qpid:-}" ] && kill "$qpid" 2>/dev/null' EXIT
 sinks=gdb
 [ "$mode" = control ] && sinks=none
 # The guest runs with the distribution's libraries for ARCH (-L /: multiarch).
-for attempt in 1 2 3 4 5; do
-  port=$((20000 + (RANDOM * 7 + $$ + attempt * 131) % 40000))
-  SINKS=$sinks LUA_CPATH="$build/luajit/?.so" JITFRAMES_DIR=$out \
-    "qemu-$arch" -L / -g "$port" "$host" "$src/tests/luajit/ffi_bt.lua" >"$out/qemu.log" 2>&1 &
-  qpid=$!
-  sleep 0.3
-  kill -0 "$qpid" 2>/dev/null && break # still alive: it bound the port
-  qpid=
-done
-[ -n "${qpid:-}" ] || { cat "$out/qemu.log"; fail "qemu-$arch could not start a gdb stub"; }
+SINKS=$sinks LUA_CPATH="$build/luajit/?.so" JITFRAMES_DIR=$out \
+  start_gdbstub "$out/qemu.log" "qemu-$arch" -L / -- "$host" "$src/tests/luajit/ffi_bt.lua" ||
+  { cat "$out/qemu.log"; fail "qemu-$arch could not start a gdb stub"; }
 WALK=$mode WALK_REMOTE=1 timeout -k 5 600 gdb-multiarch -nx -batch -ex "set sysroot /" \
   -ex 'set tcp connect-timeout 20' -ex "file $host" -ex "target remote 127.0.0.1:$port" \
   -x "$src/tests/luajit/gdb_walk_traces.py" >"$out/log" 2>&1
