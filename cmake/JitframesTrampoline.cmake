@@ -40,6 +40,7 @@ elseif(CMAKE_CROSSCOMPILING)
 else()
   add_executable(jitframes_cfi_extract ${PROJECT_SOURCE_DIR}/tools/cfi-extract.c)
   target_link_libraries(jitframes_cfi_extract PRIVATE jitframes_warnings)
+  target_include_directories(jitframes_cfi_extract PRIVATE ${PROJECT_SOURCE_DIR}/src) # dwarf_cfa.h
   set_target_properties(jitframes_cfi_extract PROPERTIES OUTPUT_NAME cfi-extract
     RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tools)
   set(JITFRAMES_CFI_EXTRACT_COMMAND $<TARGET_FILE:jitframes_cfi_extract>)

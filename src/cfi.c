@@ -13,55 +13,16 @@
  */
 #include "cfi.h"
 
+#include "arch/host.h"
 #include "byte_writer.h"
+#include "dwarf_cfa.h"
+#include "error.h"
+#include "sys.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* DWARF call frame instruction opcodes (DWARF 5, 6.4.2; GNU extensions). */
-enum {
-    DW_CFA_nop = 0x00,
-    DW_CFA_set_loc = 0x01,
-    DW_CFA_advance_loc1 = 0x02,
-    DW_CFA_advance_loc2 = 0x03,
-    DW_CFA_advance_loc4 = 0x04,
-    DW_CFA_offset_extended = 0x05,
-    DW_CFA_restore_extended = 0x06,
-    DW_CFA_undefined = 0x07,
-    DW_CFA_same_value = 0x08,
-    DW_CFA_register = 0x09,
-    DW_CFA_remember_state = 0x0a,
-    DW_CFA_restore_state = 0x0b,
-    DW_CFA_def_cfa = 0x0c,
-    DW_CFA_def_cfa_register = 0x0d,
-    DW_CFA_def_cfa_offset = 0x0e,
-    DW_CFA_def_cfa_expression = 0x0f,
-    DW_CFA_expression = 0x10,
-    DW_CFA_offset_extended_sf = 0x11,
-    DW_CFA_def_cfa_sf = 0x12,
-    DW_CFA_def_cfa_offset_sf = 0x13,
-    DW_CFA_val_offset = 0x14,
-    DW_CFA_val_offset_sf = 0x15,
-    DW_CFA_val_expression = 0x16,
-    DW_CFA_GNU_window_save = 0x2d, /* aarch64: negate_ra_state */
-    DW_CFA_GNU_args_size = 0x2e,
-    DW_CFA_GNU_negative_offset_extended = 0x2f,
-    DW_CFA_advance_loc = 0x40, /* high 2 bits; low 6: delta */
-    DW_CFA_offset = 0x80,      /* low 6: register; ULEB128 factored offset */
-    DW_CFA_restore = 0xc0,     /* low 6: register */
-};
-
-/* Pointer encodings (LSB Core, .eh_frame). */
-enum {
-    DW_EH_PE_absptr = 0x00,
-    DW_EH_PE_udata4 = 0x03,
-    DW_EH_PE_sdata4 = 0x0b,
-    DW_EH_PE_pcrel = 0x10,
-    DW_EH_PE_datarel = 0x30,
-    DW_EH_PE_omit = 0xff,
-};
 
 /* The highest DWARF register any of the three psABIs defines (x86_64 k7 is
  * 125, aarch64 z31 and riscv64 v31 are 127; RISC-V CSRs, 4096 and up, are
@@ -149,15 +110,7 @@ struct jf_cfi {
 
 int jf__cfi_host_arch(void)
 {
-#if defined(__x86_64__)
-    return JF_CFI_ARCH_X86_64;
-#elif defined(__aarch64__)
-    return JF_CFI_ARCH_AARCH64;
-#elif defined(__riscv) && __riscv_xlen == 64
-    return JF_CFI_ARCH_RISCV64;
-#else
-    return -1;
-#endif
+    return JF_HOST_CFI_ARCH;
 }
 
 uint16_t jf__cfi_arch_elf_machine(jf_cfi_arch arch)
@@ -168,11 +121,6 @@ uint16_t jf__cfi_arch_elf_machine(jf_cfi_arch arch)
 /* ------------------------------------------------------------------------ */
 /* Construction                                                             */
 /* ------------------------------------------------------------------------ */
-
-static size_t round_up(size_t n, size_t align)
-{
-    return (n + align - 1) & ~(align - 1);
-}
 
 /* Room for n more bytes in ops. */
 static int ops_reserve(struct jf_cfi *c, size_t n)
@@ -985,7 +933,7 @@ static size_t fde_address_size(jf_eh_layout layout)
 /* length, CIE pointer, pc_begin, pc_range, augmentation length 0, instructions */
 static size_t fde_size(const cfi_fde *f, jf_eh_layout layout)
 {
-    return round_up(4 + 4 + 2 * fde_address_size(layout) + 1 + f->ops_len, CFI_RECORD_ALIGN);
+    return jf__round_up(4 + 4 + 2 * fde_address_size(layout) + 1 + f->ops_len, CFI_RECORD_ALIGN);
 }
 
 /* The absolute layout ends .eh_frame with a zero terminator (__register_frame). */
@@ -1120,7 +1068,7 @@ int jf__cfi_emit(const struct jf_cfi *cfi, jf_eh_layout layout, uint64_t code_ad
         return jf__fail(JF_ERANGE, "jf__cfi_emit: %zu-byte buffer, %zu bytes needed", cap, max_need);
     eh_layout l = layout == JF_EH_LAYOUT_ABSOLUTE
                       ? (eh_layout){layout, code_addr, image_addr}
-                      : (eh_layout){layout, 0, round_up((size_t)code_size, 8)};
+                      : (eh_layout){layout, 0, jf__round_up((size_t)code_size, 8)};
     jf_writer w;
     jf__writer_init(&w, buf, cap);
     put_cie_for_layout(&w, cfi, layout);

@@ -5,7 +5,7 @@
 #ifndef JF_CFI_H
 #define JF_CFI_H
 
-#include "internal.h"
+#include "jitframes.h"
 
 /* Architectures the assembler knows (one table in cfi.c). */
 typedef enum jf_cfi_arch {

@@ -15,8 +15,10 @@
 #define _GNU_SOURCE
 #include "elf_image.h"
 
+#include "arch/host.h"
 #include "byte_writer.h"
 #include "cfi.h"
+#include "error.h"
 
 #include <stdlib.h>
 #include <stdio.h>
@@ -45,30 +47,8 @@ enum {
     SYM_SIZE = 24,
 };
 
-#if defined(__x86_64__)
-#define HOST_MACHINE 62u /* EM_X86_64 */
-#define HOST_FLAGS 0u
-#elif defined(__aarch64__)
-#define HOST_MACHINE 183u /* EM_AARCH64 */
-#define HOST_FLAGS 0u
-#elif defined(__riscv) && __riscv_xlen == 64
-#define HOST_MACHINE 243u /* EM_RISCV */
-/* gdb derives the objfile's ABI from these: match what we were built for. */
-#if defined(__riscv_float_abi_double)
-#define RISCV_FLOAT_ABI 0x4u
-#elif defined(__riscv_float_abi_single)
-#define RISCV_FLOAT_ABI 0x2u
-#else
-#define RISCV_FLOAT_ABI 0x0u
-#endif
-#if defined(__riscv_compressed)
-#define HOST_FLAGS (RISCV_FLOAT_ABI | 0x1u) /* EF_RISCV_RVC */
-#else
-#define HOST_FLAGS RISCV_FLOAT_ABI
-#endif
-#else
-#error "jitframes: GDB symfiles need an ELF machine number for this architecture"
-#endif
+#define HOST_MACHINE JF_HOST_ELF_MACHINE
+#define HOST_FLAGS JF_HOST_ELF_FLAGS
 
 /* DWARF 4 */
 enum {

@@ -7,7 +7,7 @@
 #ifndef JF_ELF_IMAGE_H
 #define JF_ELF_IMAGE_H
 
-#include "internal.h"
+#include "region.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -41,7 +41,8 @@
  */
 #include "elf_image.h"
 #include "gdbjit.h"
-#include "internal.h"
+#include "error.h"
+#include "region.h"
 #include "sink.h"
 
 #include <stdatomic.h>

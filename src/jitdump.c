@@ -26,11 +26,15 @@
  * record group atomic with respect to other threads.
  */
 #define _GNU_SOURCE
+#include "arch/host.h"
 #include "byte_writer.h"
 #include "cfi.h"
-#include "internal.h"
+#include "error.h"
+#include "log.h"
+#include "region.h"
 #include "safe_file.h"
 #include "sink.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,21 +73,8 @@ enum {
  * (riscv64: gcc emits four byte stores) the store that publishes a group
  * must be aligned: CODE_LOAD records, the only unpadded ones, then get up to
  * 3 more nonce bytes so that every record starts 4-aligned. */
-#if defined(__x86_64__) || defined(__aarch64__)
-#define LOAD_PAD_MAX 0u
-#else
-#define LOAD_PAD_MAX 3u
-#endif
-
-#if defined(__x86_64__)
-#define JITDUMP_ELF_MACHINE 62u
-#elif defined(__aarch64__)
-#define JITDUMP_ELF_MACHINE 183u
-#elif defined(__riscv)
-#define JITDUMP_ELF_MACHINE 243u
-#else
-#define JITDUMP_ELF_MACHINE 0u
-#endif
+#define LOAD_PAD_MAX (JF_HOST_UNALIGNED_STORE32_ATOMIC ? 0u : 3u)
+#define JITDUMP_ELF_MACHINE JF_HOST_ELF_MACHINE
 
 /* File growth: at least MIN_GROWTH, half the current size, at most MAX_GROWTH. */
 #define MIN_GROWTH ((size_t)256 * 1024)
@@ -143,13 +134,6 @@ static uint32_t current_tid(void)
     return cached_tid;
 }
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A bijection on 64-bit values (splitmix64's finaliser): distinct code
  * indices give distinct nonces, and the seed makes them differ between runs. */
 static uint64_t mix64(uint64_t x)
@@ -157,17 +141,6 @@ static uint64_t mix64(uint64_t x)
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
     return x ^ (x >> 31);
-}
-
-static size_t round_up(size_t v, size_t align)
-{
-    return (v + align - 1) & ~(align - 1);
-}
-
-static size_t page_size(void)
-{
-    long p = sysconf(_SC_PAGESIZE);
-    return p > 0 ? (size_t)p : 4096;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -198,7 +171,7 @@ static size_t unwind_image_size(const struct jf_cfi *cfi, uint64_t code_addr, si
  * as close together as possible without overlapping. */
 static size_t mapped_size_for(size_t unwind_data_size)
 {
-    return round_up(unwind_data_size, 8);
+    return jf__round_up(unwind_data_size, 8);
 }
 
 size_t jf_jitdump_footprint(size_t code_size, const jf_cfi *cfi)
@@ -215,7 +188,7 @@ size_t jf_jitdump_footprint(size_t code_size, const jf_cfi *cfi)
         return 0;
     jf_eh_image img;
     size_t data = unwind_image_size(cfi, 0x10000, load_size, &img);
-    return data ? round_up(load_size, 8) + mapped_size_for(data) : 0;
+    return data ? jf__round_up(load_size, 8) + mapped_size_for(data) : 0;
 }
 
 uint64_t jf_jitdump_overlaps(void)
@@ -270,7 +243,7 @@ static int map_at_least(size_t len)
 {
     if (len <= dump.map_len)
         return 0;
-    size_t new_len = round_up(len, page_size());
+    size_t new_len = jf__round_up(len, jf__page_size());
     void *p = dump.map ? mremap(dump.map, dump.map_len, new_len, MREMAP_MAYMOVE)
                        : mmap(NULL, new_len, PROT_READ | PROT_WRITE, MAP_SHARED, dump.fd, 0);
     if (p == MAP_FAILED)
@@ -287,7 +260,7 @@ static int map_at_least(size_t len)
 static void prefault(size_t from, size_t to)
 {
 #ifdef MADV_POPULATE_WRITE
-    size_t start = from & ~(page_size() - 1);
+    size_t start = from & ~(jf__page_size() - 1);
     if (to > start)
         (void)madvise(dump.map + start, to - start, MADV_POPULATE_WRITE);
 #else
@@ -308,7 +281,7 @@ static int ensure_room(size_t need)
     size_t minimum = dump.used + need;
     size_t growth = dump.reserved / 2;
     growth = growth < MIN_GROWTH ? MIN_GROWTH : growth > MAX_GROWTH ? MAX_GROWTH : growth;
-    size_t generous = round_up(minimum + growth, page_size());
+    size_t generous = jf__round_up(minimum + growth, jf__page_size());
     int rc = reserve_blocks(generous);
     size_t got = generous;
     if (rc) {
@@ -529,7 +502,7 @@ static void write_region_group(jf_writer *w, const jf_live *r, uint64_t timestam
     size_t unwind_at = w->pos;
     size_t mapped = write_unwinding_info(w, r, timestamp, stats);
     size_t load = load_size(r);
-    uintptr_t synth_end = r->start + (mapped ? round_up(load, 8) + mapped : load);
+    uintptr_t synth_end = r->start + (mapped ? jf__round_up(load, 8) + mapped : load);
     if (mapped && drop_covering_unwind(w, unwind_at, r, synth_end)) {
         mapped = 0;
         synth_end = r->start + load;
@@ -590,7 +563,7 @@ static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
         return rc;
     jf_writer w;
     jf__writer_init(&w, dump.map + dump.used, dump.reserved - dump.used);
-    uint64_t timestamp = monotonic_ns();
+    uint64_t timestamp = jf__monotonic_ns();
     size_t written = 0;
     const jf_live *left_out = NULL;
     for (size_t i = 0; i < n; i++) {
@@ -643,7 +616,7 @@ static void write_file_header(void)
     jf__put_u32(&w, JITDUMP_ELF_MACHINE);
     jf__put_u32(&w, 0); /* reserved */
     jf__put_u32(&w, dump_pid);
-    jf__put_u64(&w, monotonic_ns());
+    jf__put_u64(&w, jf__monotonic_ns());
     jf__put_u64(&w, 0); /* flags: no arch timestamps, nothing else */
     dump.used = FILE_HEADER_SIZE;
 }
@@ -652,7 +625,7 @@ static void write_file_header(void)
  * `perf inject` finds the dump. A noexec mount refuses it. */
 static int map_marker(const struct stat *st)
 {
-    size_t len = page_size();
+    size_t len = jf__page_size();
     void *p = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE, dump.fd, 0);
     if (p == MAP_FAILED)
         return jf__fail(jf__errno_code(errno),
@@ -676,7 +649,7 @@ static int begin_file(const struct stat *st)
     if (rc)
         return rc;
     write_file_header();
-    nonce_seed = mix64(monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL));
+    nonce_seed = mix64(jf__monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL));
     prev_load.valid = 0;
     return 0;
 }
@@ -744,7 +717,7 @@ static void write_code_close(void)
     }
     jf_writer w;
     jf__writer_init(&w, dump.map + dump.used, RECORD_HEADER_SIZE);
-    put_record_header(&w, JIT_CODE_CLOSE, monotonic_ns());
+    put_record_header(&w, JIT_CODE_CLOSE, jf__monotonic_ns());
     end_record(&w, 0, 1);
     publish_group(w.pos);
 }

@@ -5,7 +5,9 @@
  * entry or confuse a reader.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "internal.h"
+#include "name.h"
+
+#include "jitframes.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -107,11 +109,6 @@ static size_t sanitize_walk(char *dst, size_t limit, const char *name)
         s += len;
     }
     return out;
-}
-
-size_t jf__sanitized_name_size(const char *name)
-{
-    return sanitize_walk(NULL, JF_NAME_MAX, name) + 1;
 }
 
 size_t jf__sanitize_name(char *dst, size_t cap, const char *name)

@@ -8,7 +8,8 @@
  * fixed: /tmp, our own getpid().
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "error.h"
+#include "region.h"
 #include "perfmap_writer.h"
 #include "sink.h"
 

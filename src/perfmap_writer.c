@@ -32,8 +32,9 @@
 #define _GNU_SOURCE
 #include "perfmap_writer.h"
 
-#include "internal.h"
+#include "error.h"
 #include "safe_file.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,12 +84,6 @@ static struct {
     size_t reserved;
 } resume;
 
-static size_t page_size(void)
-{
-    long p = sysconf(_SC_PAGESIZE);
-    return p > 0 ? (size_t)p : 4096;
-}
-
 static off_t usable_end(void)
 {
     return mf.end & ~(off_t)(WORD - 1);
@@ -106,7 +101,7 @@ static void unmap(void)
 static int map_window(void)
 {
     unmap();
-    mf.map_off = mf.pos & ~(off_t)(page_size() - 1);
+    mf.map_off = mf.pos & ~(off_t)(jf__page_size() - 1);
     if (mf.end <= mf.map_off)
         return 0;
     size_t len = (size_t)(mf.end - mf.map_off);

@@ -6,6 +6,8 @@
 #include "region.h"
 
 #include "cfi.h"
+#include "error.h"
+#include "name.h"
 #include "region_slab.h"
 
 #include <stddef.h>

@@ -1,10 +1,30 @@
 /*
- * Validating a caller's jf_region and turning it into an owned jf_live.
+ * The registry's record of a region (jf_live), and turning a caller's
+ * jf_region into one.
  */
 #ifndef JF_REGION_H
 #define JF_REGION_H
 
-#include "internal.h"
+#include "jitframes.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A registered region, owned by the registry. Immutable once registered,
+ * so sinks may read it without copying while the registry lock is held.
+ */
+typedef struct jf_live {
+    uintptr_t start;
+    size_t size;
+    uint64_t group;      /* batch id: regions registered in one call share it */
+    uint32_t line;
+    const char *file;    /* NULL if none */
+    jf_line *lines;      /* owned copy, file pointers point into owned storage */
+    size_t n_lines;
+    struct jf_cfi *cfi;  /* owned copy or NULL */
+    char name[];         /* sanitised */
+} jf_live;
 
 /* The i-th region of a caller's array, honouring the caller's struct_size
  * (a caller built against an older header has a smaller stride). Copies the

@@ -11,7 +11,7 @@
 #ifndef JF_REGION_TABLE_H
 #define JF_REGION_TABLE_H
 
-#include "internal.h"
+#include "region.h"
 
 #include <stddef.h>
 

@@ -5,7 +5,9 @@
  * and makes fork handling simple (the lock is held across fork()).
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "error.h"
+#include "log.h"
+#include "registry.h"
 #include "region.h"
 #include "region_slab.h"
 #include "region_table.h"

@@ -7,7 +7,7 @@
 #define _GNU_SOURCE
 #include "safe_file.h"
 
-#include "internal.h"
+#include "error.h"
 
 #include <dirent.h>
 #include <errno.h>

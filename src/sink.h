@@ -6,7 +6,7 @@
 #ifndef JF_SINK_H
 #define JF_SINK_H
 
-#include "internal.h"
+#include "region.h"
 
 typedef struct sink_ops {
     const char *word; /* as in $JITFRAMES */

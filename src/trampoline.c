@@ -22,6 +22,9 @@
 #include "trampoline.h"
 
 #include "cfi.h"
+#include "error.h"
+#include "registry.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -88,10 +91,6 @@ static void install_atfork(void)
 
 /* ---- layout ----------------------------------------------------------------- */
 
-static size_t round_up(size_t v, size_t to)
-{
-    return (v + to - 1) / to * to;
-}
 
 /* Largest code-to-slot distance the template's slot reference can encode. */
 static size_t slot_reach(const jf_template *t)
@@ -139,10 +138,10 @@ static int layout_locked(const jf_template *t, unsigned sinks, size_t align, jf_
     if (align & (align - 1) || align > MAX_ALIGN)
         return jf__fail(JF_EINVAL, "trampoline alignment %zu is not a power of two up to %d", align,
                         MAX_ALIGN);
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t stride = round_up(room_per_copy(t, sinks), align > SLOT_SIZE ? align : SLOT_SIZE);
+    size_t page = jf__page_size();
+    size_t stride = jf__round_up(room_per_copy(t, sinks), align > SLOT_SIZE ? align : SLOT_SIZE);
     unsigned variants = (unsigned)(stride / SLOT_SIZE);
-    size_t block = round_up(DEFAULT_BLOCK, page);
+    size_t block = jf__round_up(DEFAULT_BLOCK, page);
     size_t fit = slot_reach(t) / variants / page * page; /* K * block within reach */
     if (block > fit)
         block = fit;
@@ -243,7 +242,7 @@ static uintptr_t distance(uintptr_t a, uintptr_t b)
 /* Map `len` read-write bytes, preferably within NEAR_DISTANCE of `near`. */
 static void *map_near(uintptr_t near, size_t len)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t page = jf__page_size();
     for (int k = 1; k <= PLACEMENT_TRIES; k++) {
         /* Alternate below and above the target, moving away step by step. */
         uintptr_t step = HINT_STEP * (uintptr_t)((k + 1) / 2);

@@ -4,7 +4,7 @@
 #ifndef JF_TRAMPOLINE_H
 #define JF_TRAMPOLINE_H
 
-#include "internal.h"
+#include "jitframes.h"
 
 /* How trampolines created now would be laid out. */
 typedef struct jf_trampoline_layout {

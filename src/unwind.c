@@ -27,7 +27,10 @@
 #define _GNU_SOURCE
 #include "byte_writer.h"
 #include "cfi.h"
-#include "internal.h"
+#include "error.h"
+#include "log.h"
+#include "region.h"
+#include "sys.h"
 #include "sink.h"
 
 #include <dlfcn.h>
@@ -339,16 +342,9 @@ static size_t object_slab_left;
 static object_storage *quarantine_head, *quarantine_tail;
 static size_t quarantined;
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static object_storage *object_alloc(void)
 {
-    if (quarantine_head && monotonic_ns() - quarantine_head->u[OBJECT_RELEASED_AT] >= OBJECT_QUARANTINE_NS) {
+    if (quarantine_head && jf__monotonic_ns() - quarantine_head->u[OBJECT_RELEASED_AT] >= OBJECT_QUARANTINE_NS) {
         object_storage *o = quarantine_head;
         quarantine_head = o->p[OBJECT_LINK];
         if (!quarantine_head)
@@ -370,7 +366,7 @@ static void object_release(object_storage *o)
 {
     if (!o)
         return;
-    o->u[OBJECT_RELEASED_AT] = monotonic_ns();
+    o->u[OBJECT_RELEASED_AT] = jf__monotonic_ns();
     o->p[OBJECT_LINK] = NULL;
     if (quarantine_tail)
         quarantine_tail->p[OBJECT_LINK] = o;
@@ -457,9 +453,7 @@ static uint8_t *map_pool_memory(size_t len)
 
 static size_t page_round(size_t n)
 {
-    long page = sysconf(_SC_PAGESIZE);
-    size_t mask = (page > 0 ? (size_t)page : 4096) - 1;
-    return n > SIZE_MAX - mask ? SIZE_MAX : (n + mask) & ~mask;
+    return jf__round_up(n, jf__page_size());
 }
 
 /* A block of at least `need` bytes from window w's pool. */

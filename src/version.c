@@ -1,6 +1,6 @@
 /* The library's version at run time, which may differ from the header a
  * program was compiled with (JF_VERSION_*). */
-#include "internal.h"
+#include "error.h"
 
 #define JF_STR2(x) #x
 #define JF_STR(x) JF_STR2(x)

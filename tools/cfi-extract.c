@@ -23,6 +23,8 @@
  *   jitframes_trampoline_slot, of the architecture's known kind (see
  *   src/arch/template.h); a linker-relaxation marker is refused.
  */
+#include "dwarf_cfa.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -541,7 +543,7 @@ static void parse_cie(bytes entry, uint64_t offset, cie_info *cie)
         if (c.pos != end)
             die("CIE augmentation data length mismatch");
     }
-    if (cie->fde_encoding != 0x1b)
+    if (cie->fde_encoding != (DW_EH_PE_pcrel | DW_EH_PE_sdata4))
         die("FDE pointer encoding 0x%x is not pcrel|sdata4", cie->fde_encoding);
     cie->insns = sub_bytes(entry, c.pos, entry.size - c.pos, "CIE instructions");
 }
@@ -609,28 +611,33 @@ static uint64_t check_cfa_program(bytes insns, uint64_t code_align, int allow_ad
     while (c.pos < insns.size) {
         uint8_t op = (uint8_t)cur_le(&c, 1, "CFA opcode");
         uint64_t advance = 0;
-        switch (op >> 6) {
-        case 1: advance = op & 0x3f; break;                       /* advance_loc */
-        case 2: (void)cur_uleb(&c, "offset"); break;              /* offset */
-        case 3: break;                                            /* restore */
+        switch (op & 0xc0) {
+        case DW_CFA_advance_loc: advance = op & 0x3f; break;
+        case DW_CFA_offset: (void)cur_uleb(&c, "offset"); break;
+        case DW_CFA_restore: break;
         default:
             switch (op) {
-            case 0x00: case 0x0a: case 0x0b: case 0x2d: break;    /* nop, remember, restore, negate_ra */
-            case 0x02: advance = cur_le(&c, 1, "advance"); break;
-            case 0x03: advance = cur_le(&c, 2, "advance"); break;
-            case 0x04: advance = cur_le(&c, 4, "advance"); break;
-            case 0x05: case 0x09: case 0x0c: case 0x14: case 0x2f: /* two ulebs */
+            case DW_CFA_nop: case DW_CFA_remember_state: case DW_CFA_restore_state:
+            case DW_CFA_GNU_window_save: break;
+            case DW_CFA_advance_loc1: advance = cur_le(&c, 1, "advance"); break;
+            case DW_CFA_advance_loc2: advance = cur_le(&c, 2, "advance"); break;
+            case DW_CFA_advance_loc4: advance = cur_le(&c, 4, "advance"); break;
+            case DW_CFA_offset_extended: case DW_CFA_register: case DW_CFA_def_cfa:
+            case DW_CFA_val_offset: case DW_CFA_GNU_negative_offset_extended: /* two ulebs */
                 (void)cur_uleb(&c, "operand");
                 (void)cur_uleb(&c, "operand");
                 break;
-            case 0x06: case 0x07: case 0x08: case 0x0d: case 0x0e: case 0x2e: /* one uleb */
+            case DW_CFA_restore_extended: case DW_CFA_undefined: case DW_CFA_same_value:
+            case DW_CFA_def_cfa_register: case DW_CFA_def_cfa_offset:
+            case DW_CFA_GNU_args_size: /* one uleb */
                 (void)cur_uleb(&c, "operand");
                 break;
-            case 0x11: case 0x12: case 0x15: /* uleb, sleb */
+            case DW_CFA_offset_extended_sf: case DW_CFA_def_cfa_sf:
+            case DW_CFA_val_offset_sf: /* uleb, sleb */
                 (void)cur_uleb(&c, "operand");
                 (void)cur_sleb(&c, "operand");
                 break;
-            case 0x13: (void)cur_sleb(&c, "operand"); break;
+            case DW_CFA_def_cfa_offset_sf: (void)cur_sleb(&c, "operand"); break;
             default:
                 die("CFA opcode 0x%02x is not supported (expressions, vendor ops)", op);
             }

@@ -1,7 +1,9 @@
 /*
  * .eh_frame decoding and a DWARF CFA interpreter, written from the DWARF 4
  * and LSB specifications. It exists so the tool can check unwinding info
- * produced by our own CFI assembler without sharing a line of code with it.
+ * produced by our own CFI assembler without sharing a line of code with it:
+ * that is why it declares the DWARF constants again instead of including
+ * src/dwarf_cfa.h (an oracle must not share the checked code's mistakes).
  */
 #include "eh_frame_decoder.h"
 

@@ -1,0 +1,56 @@
+/*
+ * Every fact about the architecture the library runs on, in one place: the
+ * rest of src/ includes this and has no #if on the architecture of its own.
+ * Adding an architecture is a block here, its trampoline template
+ * (src/arch/<arch>.S, whose unwind rules tools/cfi-extract takes from the
+ * assembled object) and a line in the build; the CFI emitter's per-arch
+ * table (src/cfi.c, `arches`) describes every architecture it can encode
+ * for, host or not.
+ *
+ *   JF_HOST_ELF_MACHINE  e_machine of the host (jitdump header, GDB symfiles)
+ *   JF_HOST_ELF_FLAGS    e_flags gdb derives the objfile's ABI from
+ *   JF_HOST_CFI_ARCH     the host's entry in src/cfi.c's architecture table
+ *   JF_HOST_UNALIGNED_STORE32_ATOMIC
+ *                        1 if a 4-byte store is one instruction even when
+ *                        unaligned (the jitdump's publishing store, see
+ *                        LOAD_PAD_MAX in src/jitdump.c)
+ */
+#ifndef JF_ARCH_HOST_H
+#define JF_ARCH_HOST_H
+
+#if defined(__x86_64__)
+#define JF_HOST_ELF_MACHINE 62u /* EM_X86_64 */
+#define JF_HOST_ELF_FLAGS 0u
+#define JF_HOST_CFI_ARCH JF_CFI_ARCH_X86_64
+#define JF_HOST_UNALIGNED_STORE32_ATOMIC 1
+
+#elif defined(__aarch64__)
+#define JF_HOST_ELF_MACHINE 183u /* EM_AARCH64 */
+#define JF_HOST_ELF_FLAGS 0u
+#define JF_HOST_CFI_ARCH JF_CFI_ARCH_AARCH64
+#define JF_HOST_UNALIGNED_STORE32_ATOMIC 1
+
+#elif defined(__riscv) && __riscv_xlen == 64
+#define JF_HOST_ELF_MACHINE 243u /* EM_RISCV */
+/* gdb derives the objfile's ABI from these: match what we were built for. */
+#if defined(__riscv_float_abi_double)
+#define JF_HOST_RISCV_FLOAT_ABI 0x4u
+#elif defined(__riscv_float_abi_single)
+#define JF_HOST_RISCV_FLOAT_ABI 0x2u
+#else
+#define JF_HOST_RISCV_FLOAT_ABI 0x0u
+#endif
+#if defined(__riscv_compressed)
+#define JF_HOST_ELF_FLAGS (JF_HOST_RISCV_FLOAT_ABI | 0x1u) /* EF_RISCV_RVC */
+#else
+#define JF_HOST_ELF_FLAGS JF_HOST_RISCV_FLOAT_ABI
+#endif
+#define JF_HOST_CFI_ARCH JF_CFI_ARCH_RISCV64
+/* gcc emits four byte stores for an unaligned 4-byte store. */
+#define JF_HOST_UNALIGNED_STORE32_ATOMIC 0
+
+#else
+#error "jitframes: no architecture facts for this host (see src/arch/host.h)"
+#endif
+
+#endif
