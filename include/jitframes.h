@@ -86,6 +86,8 @@ enum jf_error {
     JF_ENOTSUP = -12,   /* not supported (sink not built, architecture, no exec memory) */
     JF_ERANGE = -13,    /* value out of range (address arithmetic, arena reach) */
     JF_ESINK = -14,     /* jf_init: initialised, but a sink could not start (see jf_init) */
+    JF_EINTERNAL = -15, /* a bug in jitframes: a state its code rules out was reached (please
+                           report jf_last_error()); nothing was changed, the host runs on */
 };
 
 /* A static string naming an error code ("JF_EINVAL: invalid argument"). */

@@ -1080,7 +1080,7 @@ int jf__cfi_emit(const struct jf_cfi *cfi, jf_eh_layout layout, uint64_t code_ad
     if ((rc = put_hdr(&w, cfi, &l)) != 0)
         return rc;
     if (!jf__writer_ok(&w) || w.pos < eh_size || w.pos > max_need)
-        return jf__fail(JF_ERANGE, "jf__cfi_emit: internal size mismatch (%zu of %zu bytes)", w.pos, max_need);
+        return jf__internal("jf__cfi_emit: size mismatch (%zu of %zu bytes)", w.pos, max_need);
     out->eh_frame_size = eh_size;
     out->hdr_size = w.pos - eh_size;
     return 0;

@@ -416,7 +416,7 @@ static int put_eh_frame(jf_writer *w, builder *b)
             continue;
         }
         if (w->pos > w->cap)
-            return jf__fail(JF_ERANGE, "symfile larger than measured");
+            return jf__internal("symfile larger than measured");
         uint8_t *at = w->buf + w->pos;
         jf_eh_image img;
         int rc = jf__cfi_emit(r->cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size, (uint64_t)(uintptr_t)at,
@@ -424,7 +424,7 @@ static int put_eh_frame(jf_writer *w, builder *b)
         if (rc)
             return rc;
         if (img.eh_frame_size < 4)
-            return jf__fail(JF_ERANGE, "%s: CFI image without a terminator", r->name);
+            return jf__internal("%s: CFI image without a terminator", r->name);
         jf__writer_reserve(w, img.eh_frame_size - 4); /* up to its terminator */
         emitted = 1;
     }
@@ -621,7 +621,7 @@ int jf__elf_image_build(jf_live *const *regions, size_t n, const jf_elf_span *sp
         jf__writer_init(&w, bytes, cap);
         rc = put_image(&w, &b);
         if (rc == 0 && !jf__writer_ok(&w))
-            rc = jf__fail(JF_ERANGE, "symfile larger than measured (%zu > %zu bytes)", w.pos, cap);
+            rc = jf__internal("symfile larger than measured (%zu > %zu bytes)", w.pos, cap);
     }
     free(b.line_offsets);
     free(b.files);

@@ -29,6 +29,7 @@ const char *jf_strerror(int err)
     case JF_ENOTSUP: return "JF_ENOTSUP: not supported";
     case JF_ERANGE: return "JF_ERANGE: value out of range";
     case JF_ESINK: return "JF_ESINK: initialised, but a sink could not start";
+    case JF_EINTERNAL: return "JF_EINTERNAL: internal error in jitframes (a bug: please report it)";
     default: return "unknown jitframes error code";
     }
 }

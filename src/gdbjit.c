@@ -549,8 +549,9 @@ static int gdb_start(const char *dump_dir, jf_sink_stats *stats)
     return 0;
 }
 
-static void gdb_stop(int final)
+static void gdb_stop(int final, jf_sink_stats *stats)
 {
+    (void)stats;
     (void)final;
     while (n_files > 0)
         retract(files[n_files - 1], NULL);

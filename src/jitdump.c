@@ -309,19 +309,30 @@ static void put_record_header(jf_writer *w, uint32_t id, uint64_t timestamp)
     jf__put_u64(w, timestamp);
 }
 
-/* The size of a group's first record, held back until the group is
+/* A record group being written: the writer starts at the group's first
+ * byte, and that first record's size is held back here until the group is
  * complete (see publish_group). */
-static uint32_t held_first_size;
+typedef struct group_writer {
+    jf_writer w;
+    uint32_t first_size;
+} group_writer;
 
-/* Pad the record that started at `start` to `align` and set its size. The
- * writer starts at the group's first byte, so start 0 is the first record. */
-static void end_record(jf_writer *w, size_t start, size_t align)
+static void group_init(group_writer *g, uint8_t *at, size_t cap)
 {
+    jf__writer_init(&g->w, at, cap);
+    g->first_size = 0;
+}
+
+/* Pad the record that started at `start` to `align` and set its size
+ * (start 0: the group's first record, whose size is held back). */
+static void end_record(group_writer *g, size_t start, size_t align)
+{
+    jf_writer *w = &g->w;
     size_t len = w->pos - start;
     if (align > 1 && len % align)
         jf__put_zeros(w, align - len % align);
     if (start == 0)
-        held_first_size = (uint32_t)(w->pos - start);
+        g->first_size = (uint32_t)(w->pos - start);
     else
         jf__patch_u32(w, start + 4, (uint32_t)(w->pos - start));
 }
@@ -379,8 +390,9 @@ static void put_debug_entry(jf_writer *w, uint64_t addr, uint32_t line, const ch
     jf__put_cstr(w, file);
 }
 
-static void write_debug_info(jf_writer *w, const jf_live *r, uint64_t timestamp)
+static void write_debug_info(group_writer *g, const jf_live *r, uint64_t timestamp)
 {
+    jf_writer *w = &g->w;
     size_t n = debug_entry_count(r);
     if (!n)
         return;
@@ -398,7 +410,7 @@ static void write_debug_info(jf_writer *w, const jf_live *r, uint64_t timestamp)
     if (!r->n_lines)
         put_debug_entry(w, r->start, last_line, last_file);
     put_debug_entry(w, (uint64_t)r->start + load_size(r), last_line, last_file);
-    end_record(w, start, RECORD_ALIGN);
+    end_record(g, start, RECORD_ALIGN);
 }
 
 static size_t unwind_record_bound(const jf_live *r)
@@ -409,9 +421,10 @@ static size_t unwind_record_bound(const jf_live *r)
 /* Emit the unwinding record straight into the output. Returns the mapped
  * size written (0: no record, either no CFI or emission failed — then the
  * region goes out without unwind data and the failure is logged). */
-static size_t write_unwinding_info(jf_writer *w, const jf_live *r, uint64_t timestamp,
+static size_t write_unwinding_info(group_writer *g, const jf_live *r, uint64_t timestamp,
                                    jf_sink_stats *stats)
 {
+    jf_writer *w = &g->w;
     if (!r->cfi)
         return 0;
     size_t start = w->pos;
@@ -440,7 +453,7 @@ static size_t write_unwinding_info(jf_writer *w, const jf_live *r, uint64_t time
     jf__patch_u64(w, sizes_at, data_size);
     jf__patch_u64(w, sizes_at + 8, img.hdr_size);
     jf__patch_u64(w, sizes_at + 16, mapped);
-    end_record(w, start, RECORD_ALIGN);
+    end_record(g, start, RECORD_ALIGN);
     return mapped;
 }
 
@@ -452,8 +465,9 @@ static size_t code_load_bound(const jf_live *r)
 /* CODE_LOAD: not padded — perf takes the code from the record's last
  * code_size bytes. The real code is followed by the nonce (and its padding,
  * see LOAD_PAD_MAX). */
-static void write_code_load(jf_writer *w, const jf_live *r, uint64_t timestamp)
+static void write_code_load(group_writer *g, const jf_live *r, uint64_t timestamp)
 {
+    jf_writer *w = &g->w;
     size_t start = w->pos;
     uint64_t index = next_code_index++;
     put_record_header(w, JIT_CODE_LOAD, timestamp);
@@ -467,7 +481,7 @@ static void write_code_load(jf_writer *w, const jf_live *r, uint64_t timestamp)
     jf__put_bytes(w, (const void *)r->start, r->size);
     jf__put_u64(w, mix64(nonce_seed + index));
     jf__put_zeros(w, nonce_size(r) - JF_JITDUMP_NONCE_SIZE);
-    end_record(w, start, 1);
+    end_record(g, start, 1);
 }
 
 /*
@@ -477,9 +491,10 @@ static void write_code_load(jf_writer *w, const jf_live *r, uint64_t timestamp)
  * its name and lines). JITs that pack code downwards (LuaJIT's traces) meet
  * this on every region. Returns 1 when the data was taken out of w.
  */
-static int drop_covering_unwind(jf_writer *w, size_t unwind_at, const jf_live *r,
+static int drop_covering_unwind(group_writer *g, size_t unwind_at, const jf_live *r,
                                 uintptr_t synth_end)
 {
+    jf_writer *w = &g->w;
     if (!jf__live_region_starts_in(r->start + r->size, synth_end))
         return 0;
     memset(w->buf + unwind_at, 0, w->pos - unwind_at);
@@ -495,21 +510,22 @@ static int drop_covering_unwind(jf_writer *w, size_t unwind_at, const jf_live *r
 }
 
 /* One region's records: debug info, unwinding info, then its load. */
-static void write_region_group(jf_writer *w, const jf_live *r, uint64_t timestamp,
+static void write_region_group(group_writer *g, const jf_live *r, uint64_t timestamp,
                                jf_sink_stats *stats)
 {
-    write_debug_info(w, r, timestamp);
+    jf_writer *w = &g->w;
+    write_debug_info(g, r, timestamp);
     size_t unwind_at = w->pos;
-    size_t mapped = write_unwinding_info(w, r, timestamp, stats);
+    size_t mapped = write_unwinding_info(g, r, timestamp, stats);
     size_t load = load_size(r);
     uintptr_t synth_end = r->start + (mapped ? jf__round_up(load, 8) + mapped : load);
-    if (mapped && drop_covering_unwind(w, unwind_at, r, synth_end)) {
+    if (mapped && drop_covering_unwind(g, unwind_at, r, synth_end)) {
         mapped = 0;
         synth_end = r->start + load;
     }
     check_overlap(r, synth_end);
     remember_load(r, synth_end, mapped != 0);
-    write_code_load(w, r, timestamp);
+    write_code_load(g, r, timestamp);
 }
 
 /*
@@ -520,10 +536,11 @@ static void write_region_group(jf_writer *w, const jf_live *r, uint64_t timestam
  * leaves a valid file. Where LOAD_PAD_MAX pads, records start 4-aligned and
  * the compiler is told so: one aligned store there too.
  */
-static void publish_group(size_t len)
+static void publish_group(const group_writer *g)
 {
+    size_t len = g->w.pos;
     uint8_t le[4];
-    jf__store_le(le, held_first_size, 4);
+    jf__store_le(le, g->first_size, 4);
     uint8_t *size_field = dump.map + dump.used + 4;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (LOAD_PAD_MAX)
@@ -561,14 +578,14 @@ static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     int rc = ensure_room(bound);
     if (rc)
         return rc;
-    jf_writer w;
-    jf__writer_init(&w, dump.map + dump.used, dump.reserved - dump.used);
+    group_writer g;
+    group_init(&g, dump.map + dump.used, dump.reserved - dump.used);
     uint64_t timestamp = jf__monotonic_ns();
     size_t written = 0;
     const jf_live *left_out = NULL;
     for (size_t i = 0; i < n; i++) {
         if (region_fits(regions[i])) {
-            write_region_group(&w, regions[i], timestamp, stats);
+            write_region_group(&g, regions[i], timestamp, stats);
             written++;
         } else if (!left_out) {
             left_out = regions[i];
@@ -578,14 +595,15 @@ static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
                                         "left out of the dump (%zu of this group's %zu regions)",
                              left_out->name, left_out->size, n - written, n)
                   : 0;
-    if (w.pos == 0)
+    if (g.w.pos == 0)
         return rc;
-    if (!jf__writer_ok(&w)) { /* cannot happen: the bound covers the group */
+    if (!jf__writer_ok(&g.w)) { /* the bound covers the group */
         memset(dump.map + dump.used, 0, dump.reserved - dump.used);
-        return jf__fail(JF_EIO, "jitdump: record group larger than its bound");
+        return jf__internal("jitdump: record group larger than its bound");
     }
-    publish_group(w.pos);
-    stats->bytes += w.pos;
+    size_t len = g.w.pos;
+    publish_group(&g);
+    stats->bytes += len;
     stats->regions += written;
     return rc;
 }
@@ -715,18 +733,19 @@ static void write_code_close(void)
         jf__log(JF_LOG_WARNING, "jitdump: no room for CODE_CLOSE: %s", jf_last_error());
         return;
     }
-    jf_writer w;
-    jf__writer_init(&w, dump.map + dump.used, RECORD_HEADER_SIZE);
-    put_record_header(&w, JIT_CODE_CLOSE, jf__monotonic_ns());
-    end_record(&w, 0, 1);
-    publish_group(w.pos);
+    group_writer g;
+    group_init(&g, dump.map + dump.used, RECORD_HEADER_SIZE);
+    put_record_header(&g.w, JIT_CODE_CLOSE, jf__monotonic_ns());
+    end_record(&g, 0, 1);
+    publish_group(&g);
 }
 
 /* Cut the reserved zero tail off (perf would read it as the end anyway,
  * but other readers and `ls -l` should see the real size). The marker
  * mapping stays: the code described may still run. */
-static void jitdump_stop(int final)
+static void jitdump_stop(int final, jf_sink_stats *stats)
 {
+    (void)stats;
     if (dump.fd < 0)
         return;
     if (final)

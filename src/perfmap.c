@@ -114,8 +114,9 @@ static int perfmap_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     return flush_lines(used, pending, stats);
 }
 
-static void perfmap_stop(int final)
+static void perfmap_stop(int final, jf_sink_stats *stats)
 {
+    (void)stats;
     (void)final;
     jf__pmw_close();
 }

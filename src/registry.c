@@ -22,9 +22,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-/* Indexed like jf_stats.sink[]; NULL until a sink is built. */
+/* Indexed like jf_stats.sink[]: sink_table[i]->bit is 1u << i. */
 static const sink_ops *const sink_table[JF_SINK_COUNT] = {&jf_perfmap_sink, &jf_jitdump_sink, &jf_gdb_sink, &jf_unwind_sink};
-static const char *const sink_words[JF_SINK_COUNT] = {"perfmap", "jitdump", "gdb", "unwind"};
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -49,9 +48,19 @@ static unsigned sink_word_bits(const char *word, size_t len)
     if ((len == 3 && strncasecmp(word, "all", 3) == 0) || (len == 1 && word[0] == '1'))
         return JF_SINK_ALL;
     for (int i = 0; i < JF_SINK_COUNT; i++)
-        if (strlen(sink_words[i]) == len && strncasecmp(word, sink_words[i], len) == 0)
-            return 1u << i;
+        if (strlen(sink_table[i]->word) == len && strncasecmp(word, sink_table[i]->word, len) == 0)
+            return sink_table[i]->bit;
     return 0;
+}
+
+/* "perfmap, jitdump, gdb, unwind, all": the words a sink list may use. */
+static void known_sink_words(char *out, size_t cap)
+{
+    size_t at = 0;
+    for (int i = 0; i < JF_SINK_COUNT && at < cap; i++)
+        at += (size_t)snprintf(out + at, cap - at, "%s, ", sink_table[i]->word);
+    if (at < cap)
+        snprintf(out + at, cap - at, "all");
 }
 
 int jf_parse_sinks(const char *list, unsigned *sinks_out)
@@ -69,9 +78,12 @@ int jf_parse_sinks(const char *list, unsigned *sinks_out)
         while (word_len > 0 && isspace((unsigned char)word[word_len - 1]))
             word_len--;
         unsigned named = sink_word_bits(word, word_len);
-        if (!named && word_len > 0)
-            return jf__fail(JF_EINVAL, "unknown sink '%.*s' (known: perfmap, jitdump, gdb, unwind, all)",
-                            (int)(word_len > 64 ? 64 : word_len), word);
+        if (!named && word_len > 0) {
+            char known[64];
+            known_sink_words(known, sizeof known);
+            return jf__fail(JF_EINVAL, "unknown sink '%.*s' (known: %s)",
+                            (int)(word_len > 64 ? 64 : word_len), word, known);
+        }
         bits |= named;
         p += len;
         if (*p == ',')
@@ -86,12 +98,12 @@ int jf_parse_sinks(const char *list, unsigned *sinks_out)
 static void sink_failed(int i, int rc)
 {
     sink_stats[i].errors++;
-    if (!(enabled_sinks & (1u << i)))
+    if (!(enabled_sinks & sink_table[i]->bit))
         return;
-    enabled_sinks &= ~(1u << i);
-    failed_sinks |= 1u << i;
-    sink_table[i]->stop(0);
-    jf__log(JF_LOG_ERROR, "%s sink disabled: %s (%s)", sink_words[i], jf_last_error(), jf_strerror(rc));
+    enabled_sinks &= ~sink_table[i]->bit;
+    failed_sinks |= sink_table[i]->bit;
+    sink_table[i]->stop(0, &sink_stats[i]);
+    jf__log(JF_LOG_ERROR, "%s sink disabled: %s (%s)", sink_table[i]->word, jf_last_error(), jf_strerror(rc));
 }
 
 /* Hand a group to every enabled sink in `mask`; returns the first error. */
@@ -99,7 +111,7 @@ static int fan_out_add(unsigned mask, jf_live *const *regions, size_t n)
 {
     int first_error = 0;
     for (int i = 0; i < JF_SINK_COUNT; i++) {
-        if (!(mask & enabled_sinks & (1u << i)))
+        if (!(mask & enabled_sinks & sink_table[i]->bit))
             continue;
         int rc = sink_table[i]->add(regions, n, &sink_stats[i]);
         if (rc == JF_ERANGE) { /* regions left out; the sink goes on */
@@ -150,7 +162,7 @@ static int replay_live_regions(unsigned mask)
 /* JITFRAMES_LOG=info: where a sink that just started writes. */
 static void log_sink_started(int i)
 {
-    switch (1u << i) {
+    switch (sink_table[i]->bit) {
     case JF_SINK_PERFMAP:
         jf__log(JF_LOG_INFO, "perfmap sink on: /tmp/perf-%ld.map", (long)getpid());
         break;
@@ -161,7 +173,7 @@ static void log_sink_started(int i)
         jf__log(JF_LOG_INFO, "gdb sink on: the GDB JIT interface (__jit_debug_descriptor)");
         break;
     default:
-        jf__log(JF_LOG_INFO, "%s sink on", sink_words[i]);
+        jf__log(JF_LOG_INFO, "%s sink on", sink_table[i]->word);
     }
 }
 
@@ -170,18 +182,14 @@ static int start_sinks(unsigned sinks)
     int first_error = 0;
     unsigned started = 0;
     for (int i = 0; i < JF_SINK_COUNT; i++) {
-        unsigned bit = 1u << i;
+        unsigned bit = sink_table[i]->bit;
         if (!(sinks & bit) || (enabled_sinks & bit))
             continue;
-        int rc;
-        if (!sink_table[i])
-            rc = jf__fail(JF_ENOTSUP, "the %s sink is not available in this build", sink_words[i]);
-        else
-            rc = sink_table[i]->start(dump_dir, &sink_stats[i]);
+        int rc = sink_table[i]->start(dump_dir, &sink_stats[i]);
         if (rc) {
             sink_stats[i].errors++;
             failed_sinks |= bit;
-            jf__fail(rc, "the %s sink could not start: %s (%s)", sink_words[i], jf_last_error(),
+            jf__fail(rc, "the %s sink could not start: %s (%s)", sink_table[i]->word, jf_last_error(),
                      jf_strerror(rc));
             jf__log(JF_LOG_ERROR, "%s", jf_last_error());
             if (!first_error)
@@ -222,7 +230,7 @@ static void atfork_child(void)
     jf__log_unlock_after_fork();
     unsigned running = enabled_sinks;
     for (int i = 0; i < JF_SINK_COUNT; i++)
-        if (running & (1u << i))
+        if (running & sink_table[i]->bit)
             sink_table[i]->forget_after_fork();
     enabled_sinks = 0;
     if (init_count > 0 && running)
@@ -310,8 +318,8 @@ int jf_shutdown(void)
     __atomic_store_n(&init_count, init_count - 1, __ATOMIC_RELAXED);
     if (init_count == 0) {
         for (int i = 0; i < JF_SINK_COUNT; i++)
-            if (enabled_sinks & (1u << i))
-                sink_table[i]->stop(1);
+            if (enabled_sinks & sink_table[i]->bit)
+                sink_table[i]->stop(1, &sink_stats[i]);
         enabled_sinks = failed_sinks = 0;
         jf__region_table_foreach(&live_regions, free_visit, NULL);
         jf__region_table_clear(&live_regions);
@@ -344,9 +352,9 @@ int jf_disable(unsigned sinks)
         rc = jf__fail(JF_ENOTINIT, "jf_disable before jf_init");
     } else {
         for (int i = 0; i < JF_SINK_COUNT; i++) {
-            if (sinks & enabled_sinks & (1u << i)) {
-                sink_table[i]->stop(0);
-                jf__log(JF_LOG_INFO, "%s sink off (jf_disable)", sink_words[i]);
+            if (sinks & enabled_sinks & sink_table[i]->bit) {
+                sink_table[i]->stop(0, &sink_stats[i]);
+                jf__log(JF_LOG_INFO, "%s sink off (jf_disable)", sink_table[i]->word);
             }
         }
         enabled_sinks &= ~sinks;
@@ -472,7 +480,7 @@ int jf_unregister(const void *addr)
     jf_live *r = jf__region_table_remove(&live_regions, (uintptr_t)addr);
     int rc = r ? 0 : jf__fail(JF_ENOENT, "jf_unregister: no live region starts at %p", addr);
     for (int i = 0; r && i < JF_SINK_COUNT; i++) {
-        if (!(enabled_sinks & (1u << i)) || !sink_table[i]->remove)
+        if (!(enabled_sinks & sink_table[i]->bit) || !sink_table[i]->remove)
             continue;
         int sink_rc = sink_table[i]->remove(&r, 1, &sink_stats[i]);
         if (sink_rc) {

@@ -26,8 +26,9 @@ typedef struct sink_ops {
     /* Forget regions (optional: NULL when the sink cannot express removal). */
     int (*remove)(jf_live *const *regions, size_t n, jf_sink_stats *stats);
 
-    /* Stop: `final` is 1 at shutdown (write trailers), 0 when disabling. */
-    void (*stop)(int final);
+    /* Stop: `final` is 1 at shutdown (write trailers), 0 when disabling.
+     * `stats` are the sink's counters, to zero what it no longer holds. */
+    void (*stop)(int final, jf_sink_stats *stats);
 
     /* In a child right after fork(): drop the parent's resources without
      * writing to them. start() and a replay follow. Must not allocate. */

@@ -418,8 +418,6 @@ typedef struct region_image {
 
 static pool_window *windows;
 static size_t n_windows, windows_capacity;
-/* The registry's counters for this sink, to keep `objects` exact. */
-static jf_sink_stats *held_stats;
 
 /* Index of the window for `key`, created if needed; SIZE_MAX on ENOMEM. */
 static size_t window_for(uintptr_t key)
@@ -851,7 +849,7 @@ static int swap_tables(size_t at, size_t n_old, unwind_table *const *fresh, size
     if (n_old > sizeof old / sizeof old[0] || (n_fresh > n_old && tables_reserve(n_fresh - n_old) != 0)) {
         for (size_t i = 0; i < n_fresh; i++)
             table_free(fresh[i]);
-        return n_old > 2 ? jf__fail(JF_EINVAL, "internal: replacing %zu unwind tables", n_old) : JF_ENOMEM;
+        return n_old > 2 ? jf__internal("replacing %zu unwind tables", n_old) : JF_ENOMEM;
     }
     memcpy(old, tables + at, n_old * sizeof *old);
     for (size_t i = n_fresh; i-- > 0;) {
@@ -982,7 +980,7 @@ static int tables_drop(const region_image *im)
     unwind_table *t = im->table;
     size_t at = first_table_ending_after(t->lo);
     if (at >= n_tables || tables[at] != t)
-        return jf__fail(JF_EINVAL, "internal: unwind table of %s not found in order", im->region->name);
+        return jf__internal("unwind table of %s not found in order", im->region->name);
     region_image **rest = malloc(t->n_members * sizeof *rest);
     if (!rest)
         return jf__fail(JF_ENOMEM, "out of memory rebuilding an unwind table");
@@ -1091,15 +1089,15 @@ static int unwind_remove(jf_live *const *regions, size_t n, jf_sink_stats *stats
 static int unwind_start(const char *dump_dir, jf_sink_stats *stats)
 {
     (void)dump_dir;
-    held_stats = stats;
+    (void)stats;
     if ((uint32_t)(uintptr_t)empty_section == 0)
-        return jf__fail(JF_ENOTSUP, "internal: misplaced empty .eh_frame section");
+        return jf__internal("misplaced empty .eh_frame section");
     return bind_unwinders();
 }
 
 /* Deregister and free everything (the registry replays on re-enable). The
  * pool chunks stay mapped for later images. */
-static void unwind_stop(int final)
+static void unwind_stop(int final, jf_sink_stats *stats)
 {
     (void)final;
     while (n_tables) {
@@ -1119,10 +1117,8 @@ static void unwind_stop(int final)
     free(owners);
     owners = NULL;
     owner_capacity = owner_count = 0;
-    if (held_stats) {
-        held_stats->objects = 0;
-        held_stats->bytes = 0;
-    }
+    stats->objects = 0;
+    stats->bytes = 0;
 }
 
 /* The child inherited the registrations along with the memory they point

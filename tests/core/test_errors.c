@@ -20,6 +20,7 @@ static const struct {
     {JF_EUNSAFE, "JF_EUNSAFE"}, {JF_EACCES, "JF_EACCES"},     {JF_ENOSPC, "JF_ENOSPC"},
     {JF_EFBIG, "JF_EFBIG"},     {JF_EIO, "JF_EIO"},           {JF_EDISABLED, "JF_EDISABLED"},
     {JF_ENOTSUP, "JF_ENOTSUP"}, {JF_ERANGE, "JF_ERANGE"},     {JF_ESINK, "JF_ESINK"},
+    {JF_EINTERNAL, "JF_EINTERNAL"},
 };
 enum { N_CODES = sizeof all_codes / sizeof all_codes[0] };
 
@@ -40,7 +41,7 @@ static void strerror_names_every_code(void **state)
 static void strerror_of_unknown_code_says_unknown(void **state)
 {
     (void)state;
-    const int unknown[] = {1, -15, -1000, 12345, INT32_MIN};
+    const int unknown[] = {1, -16, -1000, 12345, INT32_MIN};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         const char *s = jf_strerror(unknown[i]);
         assert_non_null(s);
