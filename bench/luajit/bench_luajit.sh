@@ -14,7 +14,7 @@ export LUA_CPATH="$build/bindings/luajit/?.so;;"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export JITFRAMES_DIR=$tmp
-fresh=$root/tests/include/exec_with_fresh_map.sh
+fresh=$root/tests/support/exec_with_fresh_map.sh
 cpu() { # COMMAND...: user+sys CPU seconds of one run; its perf map is removed
   /usr/bin/time -f '%U %S' -o "$tmp/t" "$fresh" "$tmp/pid" "$@" >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
   rm -f "/tmp/perf-$(cat "$tmp/pid").map"

@@ -21,7 +21,7 @@ check_run() { # NAME EXPECTED_NAME: run the built example, check its files
   local name=$1 expect=$2 dir=$tmp/run-$1
   mkdir "$dir"
   (cd "$dir" && JITFRAMES=perfmap,jitdump JITFRAMES_DIR=$dir \
-     "$src/tests/include/exec_with_fresh_map.sh" pid "$tmp/$name" >out 2>err)
+     "$src/tests/support/exec_with_fresh_map.sh" pid "$tmp/$name" >out 2>err)
   local rc=$? pid
   pid=$(cat "$dir/pid")
   local map=/tmp/perf-$pid.map

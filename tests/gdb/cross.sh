@@ -15,7 +15,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # One build of the library per architecture, shared by the test, its
 # negative control and the LuaJIT cross test (tests/luajit/cross.sh).
-. "$src/tests/include/cross_lib.sh"
+. "$src/tests/support/cross_lib.sh"
 cross_lib "$arch" "$src" "$build" "$extract" || fail "building jitframes for $arch"
 common=(-DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchain-$triple.cmake" -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 cmake -S "$src/tests/gdb/cross" -B "$build/prog" "${common[@]}" -DJITFRAMES_SOURCE_DIR="$src" \

@@ -17,7 +17,7 @@ if [ "$(uname -m)" != x86_64 ]; then
 fi
 
 # perf reading a recording may run addr2line: see perf_ignoring_sigpipe.sh
-PERF_READ=$(cd "$(dirname "${BASH_SOURCE[0]}")/../include" && pwd)/perf_ignoring_sigpipe.sh
+PERF_READ=$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)/perf_ignoring_sigpipe.sh
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/jf-perf.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT

@@ -15,7 +15,7 @@ for f in "/usr/lib/$triple/libluajit-5.1.so" "/lib/ld-linux-$arch.so.1"; do
   [ -e "$f" ] || { echo "SKIP: no $f (scripts/deps installs libluajit-5.1-dev:${arch/aarch64/arm64})"; exit 77; }
 done
 fail() { echo "FAIL: $*"; exit 1; }
-. "$src/tests/include/cross_lib.sh"
+. "$src/tests/support/cross_lib.sh"
 
 cross_lib "$arch" "$src" "$build" "$extract" || fail "building jitframes for $arch"
 cmake -S "$src/tests/luajit/cross" -B "$build/luajit" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchain-$triple.cmake" \

@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "include"))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
 from lldb_frames import lldb_frames  # noqa: E402
 SCRIPT = os.path.join(HERE, "ffi_bt.lua")
 

@@ -13,7 +13,7 @@ set -u
 module_dir=$1 mode=$2 tool=$3
 here=$(cd "$(dirname "$0")" && pwd)
 command -v luajit >/dev/null || { echo "SKIP: luajit is not installed (scripts/deps installs it)"; exit 77; }
-. "$here/../include/perf_test_env.sh"
+. "$here/../support/perf_test_env.sh"
 require_perf
 export LUA_CPATH="$module_dir/?.so;;"
 
@@ -24,7 +24,7 @@ record() { # NAME WITH_MODULE(0/1): perf record $program into $tmp/NAME/perf.dat
   local rec=(-e cpu-clock)
   [ "$mode" = jitdump ] && rec=(-k 1 -e cpu-clock)
   (cd "$dir" && JITFRAMES=$mode JITFRAMES_DIR=$dir timeout 300 perf record -q "${rec[@]}" -o perf.data -- \
-     "$here/../include/exec_with_fresh_map.sh" pid luajit "${args[@]}" "$here/$program" 30 >out 2>err) ||
+     "$here/../support/exec_with_fresh_map.sh" pid luajit "${args[@]}" "$here/$program" 30 >out 2>err) ||
     die "perf record $1: $(cat "$dir/err")"
   pids+=("$(cat "$dir/pid")")
   data=$dir/perf.data

@@ -12,12 +12,12 @@ set -u
 module_dir=$1 tool=$2 reuse_shim=$3
 here=$(cd "$(dirname "$0")" && pwd)
 command -v luajit >/dev/null || { echo "SKIP: luajit is not installed"; exit 77; }
-. "$here/../include/perf_test_env.sh"
+. "$here/../support/perf_test_env.sh"
 export LUA_CPATH="$module_dir/?.so;;"
 
 # SIGKILL
 (cd "$tmp" && JITFRAMES=perfmap,jitdump JITFRAMES_DIR=$tmp \
-   "$here/../include/exec_with_fresh_map.sh" kill.pid luajit -l jitframes "$here/kill.lua" 300 "$tmp/count")
+   "$here/../support/exec_with_fresh_map.sh" kill.pid luajit -l jitframes "$here/kill.lua" 300 "$tmp/count")
 pid=$(cat "$tmp/kill.pid")
 pids+=("$pid")
 stopped=$(cat "$tmp/count")
@@ -37,7 +37,7 @@ echo "ok: SIGKILL after $stopped traces: map $in_map, dump $in_dump, both valid"
 require_perf
 mkdir "$tmp/flush"
 (cd "$tmp/flush" && JITFRAMES=perfmap,jitdump JITFRAMES_DIR=$tmp/flush timeout 300 perf record -q -k 1 -e cpu-clock \
-   -o perf.data -- env LD_PRELOAD="$reuse_shim" "$here/../include/exec_with_fresh_map.sh" pid \
+   -o perf.data -- env LD_PRELOAD="$reuse_shim" "$here/../support/exec_with_fresh_map.sh" pid \
    luajit -l jitframes "$here/flush.lua" 15 >out 2>err) || die "perf record: $(cat "$tmp/flush/err")"
 pids+=("$(cat "$tmp/flush/pid")")
 "$tool" check "$tmp/flush"/jit-*.dump >/dev/null || die "flush dump invalid"

@@ -10,7 +10,7 @@
 set -u
 minivm=$1 programs=$2 mode=$3 tool=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../include/perf_test_env.sh"
+. "$here/../support/perf_test_env.sh"
 require_perf
 case "$mode" in
   perfmap) record_args=(-g) ;;
@@ -53,7 +53,7 @@ record() {
   (cd "$dir" &&
    if [ -n "$sinks" ]; then export JITFRAMES=$sinks JITFRAMES_DIR=$dir; else unset JITFRAMES; fi &&
    timeout 120 perf record -q -e cpu-clock "${record_args[@]}" -o perf.data -- \
-     "$here/../include/exec_with_fresh_map.sh" pid "$minivm" "$@" >out 2>err)
+     "$here/../support/exec_with_fresh_map.sh" pid "$minivm" "$@" >out 2>err)
   local status=$?
   pids+=("$(cat "$dir/pid" 2>/dev/null)")
   [ "$status" = 0 ] || die "perf record $name exited $status: $(cat "$dir/err")"

@@ -5,7 +5,7 @@
 set -eu
 prog=$1
 name=jf_jit_spin_probe
-include=$(cd "$(dirname "$0")/../include" && pwd)
+include=$(cd "$(dirname "$0")/../support" && pwd)
 fresh_map=$include/exec_with_fresh_map.sh
 perf_read=$include/perf_ignoring_sigpipe.sh # may run addr2line: see there
 command -v perf >/dev/null 2>&1 || { echo "SKIP: perf is not installed"; exit 77; }

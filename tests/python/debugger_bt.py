@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from lldb_frames import lldb_frames  # noqa: E402
 
 SCRIPT = '''import os, signal, sys

@@ -17,7 +17,7 @@ set -u
 python=$1 mode=$2
 here=$(cd "$(dirname "$0")" && pwd)
 tool=${JITFRAMES_TOOL:-}
-. "$here/../include/perf_test_env.sh"
+. "$here/../support/perf_test_env.sh"
 require_perf
 
 cat >"$tmp/work.py" <<'PY'
@@ -51,7 +51,7 @@ record() {
   local name=$1 sinks=$2 dir=$tmp/$1
   mkdir "$dir"
   (cd "$dir" && JITFRAMES_DIR=$dir timeout 300 perf record -q "${record_args[@]}" -o perf.data -- \
-     "$here/../include/exec_with_fresh_map.sh" pid "$python" "$tmp/work.py" "$sinks" >out 2>err) ||
+     "$here/../support/exec_with_fresh_map.sh" pid "$python" "$tmp/work.py" "$sinks" >out 2>err) ||
     die "perf record ($name) failed: $(cat "$dir/err")"
   pids+=("$(cat "$dir/pid")")
   local data=$dir/perf.data

@@ -20,7 +20,7 @@ import unittest
 TOOL = os.environ.get("JITFRAMES_TOOL", "")
 # Runs a program after removing a map a dead process with the same pid left
 # in /tmp, so "no map written" means this child wrote none.
-FRESH_MAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include",
+FRESH_MAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support",
                          "exec_with_fresh_map.sh")
 MAP_LINE = re.compile(r"^([0-9a-f]+) ([0-9a-f]+) (.+)$")
 

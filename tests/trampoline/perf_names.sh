@@ -6,7 +6,7 @@
 # Usage: perf_names.sh PROGRAM
 set -u
 prog=$(readlink -f "$1")
-include=$(cd "$(dirname "$0")/../include" && pwd)
+include=$(cd "$(dirname "$0")/../support" && pwd)
 fresh_map=$include/exec_with_fresh_map.sh
 perf_read=$include/perf_ignoring_sigpipe.sh # may run addr2line: see there
 command -v perf >/dev/null || { echo "perf is not installed"; exit 77; }

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../cfi/elf_wrap.h"
+#include "elf_wrap.h"
 #include "template_aarch64.h"
 #include "template_riscv64.h"
 #include "template_x86_64.h"

@@ -1,11 +1,11 @@
 # Sourced by the tests that drive perf on a recorded program:
-#   . "$here/../include/perf_test_env.sh"
+#   . "$here/../support/perf_test_env.sh"
 # Gives a private work directory $tmp (removed at exit) with perf's HOME in it
 # (so ~/.debug stays private), $perf (perf with SIGPIPE ignored, see
 # perf_ignoring_sigpipe.sh), an array `pids` whose /tmp/perf-<pid>.map are
 # removed at exit, die(), and require_perf (exit 77 when perf is absent).
-include_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-perf=$include_dir/perf_ignoring_sigpipe.sh
+support_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+perf=$support_dir/perf_ignoring_sigpipe.sh
 tmp=$(mktemp -d)
 export HOME=$tmp/home
 mkdir -p "$HOME"
