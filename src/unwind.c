@@ -4,15 +4,9 @@
  * glibc backtrace(), _Unwind_Backtrace and C++ exceptions really use, so
  * they walk through JIT frames and trampolines.
  *
- * Binding happens at run time, never through a link-time reference (a
- * -static-libgcc host would bind a private copy nobody consults):
- *  - the unwinder in global scope (dlsym(RTLD_DEFAULT)): libgcc_s in a C++
- *    host, LLVM libunwind when it is linked first;
- *  - libgcc_s.so.1 through dlopen, which finds the copy glibc loaded
- *    RTLD_LOCAL for backtrace() (or loads it), when it is another library.
- * A probe at start-up tells how each one takes registrations: LLVM libunwind
- * one FDE per call; libgcc <= 12 (a list searched linearly on every unwind
- * in the process) shared tables; libgcc 13+ (a b-tree) one table per region.
+ * Which unwinders there are and how each takes registrations (one FDE per
+ * call, one table per region, shared tables) is found at run time by
+ * unwinder.c; this file manages what is registered with them.
  *
  * Three rules keep concurrent unwinders in other threads safe:
  *  - a region's .eh_frame image never moves or changes while the region is
@@ -25,294 +19,16 @@
  * We only ever deregister what we registered: libgcc aborts otherwise.
  */
 #define _GNU_SOURCE
-#include "byte_writer.h"
 #include "cfi.h"
 #include "error.h"
-#include "log.h"
 #include "region.h"
 #include "sys.h"
 #include "sink.h"
+#include "unwinder.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
-
-/* ------------------------------------------------------------------------ */
-/* Binding to the process's unwinders                                        */
-/* ------------------------------------------------------------------------ */
-
-typedef void (*frame_fn)(void *);
-typedef void (*register_table_fn)(void *array, void *object);
-typedef void (*register_object_fn)(const void *begin, void *object);
-typedef void *(*deregister_info_fn)(const void *begin);
-
-/* How regions reach an unwinder. */
-typedef enum unwinder_mode {
-    MODE_PER_FDE,    /* LLVM libunwind: __register_frame takes one FDE */
-    MODE_PER_REGION, /* a libgcc b-tree (GCC 13+), or unknown: one table per region */
-    MODE_TABLES,     /* a libgcc list (GCC <= 12): shared tables of region images */
-} unwinder_mode;
-
-typedef struct unwinder {
-    frame_fn register_frame;
-    frame_fn deregister_frame;
-    register_table_fn register_table;     /* __register_frame_info_table (MODE_TABLES) */
-    register_object_fn register_info;     /* __register_frame_info (libgcc, if exported) */
-    deregister_info_fn deregister_info;   /* __deregister_frame_info (libgcc, if exported) */
-    int per_fde;        /* LLVM libunwind (__unw_add_dynamic_fde in the same library) */
-    unwinder_mode mode;
-    const void *base;   /* load address of the library that defines them */
-    void *handle;       /* keeps that library loaded while tables point into it */
-} unwinder;
-
-enum { MAX_UNWINDERS = 2 };
-
-/* Set once per process (kept across stop/start and fork). Guarded by the
- * registry lock like everything in a sink. */
-static unwinder unwinders[MAX_UNWINDERS];
-static int n_unwinders;
-static int bound;
-/* Some unwinder takes shared tables. */
-static int tables_in_use;
-
-/* The load address of the object defining `sym`, or NULL. */
-static const void *object_base(const void *sym)
-{
-    Dl_info info;
-    if (!sym || !dladdr(sym, &info))
-        return NULL;
-    return info.dli_fbase;
-}
-
-static const char *object_name(const void *sym)
-{
-    Dl_info info;
-    if (!sym || !dladdr(sym, &info) || !info.dli_fname || !info.dli_fname[0])
-        return "the main program";
-    return info.dli_fname;
-}
-
-/* dlsym returns data pointers; going through memcpy keeps -Wpedantic quiet. */
-static frame_fn as_frame_fn(void *sym)
-{
-    frame_fn fn;
-    memcpy(&fn, &sym, sizeof fn);
-    return fn;
-}
-
-/* Fill *u from `lookup` (a dlopen handle or RTLD_DEFAULT). 0 if this scope
- * has no usable unwinder. `handle` is only used to look for the LLVM
- * marker in the same library. */
-static int unwinder_from_scope(void *lookup, unwinder *u)
-{
-    memset(u, 0, sizeof *u);
-    void *reg = dlsym(lookup, "__register_frame");
-    void *dereg = dlsym(lookup, "__deregister_frame");
-    const void *base = object_base(reg);
-    if (!reg || !dereg || !base || object_base(dereg) != base)
-        return 0;
-    /* Look the marker up in the defining library itself, so another
-     * library's libunwind elsewhere in the process does not count. */
-    Dl_info info;
-    void *own = NULL;
-    if (dladdr(reg, &info) && info.dli_fname && info.dli_fname[0])
-        own = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
-    void *marker = dlsym(own ? own : lookup, "__unw_add_dynamic_fde");
-    u->register_frame = as_frame_fn(reg);
-    u->deregister_frame = as_frame_fn(dereg);
-    u->per_fde = marker && object_base(marker) == base;
-    u->base = base;
-    u->handle = own;
-    return 1;
-}
-
-static int already_bound(const void *base)
-{
-    for (int i = 0; i < n_unwinders; i++)
-        if (unwinders[i].base == base)
-            return 1;
-    return 0;
-}
-
-/*
- * What registering a table with a libgcc really does. X lies in a page of
- * our own that holds no code.
- *  1. Register a table with one FDE for [X, X + 16) through __register_frame
- *     and ask its _Unwind_Find_FDE for X + 8: not found (or found elsewhere)
- *     means registration has no effect on this library's lookups, e.g. its
- *     internal calls to __register_frame_info are interposed by another
- *     unwinder's (LLVM libunwind's are no-op stubs) earlier in global scope.
- *  2. Register a second table for [X, X + 32) and ask for X + 24: found on
- *     GCC <= 12, a list of tables that accepts both; not found on GCC 13+, a
- *     b-tree keyed by each table's first pc, which silently drops a table
- *     starting where a live one does (and aborts when it is deregistered).
- * The second table uses our own `struct object` storage
- * (__register_frame_info), so a dropped one leaks nothing, and a table is
- * deregistered only when it is known to be registered.
- */
-typedef enum probe_result { PROBE_LIST, PROBE_BTREE, PROBE_NO_EFFECT, PROBE_UNKNOWN } probe_result;
-
-enum { PROBE_TABLE = 64 };
-
-typedef const void *(*find_fde_fn)(void *pc, void *bases);
-
-/* A table with one CIE and one FDE for [pc, pc + range), absolute addresses. */
-static void put_probe_table(uint8_t *buf, uintptr_t pc, uint64_t range)
-{
-    jf_writer w;
-    jf__writer_init(&w, buf, PROBE_TABLE);
-    jf__put_u32(&w, 0); /* CIE length, patched below */
-    jf__put_u32(&w, 0); /* CIE id */
-    jf__put_u8(&w, 1);  /* version */
-    jf__put_cstr(&w, "zR");
-    jf__put_uleb128(&w, 1);
-    jf__put_sleb128(&w, -8);
-    jf__put_u8(&w, 16);   /* return address column: irrelevant to lookups */
-    jf__put_uleb128(&w, 1);
-    jf__put_u8(&w, 0x00); /* DW_EH_PE_absptr */
-    jf__put_align(&w, 4); /* DW_CFA_nop */
-    jf__patch_u32(&w, 0, (uint32_t)(w.pos - 4));
-    size_t fde = w.pos;
-    jf__put_u32(&w, 0);
-    jf__put_u32(&w, (uint32_t)(w.pos)); /* back to the CIE at 0 */
-    jf__put_le(&w, pc, sizeof(void *));
-    jf__put_le(&w, range, sizeof(void *));
-    jf__put_uleb128(&w, 0);
-    jf__put_align(&w, 4);
-    jf__patch_u32(&w, fde, (uint32_t)(w.pos - fde - 4));
-    jf__put_u32(&w, 0); /* terminator */
-}
-
-/* A symbol of u's library, or NULL. */
-static void *unwinder_symbol(const unwinder *u, const char *name)
-{
-    void *sym = dlsym(u->handle ? u->handle : RTLD_DEFAULT, name);
-    return sym && object_base(sym) == u->base ? sym : NULL;
-}
-
-/* A libgcc's __register_frame hands the struct object it allocates to the
- * __register_frame_info that comes first in global scope. When that one is
- * another library's (LLVM libunwind's no-op stub), registering through this
- * libgcc reaches nothing, and the object would be lost: no need to probe. */
-static int registrations_interposed(const unwinder *u)
-{
-    void *global = dlsym(RTLD_DEFAULT, "__register_frame_info");
-    return global && object_base(global) != u->base;
-}
-
-static probe_result probe_libgcc(const unwinder *u)
-{
-    static union {
-        void *p[32];
-        uint64_t u[32];
-    } second_object; /* room for any libgcc's struct object */
-    void *find = unwinder_symbol(u, "_Unwind_Find_FDE");
-    void *reg_info = unwinder_symbol(u, "__register_frame_info");
-    void *dereg_info = unwinder_symbol(u, "__deregister_frame_info");
-    if (registrations_interposed(u))
-        return PROBE_NO_EFFECT;
-    uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (!find || !reg_info || !dereg_info || page == MAP_FAILED) {
-        if (page != MAP_FAILED)
-            munmap(page, 4096);
-        return PROBE_UNKNOWN;
-    }
-    find_fde_fn find_fde;
-    register_object_fn register_info;
-    deregister_info_fn deregister_info;
-    memcpy(&find_fde, &find, sizeof find_fde);
-    memcpy(&register_info, &reg_info, sizeof register_info);
-    memcpy(&deregister_info, &dereg_info, sizeof deregister_info);
-    uintptr_t x = (uintptr_t)page + 2048; /* no code lives here */
-    put_probe_table(page, x, 16);
-    put_probe_table(page + PROBE_TABLE, x, 32);
-    void *bases[3];
-    u->register_frame(page);
-    uintptr_t hit = (uintptr_t)find_fde((void *)(x + 8), bases);
-    probe_result r = PROBE_NO_EFFECT;
-    if (hit >= (uintptr_t)page && hit < (uintptr_t)page + PROBE_TABLE) {
-        register_info(page + PROBE_TABLE, &second_object);
-        r = find_fde((void *)(x + 24), bases) ? PROBE_LIST : PROBE_BTREE;
-        if (r == PROBE_LIST)
-            deregister_info(page + PROBE_TABLE);
-    }
-    u->deregister_frame(page);
-    munmap(page, 4096);
-    return r;
-}
-
-static const char *const mode_names[] = {"LLVM libunwind, one FDE per call",
-                                         "libgcc (b-tree), one table per region",
-                                         "libgcc (list), shared tables"};
-
-static void keep_unwinder(const unwinder *u, const char *how)
-{
-    probe_result probe = u->per_fde ? PROBE_LIST : probe_libgcc(u);
-    if (already_bound(u->base) || n_unwinders == MAX_UNWINDERS || probe == PROBE_NO_EFFECT) {
-        if (probe == PROBE_NO_EFFECT)
-            jf__log(JF_LOG_INFO, "unwind sink: registering with %s (%s) has no effect here; not used",
-                    object_name(u->base), how);
-        if (u->handle)
-            dlclose(u->handle);
-        return;
-    }
-    unwinder *kept = &unwinders[n_unwinders++];
-    *kept = *u;
-    void *reg_table = unwinder_symbol(u, "__register_frame_info_table");
-    void *reg_info = unwinder_symbol(u, "__register_frame_info");
-    void *dereg_info = unwinder_symbol(u, "__deregister_frame_info");
-    kept->mode = u->per_fde ? MODE_PER_FDE : MODE_PER_REGION;
-    if (!u->per_fde && reg_info && dereg_info) {
-        memcpy(&kept->register_info, &reg_info, sizeof kept->register_info);
-        memcpy(&kept->deregister_info, &dereg_info, sizeof kept->deregister_info);
-    }
-    if (!u->per_fde && probe == PROBE_LIST && reg_table && dereg_info) {
-        kept->mode = MODE_TABLES;
-        memcpy(&kept->register_table, &reg_table, sizeof kept->register_table);
-        tables_in_use = 1;
-    }
-    jf__log(JF_LOG_INFO, "unwind sink: %s in %s (%s)", mode_names[kept->mode], object_name(u->base), how);
-}
-
-/* libgcc_s.so.1 as glibc's backtrace() uses it: the copy already loaded
- * (possibly RTLD_LOCAL), else a fresh load (glibc would load it anyway). */
-static void bind_libgcc_s(void)
-{
-    void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (!h)
-        h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        return;
-    unwinder u;
-    if (!unwinder_from_scope(h, &u)) {
-        dlclose(h);
-        return;
-    }
-    if (u.handle)
-        dlclose(u.handle);
-    u.handle = h;
-    keep_unwinder(&u, "libgcc_s.so.1, used by backtrace()");
-}
-
-static int bind_unwinders(void)
-{
-    if (bound)
-        return 0;
-    unwinder u;
-    if (unwinder_from_scope(RTLD_DEFAULT, &u))
-        keep_unwinder(&u, "global scope");
-    bind_libgcc_s();
-    if (n_unwinders == 0) {
-        const char *why = dlerror();
-        return jf__fail(JF_ENOTSUP, "no unwinder with __register_frame/__deregister_frame found in "
-                                    "the process or in libgcc_s.so.1 (%s)", why ? why : "not defined");
-    }
-    bound = 1;
-    return 0;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Object storage for libgcc                                                */
@@ -588,6 +304,8 @@ static int image_create(jf_live *r, region_image **out)
  * our object storage when it exports __register_frame_info. */
 static void image_register(region_image *im)
 {
+    int n_unwinders;
+    const unwinder *unwinders = jf__unwinders(&n_unwinders);
     for (int u = 0; u < n_unwinders; u++) {
         const unwinder *w = &unwinders[u];
         if (w->mode == MODE_PER_REGION) {
@@ -604,6 +322,8 @@ static void image_register(region_image *im)
 
 static void image_deregister(const region_image *im)
 {
+    int n_unwinders;
+    const unwinder *unwinders = jf__unwinders(&n_unwinders);
     for (int u = n_unwinders - 1; u >= 0; u--) {
         const unwinder *w = &unwinders[u];
         if (w->mode == MODE_PER_REGION) {
@@ -682,6 +402,8 @@ static int table_build(region_image *const *members, size_t n, unwind_table **ou
         table_free(t);
         return jf__fail(JF_ENOMEM, "out of memory for an unwind table of %zu regions", n);
     }
+    int n_unwinders;
+    const unwinder *unwinders = jf__unwinders(&n_unwinders);
     for (int u = 0; u < n_unwinders; u++) {
         if (unwinders[u].mode == MODE_TABLES && !(t->object[u] = object_alloc())) {
             table_free(t);
@@ -702,6 +424,8 @@ static int table_build(region_image *const *members, size_t n, unwind_table **ou
 
 static void table_register(unwind_table *t)
 {
+    int n_unwinders;
+    const unwinder *unwinders = jf__unwinders(&n_unwinders);
     for (int u = 0; u < n_unwinders; u++)
         if (unwinders[u].mode == MODE_TABLES)
             unwinders[u].register_table(t->array, t->object[u]);
@@ -709,6 +433,8 @@ static void table_register(unwind_table *t)
 
 static void table_deregister(unwind_table *t)
 {
+    int n_unwinders;
+    const unwinder *unwinders = jf__unwinders(&n_unwinders);
     for (int u = n_unwinders - 1; u >= 0; u--)
         if (unwinders[u].mode == MODE_TABLES)
             unwinders[u].deregister_info(t->array);
@@ -1000,7 +726,7 @@ static int tables_drop(const region_image *im)
 /* What the unwinders hold: shared tables, or one registration per region. */
 static void update_stats(jf_sink_stats *stats)
 {
-    stats->objects = tables_in_use ? n_tables : owner_count;
+    stats->objects = jf__unwinders_take_tables() ? n_tables : owner_count;
 }
 
 static int by_start(const void *a, const void *b)
@@ -1054,7 +780,7 @@ static int unwind_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
             stats->bytes += fresh[i]->size;
         }
         stats->regions += k;
-        int table_rc = tables_in_use ? tables_add(fresh, k) : 0;
+        int table_rc = jf__unwinders_take_tables() ? tables_add(fresh, k) : 0;
         if (table_rc)
             rc = table_rc;
     }
@@ -1080,7 +806,7 @@ static int unwind_remove(jf_live *const *regions, size_t n, jf_sink_stats *stats
         stats->bytes -= im->size;
         image_free(im);
     }
-    if (!rc && tables_in_use)
+    if (!rc && jf__unwinders_take_tables())
         rc = coalesce();
     update_stats(stats);
     return rc;
@@ -1092,7 +818,7 @@ static int unwind_start(const char *dump_dir, jf_sink_stats *stats)
     (void)stats;
     if ((uint32_t)(uintptr_t)empty_section == 0)
         return jf__internal("misplaced empty .eh_frame section");
-    return bind_unwinders();
+    return jf__unwinders_bind();
 }
 
 /* Deregister and free everything (the registry replays on re-enable). The
