@@ -260,10 +260,20 @@ static int compute_spans(symfile *f, jf_live *const *pending, size_t n_pending)
     return 0;
 }
 
+/* A region's symfile is the live one listing it: set when one is published,
+ * cleared when that one goes (a replacement has been published by then). */
+static void own_members(symfile *f, symfile *owner)
+{
+    for (size_t i = 0; i < f->n_members; i++)
+        if (owner || f->members[i]->sink_handle[JF_SINK_INDEX_GDB] == f)
+            f->members[i]->sink_handle[JF_SINK_INDEX_GDB] = owner;
+}
+
 static void symfile_free(symfile *f)
 {
     if (!f)
         return;
+    own_members(f, NULL);
     jf__elf_image_free(&f->image);
     free(f->members);
     free(f->spans);
@@ -321,6 +331,7 @@ static int publish(symfile *f, jf_sink_stats *stats)
         files_cap = cap;
     }
     files[n_files++] = f;
+    own_members(f, f);
     struct jit_code_entry *e = &f->entry;
     e->prev_entry = NULL;
     e->next_entry = __jit_debug_descriptor.first_entry;
@@ -490,25 +501,25 @@ static int gdb_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     return 0;
 }
 
-/* The live symfile holding r, and r's index in it. */
+/* The live symfile holding r (NULL: never added, the sink was failing),
+ * and r's index in it. */
 static symfile *find_owner(const jf_live *r, size_t *index)
 {
-    for (size_t i = 0; i < n_files; i++) {
-        symfile *f = files[i];
-        size_t a = 0, b = f->n_members;
-        while (a < b) {
-            size_t m = a + (b - a) / 2;
-            if (f->members[m]->start < r->start)
-                a = m + 1;
-            else
-                b = m;
-        }
-        if (a < f->n_members && f->members[a] == r) {
-            *index = a;
-            return f;
-        }
+    symfile *f = r->sink_handle[JF_SINK_INDEX_GDB];
+    if (!f)
+        return NULL;
+    size_t a = 0, b = f->n_members;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (f->members[m]->start < r->start)
+            a = m + 1;
+        else
+            b = m;
     }
-    return NULL;
+    if (a == f->n_members || f->members[a] != r)
+        return NULL;
+    *index = a;
+    return f;
 }
 
 static int remove_one(const jf_live *r, jf_sink_stats *stats)

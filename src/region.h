@@ -12,7 +12,10 @@
 
 /*
  * A registered region, owned by the registry. Immutable once registered,
- * so sinks may read it without copying while the registry lock is held.
+ * so sinks may read it without copying while the registry lock is held —
+ * except sink_handle[i]: sink i's own note of where it keeps the region
+ * (the gdb sink's symfile), read and written by that sink alone, under the
+ * lock, NULL until it sets it. (LuaJIT keeps T->gdbjit_entry the same way.)
  */
 typedef struct jf_live {
     uintptr_t start;
@@ -23,8 +26,12 @@ typedef struct jf_live {
     jf_line *lines;      /* owned copy, file pointers point into owned storage */
     size_t n_lines;
     struct jf_cfi *cfi;  /* owned copy or NULL */
+    void *sink_handle[JF_SINK_COUNT]; /* indexed like jf_stats.sink[] */
     char name[];         /* sanitised */
 } jf_live;
+
+/* Indices of sink_handle[] and jf_stats.sink[]: bit 1u << index. */
+enum { JF_SINK_INDEX_PERFMAP, JF_SINK_INDEX_JITDUMP, JF_SINK_INDEX_GDB, JF_SINK_INDEX_UNWIND };
 
 /* The i-th region of a caller's array, honouring the caller's struct_size
  * (a caller built against an older header has a smaller stride). Copies the

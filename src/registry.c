@@ -23,7 +23,12 @@
 #include <unistd.h>
 
 /* Indexed like jf_stats.sink[]: sink_table[i]->bit is 1u << i. */
-static const sink_ops *const sink_table[JF_SINK_COUNT] = {&jf_perfmap_sink, &jf_jitdump_sink, &jf_gdb_sink, &jf_unwind_sink};
+static const sink_ops *const sink_table[JF_SINK_COUNT] = {
+    [JF_SINK_INDEX_PERFMAP] = &jf_perfmap_sink,
+    [JF_SINK_INDEX_JITDUMP] = &jf_jitdump_sink,
+    [JF_SINK_INDEX_GDB] = &jf_gdb_sink,
+    [JF_SINK_INDEX_UNWIND] = &jf_unwind_sink,
+};
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
