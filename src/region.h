@@ -14,8 +14,9 @@
  * A registered region, owned by the registry. Immutable once registered,
  * so sinks may read it without copying while the registry lock is held —
  * except sink_handle[i]: sink i's own note of where it keeps the region
- * (the gdb sink's symfile), read and written by that sink alone, under the
- * lock, NULL until it sets it. (LuaJIT keeps T->gdbjit_entry the same way.)
+ * (the gdb sink's symfile, the unwind sink's image), read and written by
+ * that sink alone, under the lock, NULL until it sets it. (LuaJIT keeps
+ * T->gdbjit_entry the same way.)
  */
 typedef struct jf_live {
     uintptr_t start;

@@ -129,6 +129,7 @@ typedef struct region_image {
     size_t *fde_offsets;  /* for one-FDE-per-call unwinders */
     size_t n_fdes;
     struct unwind_table *table; /* the shared table listing it, if any */
+    size_t held_at;             /* index in held[] */
     object_storage *object[MAX_UNWINDERS]; /* registered through __register_frame_info */
 } region_image;
 
@@ -441,95 +442,51 @@ static void table_deregister(unwind_table *t)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Which image describes a region: start address -> image                   */
+/* The images the sink holds                                                */
 /* ------------------------------------------------------------------------ */
 
-typedef struct owner_slot {
-    uintptr_t start; /* 0 = empty (regions never start at 0) */
-    region_image *image;
-} owner_slot;
+/* A region's image is in its sink_handle; this list is for stopping (every
+ * image deregistered) and counting. Each image knows its index in it. */
+static region_image **held;
+static size_t n_held, held_capacity;
 
-static owner_slot *owners;
-static size_t owner_capacity, owner_count;
-
-static size_t owner_hash(uintptr_t start)
+static region_image *image_of(const jf_live *r)
 {
-    return (size_t)(((uint64_t)start >> 4) * 0x9e3779b97f4a7c15ull >> 17);
+    return r->sink_handle[JF_SINK_INDEX_UNWIND];
 }
 
-static owner_slot *owner_find(uintptr_t start)
+/* Room for `extra` more held images. */
+static int held_reserve(size_t extra)
 {
-    if (!owner_capacity)
-        return NULL;
-    size_t mask = owner_capacity - 1;
-    for (size_t i = owner_hash(start) & mask;; i = (i + 1) & mask) {
-        if (owners[i].start == start)
-            return &owners[i];
-        if (!owners[i].start)
-            return NULL;
-    }
-}
-
-/* Insert (room reserved with owner_reserve). */
-static void owner_put(uintptr_t start, region_image *im)
-{
-    size_t mask = owner_capacity - 1;
-    size_t i = owner_hash(start) & mask;
-    while (owners[i].start && owners[i].start != start)
-        i = (i + 1) & mask;
-    if (!owners[i].start)
-        owner_count++;
-    owners[i].start = start;
-    owners[i].image = im;
-}
-
-/* Room for `extra` more entries at a load factor of at most 1/2. */
-static int owner_reserve(size_t extra)
-{
-    if (extra > SIZE_MAX / 4 - owner_count)
-        return jf__fail(JF_ENOMEM, "too many regions for the unwind sink");
-    size_t need = (owner_count + extra) * 2;
-    if (need <= owner_capacity)
+    if (extra <= held_capacity - n_held)
         return 0;
-    size_t cap = owner_capacity ? owner_capacity : 64;
-    while (cap < need)
+    if (extra > SIZE_MAX / 4 - n_held)
+        return jf__fail(JF_ENOMEM, "too many unwind images");
+    size_t cap = held_capacity ? held_capacity : 64;
+    while (cap - n_held < extra)
         cap *= 2;
-    owner_slot *old = owners;
-    size_t old_cap = owner_capacity;
-    owners = calloc(cap, sizeof *owners);
-    if (!owners) {
-        owners = old;
-        return jf__fail(JF_ENOMEM, "out of memory for the unwind sink's region index");
-    }
-    owner_capacity = cap;
-    owner_count = 0;
-    for (size_t i = 0; i < old_cap; i++)
-        if (old[i].start)
-            owner_put(old[i].start, old[i].image);
-    free(old);
+    region_image **grown = realloc(held, cap * sizeof *grown);
+    if (!grown)
+        return jf__fail(JF_ENOMEM, "out of memory for the unwind image list");
+    held = grown;
+    held_capacity = cap;
     return 0;
 }
 
-/* Backward-shift deletion keeps probe chains intact without tombstones. */
-static void owner_remove(uintptr_t start)
+/* Hold im (room reserved with held_reserve). */
+static void hold(region_image *im)
 {
-    owner_slot *s = owner_find(start);
-    if (!s)
-        return;
-    size_t mask = owner_capacity - 1;
-    size_t hole = (size_t)(s - owners);
-    for (size_t i = (hole + 1) & mask; owners[i].start; i = (i + 1) & mask) {
-        size_t home = owner_hash(owners[i].start) & mask;
-        /* Move entry i into the hole unless its home lies cyclically in (hole, i]. */
-        int stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
-        if (!stays) {
-            owners[hole] = owners[i];
-            hole = i;
-        }
-    }
-    owners[hole].start = 0;
-    owners[hole].image = NULL;
-    owner_count--;
+    im->held_at = n_held;
+    held[n_held++] = im;
+    im->region->sink_handle[JF_SINK_INDEX_UNWIND] = im;
+}
+
+static void release(region_image *im)
+{
+    region_image *last = held[--n_held];
+    held[im->held_at] = last;
+    last->held_at = im->held_at;
+    im->region->sink_handle[JF_SINK_INDEX_UNWIND] = NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -726,7 +683,7 @@ static int tables_drop(const region_image *im)
 /* What the unwinders hold: shared tables, or one registration per region. */
 static void update_stats(jf_sink_stats *stats)
 {
-    stats->objects = jf__unwinders_take_tables() ? n_tables : owner_count;
+    stats->objects = jf__unwinders_take_tables() ? n_tables : n_held;
 }
 
 static int by_start(const void *a, const void *b)
@@ -746,7 +703,7 @@ static int make_images(jf_live *const *regions, size_t n, region_image **out, si
     *k = 0;
     int left_out = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!regions[i]->cfi || owner_find(regions[i]->start))
+        if (!regions[i]->cfi || image_of(regions[i]))
             continue;
         int rc = image_create(regions[i], &out[*k]);
         if (rc == JF_ERANGE) {
@@ -769,14 +726,14 @@ static int unwind_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     if (!fresh)
         return jf__fail(JF_ENOMEM, "out of memory for a group of %zu regions", n);
     size_t k = 0;
-    int rc = owner_reserve(n);
+    int rc = held_reserve(n);
     if (!rc)
         rc = make_images(regions, n, fresh, &k);
     if (!rc || rc == JF_ERANGE) {
         qsort(fresh, k, sizeof *fresh, by_start);
         for (size_t i = 0; i < k; i++) {
             image_register(fresh[i]);
-            owner_put(member_start(fresh[i]), fresh[i]);
+            hold(fresh[i]);
             stats->bytes += fresh[i]->size;
         }
         stats->regions += k;
@@ -793,16 +750,15 @@ static int unwind_remove(jf_live *const *regions, size_t n, jf_sink_stats *stats
 {
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
-        owner_slot *s = owner_find(regions[i]->start);
-        if (!s)
+        region_image *im = image_of(regions[i]);
+        if (!im)
             continue; /* no unwind rules: never held */
-        region_image *im = s->image;
         if (im->table)
             rc = tables_drop(im);
         if (rc)
             break;
         image_deregister(im);
-        owner_remove(member_start(im));
+        release(im);
         stats->bytes -= im->size;
         image_free(im);
     }
@@ -834,15 +790,15 @@ static void unwind_stop(int final, jf_sink_stats *stats)
     free(tables);
     tables = NULL;
     tables_capacity = 0;
-    for (size_t i = 0; i < owner_capacity; i++) {
-        if (!owners[i].start)
-            continue;
-        image_deregister(owners[i].image);
-        image_free(owners[i].image);
+    while (n_held) {
+        region_image *im = held[n_held - 1];
+        image_deregister(im);
+        release(im);
+        image_free(im);
     }
-    free(owners);
-    owners = NULL;
-    owner_capacity = owner_count = 0;
+    free(held);
+    held = NULL;
+    held_capacity = 0;
     stats->objects = 0;
     stats->bytes = 0;
 }
