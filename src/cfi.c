@@ -9,7 +9,7 @@
  * `ops`, holding the encoded CIE record first and then each FDE's
  * instructions as one contiguous slice. Builder calls append instructions
  * already encoded, so emitting an image only copies bytes and fills in
- * addresses. Architecture specifics live in the `arches` table only.
+ * addresses. Architecture specifics live in src/arch/cfi_arch.c only.
  */
 #include "cfi.h"
 
@@ -36,51 +36,13 @@
 #define EH_FRAME_HDR_ROW 8u
 #define NO_FDE SIZE_MAX
 
-/* What differs between architectures: the CIE and the standard frame. */
-typedef struct cfi_arch {
-    const char *name;
-    uint16_t elf_machine;
-    uint32_t code_align;
-    int32_t data_align;
-    uint8_t sp, fp, ra;
-    uint8_t entry_cfa_offset;  /* CFA = SP + this at function entry */
-    uint8_t ra_rule_in_cie;    /* the CIE already says where RA is (x86_64: CFA-8) */
-    uint8_t push_saves;        /* the push instruction itself stores FP and RA */
-    uint8_t fp_cfa_offset;     /* CFA = FP + this once FP is set */
-    uint8_t fp_reloaded_apart; /* FP is reloaded before SP pops: epilogue_start needed */
-    uint8_t cie_insns_len;
-    uint8_t cie_insns[6];
-} cfi_arch;
-
-static const cfi_arch arches[JF_CFI_ARCH_COUNT] = {
-    [JF_CFI_ARCH_X86_64] = {
-        .name = "x86_64", .elf_machine = 62, .code_align = 1, .data_align = -8,
-        .sp = 7, .fp = 6, .ra = 16, .entry_cfa_offset = 8, .ra_rule_in_cie = 1,
-        .push_saves = 1, .fp_cfa_offset = 16, .fp_reloaded_apart = 0,
-        .cie_insns_len = 5, .cie_insns = {DW_CFA_def_cfa, 7, 8, DW_CFA_offset | 16, 1},
-    },
-    [JF_CFI_ARCH_AARCH64] = {
-        .name = "aarch64", .elf_machine = 183, .code_align = 4, .data_align = -8,
-        .sp = 31, .fp = 29, .ra = 30, .entry_cfa_offset = 0, .ra_rule_in_cie = 0,
-        .push_saves = 1, .fp_cfa_offset = 16, .fp_reloaded_apart = 0,
-        .cie_insns_len = 3, .cie_insns = {DW_CFA_def_cfa, 31, 0},
-    },
-    /* gas on riscv64 uses code alignment 1 and data alignment -4. */
-    [JF_CFI_ARCH_RISCV64] = {
-        .name = "riscv64", .elf_machine = 243, .code_align = 1, .data_align = -4,
-        .sp = 2, .fp = 8, .ra = 1, .entry_cfa_offset = 0, .ra_rule_in_cie = 0,
-        .push_saves = 0, .fp_cfa_offset = 0, .fp_reloaded_apart = 1,
-        .cie_insns_len = 3, .cie_insns = {DW_CFA_def_cfa, 2, 0},
-    },
-};
-
 typedef struct cfi_fde {
     size_t start, end;       /* region offsets */
     size_t ops_off, ops_len; /* slice of jf_cfi.ops */
 } cfi_fde;
 
 struct jf_cfi {
-    const cfi_arch *arch; /* NULL for descriptions built from raw bytes */
+    const jf_cfi_arch_facts *arch; /* NULL for descriptions built from raw bytes */
     uint32_t code_align;
     int32_t data_align;
     uint32_t ra_reg;
@@ -115,7 +77,7 @@ int jf__cfi_host_arch(void)
 
 uint16_t jf__cfi_arch_elf_machine(jf_cfi_arch arch)
 {
-    return (unsigned)arch < JF_CFI_ARCH_COUNT ? arches[arch].elf_machine : 0;
+    return (unsigned)arch < JF_CFI_ARCH_COUNT ? jf__cfi_arches[arch].elf_machine : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -217,7 +179,7 @@ int jf__cfi_new_arch(jf_cfi_arch arch, struct jf_cfi **out)
     *out = NULL;
     if ((unsigned)arch >= JF_CFI_ARCH_COUNT)
         return jf__fail(JF_ENOTSUP, "unwind descriptions: unknown architecture %d", (int)arch);
-    const cfi_arch *a = &arches[arch];
+    const jf_cfi_arch_facts *a = &jf__cfi_arches[arch];
     struct jf_cfi *c = cfi_alloc(a->code_align, a->data_align, a->ra, a->cie_insns, a->cie_insns_len);
     if (!c)
         return JF_ENOMEM;
@@ -674,7 +636,7 @@ static int check_frame_order(const jf_standard_frame *f, int needs_epilogue_star
 }
 
 /* Describe the frame record saves: FP at CFA-16, RA at CFA-8. */
-static int frame_saves(jf_cfi *cfi, const cfi_arch *a)
+static int frame_saves(jf_cfi *cfi, const jf_cfi_arch_facts *a)
 {
     int rc = jf_cfi_offset(cfi, a->fp, -16);
     if (!rc && !a->ra_rule_in_cie)
@@ -683,7 +645,7 @@ static int frame_saves(jf_cfi *cfi, const cfi_arch *a)
 }
 
 /* Rules up to the end of the prologue. */
-static int frame_prologue(jf_cfi *cfi, const cfi_arch *a, const jf_standard_frame *f)
+static int frame_prologue(jf_cfi *cfi, const jf_cfi_arch_facts *a, const jf_standard_frame *f)
 {
     int rc = jf_cfi_advance_to(cfi, f->after_push);
     if (!rc)
@@ -702,7 +664,7 @@ static int frame_prologue(jf_cfi *cfi, const cfi_arch *a, const jf_standard_fram
 }
 
 /* Rules from the epilogue on: CFA back to SP, then the entry state. */
-static int frame_epilogue(jf_cfi *cfi, const cfi_arch *a, const jf_standard_frame *f)
+static int frame_epilogue(jf_cfi *cfi, const jf_cfi_arch_facts *a, const jf_standard_frame *f)
 {
     int rc = 0;
     if (f->epilogue_start) {
@@ -736,7 +698,7 @@ int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame)
     jf_standard_frame copy = JF_STANDARD_FRAME_INIT;
     memcpy(&copy, frame, frame->struct_size < sizeof copy ? frame->struct_size : sizeof copy);
     frame = &copy;
-    const cfi_arch *a = cfi->arch;
+    const jf_cfi_arch_facts *a = cfi->arch;
     if ((rc = check_frame_order(frame, a->fp_reloaded_apart)) != 0)
         return builder_fail(cfi, fn, rc);
     if ((rc = jf_cfi_begin_fde(cfi, frame->start, frame->end)) != 0)

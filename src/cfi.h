@@ -7,13 +7,8 @@
 
 #include "jitframes.h"
 
-/* Architectures the assembler knows (one table in cfi.c). */
-typedef enum jf_cfi_arch {
-    JF_CFI_ARCH_X86_64,
-    JF_CFI_ARCH_AARCH64,
-    JF_CFI_ARCH_RISCV64,
-    JF_CFI_ARCH_COUNT,
-} jf_cfi_arch;
+#include "arch/cfi_arch.h"
+
 
 /* The architecture this library was built for, or -1 if none of the above. */
 int jf__cfi_host_arch(void);

@@ -1,15 +1,16 @@
 /*
  * Every fact about the architecture the library runs on, in one place: the
  * rest of src/ includes this and has no #if on the architecture of its own.
- * Adding an architecture is a block here, its trampoline template
- * (src/arch/<arch>.S, whose unwind rules tools/cfi-extract takes from the
- * assembled object) and a line in the build; the CFI emitter's per-arch
- * table (src/cfi.c, `arches`) describes every architecture it can encode
- * for, host or not.
+ * Adding an architecture touches this folder and the build only: a block
+ * here, its trampoline template (src/arch/<arch>.S, whose unwind rules
+ * tools/cfi-extract takes from the assembled object), its entry in the CFI
+ * assembler's table (src/arch/cfi_arch.{h,c}, which describes every
+ * architecture it can encode for, host or not) and a line in the build —
+ * plus, being public API, the JF_DWARF_* register numbers in jitframes.h.
  *
  *   JF_HOST_ELF_MACHINE  e_machine of the host (jitdump header, GDB symfiles)
  *   JF_HOST_ELF_FLAGS    e_flags gdb derives the objfile's ABI from
- *   JF_HOST_CFI_ARCH     the host's entry in src/cfi.c's architecture table
+ *   JF_HOST_CFI_ARCH     the host's entry in src/arch/cfi_arch.c's table
  *   JF_HOST_UNALIGNED_STORE32_ATOMIC
  *                        1 if a 4-byte store is one instruction even when
  *                        unaligned (the jitdump's publishing store, see

@@ -1,0 +1,28 @@
+/*
+ * The CFI assembler's facts per architecture (see cfi_arch.h).
+ */
+#include "arch/cfi_arch.h"
+
+#include "dwarf_cfa.h"
+
+const jf_cfi_arch_facts jf__cfi_arches[JF_CFI_ARCH_COUNT] = {
+    [JF_CFI_ARCH_X86_64] = {
+        .name = "x86_64", .elf_machine = 62, .code_align = 1, .data_align = -8,
+        .sp = 7, .fp = 6, .ra = 16, .entry_cfa_offset = 8, .ra_rule_in_cie = 1,
+        .push_saves = 1, .fp_cfa_offset = 16, .fp_reloaded_apart = 0,
+        .cie_insns_len = 5, .cie_insns = {DW_CFA_def_cfa, 7, 8, DW_CFA_offset | 16, 1},
+    },
+    [JF_CFI_ARCH_AARCH64] = {
+        .name = "aarch64", .elf_machine = 183, .code_align = 4, .data_align = -8,
+        .sp = 31, .fp = 29, .ra = 30, .entry_cfa_offset = 0, .ra_rule_in_cie = 0,
+        .push_saves = 1, .fp_cfa_offset = 16, .fp_reloaded_apart = 0,
+        .cie_insns_len = 3, .cie_insns = {DW_CFA_def_cfa, 31, 0},
+    },
+    /* gas on riscv64 uses code alignment 1 and data alignment -4. */
+    [JF_CFI_ARCH_RISCV64] = {
+        .name = "riscv64", .elf_machine = 243, .code_align = 1, .data_align = -4,
+        .sp = 2, .fp = 8, .ra = 1, .entry_cfa_offset = 0, .ra_rule_in_cie = 0,
+        .push_saves = 0, .fp_cfa_offset = 0, .fp_reloaded_apart = 1,
+        .cie_insns_len = 3, .cie_insns = {DW_CFA_def_cfa, 2, 0},
+    },
+};

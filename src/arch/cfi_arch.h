@@ -1,0 +1,39 @@
+/*
+ * What the CFI assembler (src/cfi.c) needs to know of each architecture it
+ * can describe — the host's, and every other for the tests: the CIE, the
+ * DWARF register numbers, the standard frame. With src/arch/host.h and the
+ * trampoline templates, the architecture facts of the library live in
+ * src/arch/ only.
+ */
+#ifndef JF_ARCH_CFI_ARCH_H
+#define JF_ARCH_CFI_ARCH_H
+
+#include <stdint.h>
+
+/* Architectures the CFI assembler knows (the table in cfi_arch.c). */
+typedef enum jf_cfi_arch {
+    JF_CFI_ARCH_X86_64,
+    JF_CFI_ARCH_AARCH64,
+    JF_CFI_ARCH_RISCV64,
+    JF_CFI_ARCH_COUNT,
+} jf_cfi_arch;
+
+/* What differs between architectures: the CIE and the standard frame. */
+typedef struct jf_cfi_arch_facts {
+    const char *name;
+    uint16_t elf_machine;
+    uint32_t code_align;
+    int32_t data_align;
+    uint8_t sp, fp, ra;
+    uint8_t entry_cfa_offset;  /* CFA = SP + this at function entry */
+    uint8_t ra_rule_in_cie;    /* the CIE already says where RA is (x86_64: CFA-8) */
+    uint8_t push_saves;        /* the push instruction itself stores FP and RA */
+    uint8_t fp_cfa_offset;     /* CFA = FP + this once FP is set */
+    uint8_t fp_reloaded_apart; /* FP is reloaded before SP pops: epilogue_start needed */
+    uint8_t cie_insns_len;
+    uint8_t cie_insns[6];
+} jf_cfi_arch_facts;
+
+extern const jf_cfi_arch_facts jf__cfi_arches[JF_CFI_ARCH_COUNT];
+
+#endif
