@@ -294,7 +294,7 @@ JF_API int jf_register_batch(const jf_region *regions, size_t n);
  *   gdb      the region's symfile is unregistered, or rebuilt without it:
  *            symfiles hold at most 32,767 regions (typically 4-6k), so one
  *            unregistration under gdb costs at most a few ms (bench_gdb:
- *            ~5 ms at 100,000 live regions, against ~0.3 ms to register).
+ *            ~6-7 ms at 100,000 live regions, against ~0.3 ms to register).
  *   unwind   the region's FDEs are removed from the process unwinder.
  * After this returns the address may be reused for a new region.
  */
@@ -589,7 +589,7 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * many regions per call (jf_register_batch) when you can. jf_unregister
  * rebuilds the object holding the region, which costs in proportion to its
  * size; merging stops at 4,096-32,767 regions per object, which bounds that
- * (bench_gdb under gdb: ~5 ms per unregistration at 100,000 live regions).
+ * (bench_gdb under gdb: ~6-7 ms per unregistration at 100,000 live regions).
  *
  * Linking. The two symbols must be in the process's dynamic symbol table or
  * a stripped executable hides them. With the shared library they are. An
