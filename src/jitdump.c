@@ -489,16 +489,15 @@ static void write_code_load(group_writer *g, const jf_live *r, uint64_t timestam
  * region's code starts: that region's first bytes would take r's name and
  * its own mapping would be split, so it is r's unwind data that goes (r keeps
  * its name and lines). JITs that pack code downwards (LuaJIT's traces) meet
- * this on every region. Returns 1 when the data was taken out of w.
+ * this on every region.
  */
-static int drop_covering_unwind(group_writer *g, size_t unwind_at, const jf_live *r,
-                                uintptr_t synth_end)
+static int covers_other_code(const jf_live *r, uintptr_t synth_end)
 {
-    jf_writer *w = &g->w;
-    if (!jf__live_region_starts_in(r->start + r->size, synth_end))
-        return 0;
-    memset(w->buf + unwind_at, 0, w->pos - unwind_at);
-    w->pos = unwind_at;
+    return jf__live_region_starts_in(r->start + r->size, synth_end);
+}
+
+static void report_left_out_unwind(const jf_live *r, uintptr_t synth_end)
+{
     uint64_t n = __atomic_add_fetch(&overlap_count, 1, __ATOMIC_RELAXED);
     if ((n & (n - 1)) == 0)
         jf__log(JF_LOG_WARNING,
@@ -506,23 +505,42 @@ static int drop_covering_unwind(group_writer *g, size_t unwind_at, const jf_live
                 "[%p, %p) would cover another region's code (%llu so far)",
                 r->name, (void *)r->start, (void *)r->start, (void *)synth_end,
                 (unsigned long long)n);
-    return 1;
+}
+
+/* r's unwinding record, unless it would cover another region's code (see
+ * above): the mapped size it adds to perf's mapping, 0 if none written. */
+static size_t write_unwinding_unless_covering(group_writer *g, const jf_live *r,
+                                              uint64_t timestamp, jf_sink_stats *stats)
+{
+    if (!r->cfi)
+        return 0;
+    uintptr_t code_end = r->start + jf__round_up(load_size(r), 8);
+    /* Unwind data maps at least 8 more bytes: a region starting in there is
+     * covered whatever the data's size, and nothing is emitted for nothing. */
+    if (covers_other_code(r, code_end + 8)) {
+        report_left_out_unwind(r, code_end + 8);
+        return 0;
+    }
+    jf_writer *w = &g->w;
+    size_t unwind_at = w->pos;
+    size_t mapped = write_unwinding_info(g, r, timestamp, stats);
+    if (mapped && covers_other_code(r, code_end + mapped)) {
+        memset(w->buf + unwind_at, 0, w->pos - unwind_at);
+        w->pos = unwind_at;
+        report_left_out_unwind(r, code_end + mapped);
+        return 0;
+    }
+    return mapped;
 }
 
 /* One region's records: debug info, unwinding info, then its load. */
 static void write_region_group(group_writer *g, const jf_live *r, uint64_t timestamp,
                                jf_sink_stats *stats)
 {
-    jf_writer *w = &g->w;
     write_debug_info(g, r, timestamp);
-    size_t unwind_at = w->pos;
-    size_t mapped = write_unwinding_info(g, r, timestamp, stats);
+    size_t mapped = write_unwinding_unless_covering(g, r, timestamp, stats);
     size_t load = load_size(r);
     uintptr_t synth_end = r->start + (mapped ? jf__round_up(load, 8) + mapped : load);
-    if (mapped && drop_covering_unwind(g, unwind_at, r, synth_end)) {
-        mapped = 0;
-        synth_end = r->start + load;
-    }
     check_overlap(r, synth_end);
     remember_load(r, synth_end, mapped != 0);
     write_code_load(g, r, timestamp);

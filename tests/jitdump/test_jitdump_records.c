@@ -407,14 +407,23 @@ static void unwind_data_covering_another_region_is_left_out(void **state)
         assert_int_equal(jf_register(&r), 0);
     }
     assert_int_equal(jf_jitdump_overlaps(), before + 3);
+    /* A gap after the code (16 bytes) smaller than the unwind data: known
+     * only once the data is emitted, and taken out again. */
+    jf_region above = region_at(20000, 64, "above");
+    above.cfi = cfi;
+    assert_int_equal(jf_register(&above), 0);
+    jf_region below = region_at(20000 - 72 - 16, 64, "below_with_gap");
+    below.cfi = cfi;
+    assert_int_equal(jf_register(&below), 0);
+    assert_int_equal(jf_jitdump_overlaps(), before + 4);
     assert_true(warnings >= 1); /* logged at the 1st, 2nd, 4th... overlap of the process */
     jf_cfi_free(cfi);
     assert_int_equal(jf_shutdown(), 0);
     jf_set_log_callback(NULL, NULL);
     dump_file d;
     assert_int_equal(dump_load(dump_path(test_dir, (long)getpid()), &d), 0);
-    assert_int_equal(dump_count(&d, ID_LOAD), 4);
-    assert_int_equal(dump_count(&d, ID_UNWIND), 1); /* the first region's */
+    assert_int_equal(dump_count(&d, ID_LOAD), 6);
+    assert_int_equal(dump_count(&d, ID_UNWIND), 2); /* the first region's, and above's */
     dump_free(&d);
     char msg[4096];
     assert_int_equal(dump_tool_check(dump_path(test_dir, (long)getpid()), msg, sizeof msg), 0);
