@@ -56,15 +56,19 @@ static int l_register(lua_State *L)
     r.line = (uint32_t)luaL_optnumber(L, 5, 0);
     trace_frame frame = {0};
     jf_cfi *cfi = NULL;
-    int rc = 0;
-    /* Only gdb, lldb and the unwinder can use a trace's rules: traces are
-     * packed downwards, so the jitdump would leave them out anyway. */
-    if (describe_frames && (jf_enabled_sinks() & (JF_SINK_GDB | JF_SINK_UNWIND))) {
+    if (describe_frames) { /* set only where trace_isa_host() knows the backend */
+        /* Read always: side traces compiled later need this trace's frame. */
         trace_frame_read(trace_isa_host(), r.addr, r.size, parent_arg(L, 6), &frame);
-        rc = trace_frame_cfi(&frame, r.size, &cfi);
+        /* Only gdb, lldb and the unwinder use the rules: traces are packed
+         * downwards, so the jitdump would leave them out anyway. Rules that
+         * cannot be built (out of memory) leave the trace named, unwound no
+         * further. */
+        if ((jf_enabled_sinks() & (JF_SINK_GDB | JF_SINK_UNWIND)) &&
+            trace_frame_cfi(&frame, r.size, &cfi) != 0)
+            cfi = NULL;
     }
     r.cfi = cfi;
-    rc = rc ? rc : jf_register(&r);
+    int rc = jf_register(&r);
     if (rc == JF_EEXIST && jf_unregister(r.addr) == 0) /* a stale trace at a reused address */
         rc = jf_register(&r);
     jf_cfi_free(cfi);
