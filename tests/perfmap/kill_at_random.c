@@ -96,14 +96,16 @@ static void start_spinner(const char *spin_file)
 }
 #endif
 
-/* The child: register regions 0, 1, 2... until killed. */
-static void register_forever(const char *spin_file)
+/* The child: register regions 0, 1, 2... until killed. A map a dead
+ * process with our pid left (other tests, pid reuse) is not ours to check:
+ * it goes first, and then `cleared` (a pipe, or -1) tells the parent so. */
+static void register_forever(const char *spin_file, int cleared)
 {
-    /* A map a dead process with our pid left (other tests, pid reuse) is
-     * not ours to check. */
     char stale[64];
     snprintf(stale, sizeof stale, "/tmp/perf-%ld.map", (long)getpid());
     unlink(stale);
+    if (cleared >= 0 && (write(cleared, "", 1) != 1 || close(cleared) != 0))
+        _exit(81);
     jf_config cfg = JF_CONFIG_INIT;
     cfg.flags = JF_CONFIG_IGNORE_ENV;
     cfg.sinks = JF_SINK_PERFMAP;
@@ -234,7 +236,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (argc > 3) { /* one spinning child, killed by the caller */
-        register_forever(argv[3]);
+        register_forever(argv[3], -1);
         return 0;
     }
     long n = strtol(argv[1], NULL, 10);
@@ -243,13 +245,30 @@ int main(int argc, char **argv)
     long failures = 0, with_unpublished = 0, empty = 0, samples = 0;
     uint64_t total_entries = 0;
     for (long i = 0; i < n && failures < 5; i++) {
+        int cleared[2];
+        if (pipe(cleared) != 0) {
+            perror("pipe");
+            return 2;
+        }
         pid_t pid = fork();
         if (pid < 0) {
             perror("fork");
             return 2;
         }
-        if (pid == 0)
-            register_forever(NULL);
+        if (pid == 0) {
+            close(cleared[0]);
+            register_forever(NULL, cleared[1]);
+        }
+        /* The random instant counts from the child's start, once any stale
+         * map at its pid is gone (else a leftover would be read as its). */
+        close(cleared[1]);
+        char byte;
+        ssize_t got = read(cleared[0], &byte, 1);
+        close(cleared[0]);
+        if (got != 1) {
+            fprintf(stderr, "child %ld did not start\n", (long)pid);
+            return 2;
+        }
         usleep((useconds_t)(rand_r(&seed) % 1500));
         kill(pid, SIGKILL);
         int status;
