@@ -300,6 +300,56 @@ JF_API int jf_register_batch(const jf_region *regions, size_t n);
  */
 JF_API int jf_unregister(const void *addr);
 
+/* One region moved by a collector or a code-cache compaction: the live region
+ * starting at `from` now starts at `to` (same size, same bytes). */
+typedef struct jf_region_move {
+    const void *from;
+    const void *to;
+} jf_region_move;
+
+/*
+ * The code of the live region starting at old_addr was moved to new_addr
+ * (copied: the same bytes, the same size). The region keeps its name, line
+ * table and unwind rules, all relative to its start. Call it once the code is
+ * at new_addr, before it runs there; the old copy may be freed on return.
+ * What that means per sink:
+ *   perfmap  a new line at new_addr. The old line stays (a map cannot
+ *            remove one): readers go on naming the old range after the
+ *            region, and code registered there later is ambiguous (perf
+ *            takes the first line, bcc and bpftrace the last), as after
+ *            jf_unregister. A runtime that reuses the range should use jitdump.
+ *   jitdump  a CODE_MOVE record with the region's original code index:
+ *            `perf inject --jit` maps the same jitted-<pid>-<index>.so at
+ *            new_addr from then on, so samples before and after the move
+ *            carry the same symbol and lines. As for a CODE_LOAD, leave
+ *            jf_jitdump_footprint(size, NULL) bytes at new_addr (perf maps
+ *            code_size, which holds a nonce after the code). perf's mapping
+ *            of a moved region holds no unwind data: perf unwinds through it
+ *            with its libdw unwinder (which reads the .so), not libunwind.
+ *   gdb      the region's symfile is rebuilt without it and the region is
+ *            registered at new_addr in a new one: nothing is named at the old
+ *            address any more. Costs an unregistration plus a registration.
+ *   unwind   the region's FDEs are removed and registered at new_addr.
+ * Errors, each with nothing changed: JF_ENOTINIT; JF_ENOENT (no live region
+ * starts at old_addr); JF_EEXIST (the region at new_addr would overlap
+ * another live region's code; its own old range does not count, so a region
+ * may slide within itself); JF_EINVAL (new_addr + size wraps, NULL new_addr);
+ * JF_ENOMEM. A sink that then fails disables itself and its error is
+ * returned, as for jf_register; the move itself stands. old_addr == new_addr
+ * does nothing and returns 0.
+ */
+JF_API int jf_move(const void *old_addr, const void *new_addr);
+
+/*
+ * Move n regions at once (one compaction): all or nothing. Each move is
+ * checked against the regions as they will be after the whole batch, so a
+ * region may move into the range another region of the same batch leaves.
+ * The same region named twice is JF_EINVAL; jf_last_error() names the index
+ * of the move at fault. Sinks get one group: one jitdump record group, one
+ * gdb symfile for the moved regions, one unwinder table. n == 0 is a no-op.
+ */
+JF_API int jf_move_batch(const jf_region_move *moves, size_t n);
+
 /* ------------------------------------------------------------------------ */
 /* Unwind descriptions: the DWARF CFI assembler                              */
 /* ------------------------------------------------------------------------ */

@@ -522,7 +522,7 @@ static symfile *find_owner(const jf_live *r, size_t *index)
     return f;
 }
 
-static int remove_one(const jf_live *r, jf_sink_stats *stats)
+static int remove_one(jf_live *r, jf_sink_stats *stats)
 {
     size_t index;
     symfile *f = find_owner(r, &index);
@@ -537,6 +537,8 @@ static int remove_one(const jf_live *r, jf_sink_stats *stats)
         memcpy(members + index, f->members + index + 1, (n - index) * sizeof *members);
     }
     int rc = replace(f, members, n, NULL, 0, stats);
+    if (rc == 0)
+        r->sink_handle[JF_SINK_INDEX_GDB] = NULL; /* jf_move adds it again */
     if (rc == 0 && n > 0)
         rc = merge_levels(level_of(n), stats);
     return rc;

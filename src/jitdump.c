@@ -66,6 +66,7 @@ enum {
     DEBUG_INFO_FIXED = RECORD_HEADER_SIZE + 16, /* code_addr, nr_entry */
     DEBUG_ENTRY_FIXED = 16,                     /* addr u64, lineno u32, discrim u32 */
     UNWIND_FIXED = RECORD_HEADER_SIZE + 24, /* unwind_data_size, hdr_size, mapped_size */
+    CODE_MOVE_SIZE = RECORD_HEADER_SIZE + 48, /* pid, tid, vma, old/new code_addr, size, index */
     RECORD_ALIGN = 8, /* debug and unwinding records are padded to this */
 };
 
@@ -465,11 +466,12 @@ static size_t code_load_bound(const jf_live *r)
 /* CODE_LOAD: not padded — perf takes the code from the record's last
  * code_size bytes. The real code is followed by the nonce (and its padding,
  * see LOAD_PAD_MAX). */
-static void write_code_load(group_writer *g, const jf_live *r, uint64_t timestamp)
+static void write_code_load(group_writer *g, jf_live *r, uint64_t timestamp)
 {
     jf_writer *w = &g->w;
     size_t start = w->pos;
     uint64_t index = next_code_index++;
+    r->sink_handle[JF_SINK_INDEX_JITDUMP] = (void *)(uintptr_t)index; /* for CODE_MOVE */
     put_record_header(w, JIT_CODE_LOAD, timestamp);
     jf__put_u32(w, dump_pid);
     jf__put_u32(w, current_tid());
@@ -534,7 +536,7 @@ static size_t write_unwinding_unless_covering(group_writer *g, const jf_live *r,
 }
 
 /* One region's records: debug info, unwinding info, then its load. */
-static void write_region_group(group_writer *g, const jf_live *r, uint64_t timestamp,
+static void write_region_group(group_writer *g, jf_live *r, uint64_t timestamp,
                                jf_sink_stats *stats)
 {
     write_debug_info(g, r, timestamp);
@@ -605,8 +607,10 @@ static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
         if (region_fits(regions[i])) {
             write_region_group(&g, regions[i], timestamp, stats);
             written++;
-        } else if (!left_out) {
-            left_out = regions[i];
+        } else {
+            regions[i]->sink_handle[JF_SINK_INDEX_JITDUMP] = NULL; /* nothing to move */
+            if (!left_out)
+                left_out = regions[i];
         }
     }
     rc = left_out ? jf__fail(JF_ERANGE, "jitdump: %s (%zu bytes) is too large for a jitdump record: "
@@ -635,6 +639,58 @@ static int jitdump_remove(jf_live *const *regions, size_t n, jf_sink_stats *stat
     for (size_t i = 0; i < n; i++)
         if (prev_load.valid && regions[i]->start == prev_load.start)
             prev_load.valid = 0;
+    return 0;
+}
+
+/* The code index of r's CODE_LOAD in this file, 0 if it has none (left out
+ * as too large). A replay (enabling, fork) gives every region a new one. */
+static uint64_t code_index_of(const jf_live *r)
+{
+    return (uint64_t)(uintptr_t)r->sink_handle[JF_SINK_INDEX_JITDUMP];
+}
+
+/* CODE_MOVE: perf inject maps the .so it made for `index` at the new address. */
+static void write_code_move(group_writer *g, const jf_live *r, uintptr_t old_start, uint64_t index,
+                            uint64_t timestamp)
+{
+    jf_writer *w = &g->w;
+    size_t start = w->pos;
+    put_record_header(w, JIT_CODE_MOVE, timestamp);
+    jf__put_u32(w, dump_pid);
+    jf__put_u32(w, current_tid());
+    jf__put_u64(w, r->start); /* vma */
+    jf__put_u64(w, old_start);
+    jf__put_u64(w, r->start);
+    jf__put_u64(w, (uint64_t)load_size(r)); /* as its CODE_LOAD said */
+    jf__put_u64(w, index);
+    end_record(g, start, 1);
+}
+
+static int jitdump_move(jf_live *const *regions, const uintptr_t *old_starts, size_t n,
+                        jf_sink_stats *stats)
+{
+    if (dump.fd < 0)
+        return jf__fail(JF_EDISABLED, "jitdump is not open");
+    if (n > SIZE_MAX / 2 / CODE_MOVE_SIZE)
+        return jf__fail(JF_ERANGE, "%s: %zu moves in one group", dump.path, n);
+    int rc = ensure_room(n * CODE_MOVE_SIZE);
+    if (rc)
+        return rc;
+    group_writer g;
+    group_init(&g, dump.map + dump.used, dump.reserved - dump.used);
+    uint64_t timestamp = jf__monotonic_ns();
+    for (size_t i = 0; i < n; i++) {
+        uint64_t index = code_index_of(regions[i]);
+        if (index)
+            write_code_move(&g, regions[i], old_starts[i], index, timestamp);
+        if (prev_load.valid && prev_load.start == old_starts[i])
+            prev_load.valid = 0; /* as for a removal: its range may be reused */
+    }
+    if (g.w.pos == 0)
+        return 0;
+    size_t len = g.w.pos;
+    publish_group(&g);
+    stats->bytes += len;
     return 0;
 }
 
@@ -797,6 +853,7 @@ const sink_ops jf_jitdump_sink = {
     .start = jitdump_start,
     .add = jitdump_add,
     .remove = jitdump_remove,
+    .move = jitdump_move,
     .stop = jitdump_stop,
     .forget_after_fork = jitdump_forget_after_fork,
 };

@@ -13,7 +13,8 @@
 /*
  * A registered region, owned by the registry. Immutable once registered,
  * so sinks may read it without copying while the registry lock is held —
- * except sink_handle[i]: sink i's own note of where it keeps the region
+ * except `start`, which jf_move changes (under the lock, between the sinks'
+ * remove and add, or before their move), and sink_handle[i]: sink i's own note of where it keeps the region
  * (the gdb sink's symfile, the unwind sink's image), read and written by
  * that sink alone, under the lock, NULL until it sets it. (LuaJIT keeps
  * T->gdbjit_entry the same way.)

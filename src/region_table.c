@@ -60,19 +60,6 @@ jf_live *jf__region_table_find(const region_table *t, uintptr_t start)
     return i < p->count && p->entries[i].start == start ? p->entries[i].region : NULL;
 }
 
-int jf__region_table_any_start_in(const region_table *t, uintptr_t lo, uintptr_t hi)
-{
-    for (uintptr_t page = lo >> PAGE_SHIFT; lo < hi && page <= (hi - 1) >> PAGE_SHIFT; page++) {
-        const region_page *p = find_page(t, page);
-        if (!p)
-            continue;
-        uint32_t i = lower_bound(p, lo);
-        if (i < p->count && p->entries[i].start < hi)
-            return 1;
-    }
-    return 0;
-}
-
 /* Keep the directory at most half full so probe runs stay short. */
 static int grow_directory(region_table *t)
 {
@@ -131,6 +118,8 @@ int jf__region_table_insert(region_table *t, jf_live *r)
     p->entries[i] = (region_slot){r->start, r};
     p->count++;
     t->count++;
+    if (r->size > t->max_size)
+        t->max_size = r->size;
     return 0;
 }
 
@@ -153,7 +142,8 @@ static void remove_page(region_table *t, size_t i)
     t->used_pages--;
 }
 
-jf_live *jf__region_table_remove(region_table *t, uintptr_t start)
+/* Take the entry for `start` out of its page; the page stays, maybe empty. */
+static jf_live *take_entry(region_table *t, uintptr_t start, region_page **page_out)
 {
     region_page *p = find_page(t, start >> PAGE_SHIFT);
     if (!p)
@@ -165,9 +155,90 @@ jf_live *jf__region_table_remove(region_table *t, uintptr_t start)
     p->count--;
     memmove(&p->entries[i], &p->entries[i + 1], (p->count - i) * sizeof *p->entries);
     t->count--;
-    if (p->count == 0)
+    *page_out = p;
+    return found;
+}
+
+jf_live *jf__region_table_remove(region_table *t, uintptr_t start)
+{
+    region_page *p;
+    jf_live *found = take_entry(t, start, &p);
+    if (found && p->count == 0)
         remove_page(t, (size_t)(p - t->pages));
     return found;
+}
+
+jf_live *jf__region_table_detach(region_table *t, uintptr_t start)
+{
+    region_page *p;
+    return take_entry(t, start, &p);
+}
+
+void jf__region_table_release_empty(region_table *t, uintptr_t start)
+{
+    region_page *p = find_page(t, start >> PAGE_SHIFT);
+    if (p && p->count == 0)
+        remove_page(t, (size_t)(p - t->pages));
+}
+
+/* A test applied to each page of a range: the region it finds, or NULL. */
+typedef jf_live *(*page_test)(const region_page *p, uintptr_t lo, uintptr_t hi);
+
+/* Apply `test` to the pages numbered [first, last], in order when that is
+ * cheaper than one pass over the directory (then in directory order). */
+static jf_live *scan_pages(const region_table *t, uintptr_t first, uintptr_t last, page_test test,
+                           uintptr_t lo, uintptr_t hi)
+{
+    if (last - first < t->capacity) {
+        for (uintptr_t page = first;; page++) {
+            const region_page *p = find_page(t, page);
+            jf_live *r = p ? test(p, lo, hi) : NULL;
+            if (r || page == last)
+                return r;
+        }
+    }
+    for (size_t k = 0; k < t->capacity; k++) {
+        const region_page *p = &t->pages[k];
+        jf_live *r = p->entries && p->page >= first && p->page <= last ? test(p, lo, hi) : NULL;
+        if (r)
+            return r;
+    }
+    return NULL;
+}
+
+/* A region of p starting in [lo, hi). */
+static jf_live *starting_in(const region_page *p, uintptr_t lo, uintptr_t hi)
+{
+    uint32_t i = lower_bound(p, lo);
+    return i < p->count && p->entries[i].start < hi ? p->entries[i].region : NULL;
+}
+
+/* A region of p starting below lo and reaching past it. */
+static jf_live *reaching_past(const region_page *p, uintptr_t lo, uintptr_t hi)
+{
+    (void)hi;
+    for (uint32_t i = lower_bound(p, lo); i-- > 0;)
+        if (p->entries[i].region->size > lo - p->entries[i].start)
+            return p->entries[i].region;
+    return NULL;
+}
+
+int jf__region_table_any_start_in(const region_table *t, uintptr_t lo, uintptr_t hi)
+{
+    return t->count && lo < hi &&
+           scan_pages(t, lo >> PAGE_SHIFT, (hi - 1) >> PAGE_SHIFT, starting_in, lo, hi) != NULL;
+}
+
+jf_live *jf__region_table_overlapping(const region_table *t, uintptr_t lo, uintptr_t hi)
+{
+    if (t->count == 0 || lo >= hi)
+        return NULL;
+    jf_live *r = scan_pages(t, lo >> PAGE_SHIFT, (hi - 1) >> PAGE_SHIFT, starting_in, lo, hi);
+    if (r)
+        return r;
+    /* One starting below lo reaches at most max_size back. */
+    uintptr_t back = lo > t->max_size ? lo - t->max_size : 0;
+    return scan_pages(t, back >> PAGE_SHIFT, lo >> PAGE_SHIFT, reaching_past, lo, hi);
 }
 
 int jf__region_table_foreach(const region_table *t, int (*visit)(jf_live *r, void *ctx), void *ctx)

@@ -34,6 +34,8 @@ typedef struct region_table {
     size_t capacity;    /* power of two (at least 64), or 0 */
     size_t used_pages;
     size_t count;       /* regions */
+    size_t max_size;    /* largest region ever inserted: how far back an
+                           overlapping region can start */
 } region_table;
 
 /* Find the region starting at `start`, or NULL. */
@@ -48,6 +50,17 @@ int jf__region_table_insert(region_table *t, jf_live *r);
 
 /* Remove and return the region starting at `start`, or NULL. */
 jf_live *jf__region_table_remove(region_table *t, uintptr_t start);
+
+/* A live region whose code [start, start + size) meets [lo, hi), or NULL.
+ * Costs a lookup per page from lo - max_size to hi (at most one pass over
+ * the directory). */
+jf_live *jf__region_table_overlapping(const region_table *t, uintptr_t lo, uintptr_t hi);
+
+/* Moving regions all or nothing: detach takes the region at `start` out but
+ * keeps its page's memory, so inserting it again at `start` cannot fail;
+ * release_empty then frees the page holding `start` if it was left empty. */
+jf_live *jf__region_table_detach(region_table *t, uintptr_t start);
+void jf__region_table_release_empty(region_table *t, uintptr_t start);
 
 /* Visit every region; stops early when visit returns non-zero and returns
  * that value. */

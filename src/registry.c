@@ -474,6 +474,24 @@ int jf_register(const jf_region *region)
     return jf_register_batch(region, 1);
 }
 
+/* Tell every enabled sink in `mask` that can express removal that regions
+ * go; returns the first error (a failing sink disables itself). */
+static int fan_out_remove(unsigned mask, jf_live *const *regions, size_t n)
+{
+    int first_error = 0;
+    for (int i = 0; i < JF_SINK_COUNT; i++) {
+        if (!(mask & enabled_sinks & sink_table[i]->bit) || !sink_table[i]->remove)
+            continue;
+        int rc = sink_table[i]->remove(regions, n, &sink_stats[i]);
+        if (rc) {
+            sink_failed(i, rc);
+            if (!first_error)
+                first_error = rc;
+        }
+    }
+    return first_error;
+}
+
 int jf_unregister(const void *addr)
 {
     jf__clear_error();
@@ -483,20 +501,181 @@ int jf_unregister(const void *addr)
         return jf__fail(JF_ENOTINIT, "jf_unregister before jf_init");
     }
     jf_live *r = jf__region_table_remove(&live_regions, (uintptr_t)addr);
-    int rc = r ? 0 : jf__fail(JF_ENOENT, "jf_unregister: no live region starts at %p", addr);
-    for (int i = 0; r && i < JF_SINK_COUNT; i++) {
-        if (!(enabled_sinks & sink_table[i]->bit) || !sink_table[i]->remove)
-            continue;
-        int sink_rc = sink_table[i]->remove(&r, 1, &sink_stats[i]);
-        if (sink_rc) {
-            sink_failed(i, sink_rc);
-            if (!rc)
-                rc = sink_rc;
-        }
-    }
+    int rc = r ? fan_out_remove(JF_SINK_ALL, &r, 1)
+               : jf__fail(JF_ENOENT, "jf_unregister: no live region starts at %p", addr);
     pthread_mutex_unlock(&registry_lock);
     jf__live_free(r);
     return rc;
+}
+
+/* ---- Moving regions ------------------------------------------------------ */
+
+/* One move of a batch: the region, where it was and where it goes, and the
+ * caller's index for messages. */
+typedef struct planned_move {
+    jf_live *region;
+    uintptr_t from, to;
+    size_t index;
+} planned_move;
+
+static int by_from(const void *a, const void *b)
+{
+    uintptr_t x = ((const planned_move *)a)->from, y = ((const planned_move *)b)->from;
+    return (x > y) - (x < y);
+}
+
+static int by_to(const void *a, const void *b)
+{
+    uintptr_t x = ((const planned_move *)a)->to, y = ((const planned_move *)b)->to;
+    return (x > y) - (x < y);
+}
+
+/* Find each move's region and check what needs no other region; moves to
+ * where a region already is are dropped. Returns 0 with *n_out planned. */
+static int plan_moves(const jf_region_move *moves, size_t n, planned_move *plan, size_t *n_out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t from = (uintptr_t)moves[i].from, to = (uintptr_t)moves[i].to;
+        jf_live *r = jf__region_table_find(&live_regions, from);
+        if (!r)
+            return jf__fail(JF_ENOENT, "move %zu: no live region starts at %p", i, moves[i].from);
+        if (!to || to + r->size < to)
+            return jf__fail(JF_EINVAL, "move %zu (%s): cannot move %zu bytes to %p", i, r->name,
+                            r->size, moves[i].to);
+        if (from != to)
+            plan[k++] = (planned_move){r, from, to, i};
+    }
+    qsort(plan, k, sizeof *plan, by_from);
+    for (size_t i = 1; i < k; i++)
+        if (plan[i].from == plan[i - 1].from)
+            return jf__fail(JF_EINVAL, "move %zu (%s): the region is moved twice (also move %zu)",
+                            plan[i].index, plan[i].region->name, plan[i - 1].index);
+    *n_out = k;
+    return 0;
+}
+
+/* With the moved regions detached: does any destination meet a region that
+ * stays, or another destination? */
+static int check_destinations(planned_move *plan, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const planned_move *m = &plan[i];
+        jf_live *other = jf__region_table_overlapping(&live_regions, m->to, m->to + m->region->size);
+        if (other)
+            return jf__fail(JF_EEXIST, "move %zu (%s): [%p, +%zu) would overlap live region %s at %p",
+                            m->index, m->region->name, (void *)m->to, m->region->size, other->name,
+                            (void *)other->start);
+    }
+    qsort(plan, n, sizeof *plan, by_to);
+    for (size_t i = 1; i < n; i++)
+        if (plan[i - 1].to + plan[i - 1].region->size > plan[i].to)
+            return jf__fail(JF_EEXIST, "move %zu (%s) and move %zu (%s) would overlap at %p",
+                            plan[i - 1].index, plan[i - 1].region->name, plan[i].index,
+                            plan[i].region->name, (void *)plan[i].to);
+    return 0;
+}
+
+/* Put detached regions back at their own start: cannot fail (their pages
+ * were kept). */
+static void reattach(planned_move *plan, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (jf__region_table_insert(&live_regions, plan[i].region) != 0)
+            (void)jf__internal("a detached region could not be put back");
+}
+
+static void set_starts(planned_move *plan, size_t n, int to_new)
+{
+    for (size_t i = 0; i < n; i++)
+        plan[i].region->start = to_new ? plan[i].to : plan[i].from;
+}
+
+/* Move the regions in the table, all or nothing. Lock held. */
+static int move_in_table(planned_move *plan, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        jf__region_table_detach(&live_regions, plan[i].from);
+    int rc = check_destinations(plan, n);
+    size_t inserted = 0;
+    if (rc == 0) {
+        set_starts(plan, n, 1);
+        while (inserted < n && jf__region_table_insert(&live_regions, plan[inserted].region) == 0)
+            inserted++;
+        if (inserted < n) {
+            rc = jf__fail(JF_ENOMEM, "out of memory growing the region table");
+            for (size_t i = 0; i < inserted; i++)
+                jf__region_table_detach(&live_regions, plan[i].to);
+            set_starts(plan, n, 0);
+        }
+    }
+    if (rc)
+        reattach(plan, n);
+    for (size_t i = 0; i < n; i++)
+        jf__region_table_release_empty(&live_regions, rc ? plan[i].to : plan[i].from);
+    return rc;
+}
+
+/* Tell the sinks: those without a move of their own remove the regions at
+ * their old start and add them at the new one. Lock held. */
+static int move_in_sinks(planned_move *plan, size_t n, jf_live **regions, uintptr_t *old_starts)
+{
+    unsigned by_parts = 0;
+    for (int i = 0; i < JF_SINK_COUNT; i++)
+        if (!sink_table[i]->move)
+            by_parts |= sink_table[i]->bit;
+    for (size_t i = 0; i < n; i++) {
+        regions[i] = plan[i].region;
+        old_starts[i] = plan[i].from;
+    }
+    set_starts(plan, n, 0);
+    int rc = fan_out_remove(by_parts, regions, n);
+    set_starts(plan, n, 1);
+    int add_rc = fan_out_add(by_parts, regions, n);
+    rc = rc ? rc : add_rc;
+    for (int i = 0; i < JF_SINK_COUNT; i++) {
+        if (!(enabled_sinks & sink_table[i]->bit) || !sink_table[i]->move)
+            continue;
+        int sink_rc = sink_table[i]->move(regions, old_starts, n, &sink_stats[i]);
+        if (sink_rc)
+            sink_failed(i, sink_rc);
+        rc = rc ? rc : sink_rc;
+    }
+    return rc;
+}
+
+int jf_move_batch(const jf_region_move *moves, size_t n)
+{
+    jf__clear_error();
+    if (n == 0)
+        return 0;
+    if (!moves)
+        return jf__fail(JF_EINVAL, "jf_move_batch: moves is NULL");
+    size_t item = sizeof(planned_move) + sizeof(jf_live *) + sizeof(uintptr_t);
+    if (n > SIZE_MAX / item)
+        return jf__fail(JF_EINVAL, "jf_move_batch: too many moves");
+    planned_move *plan = malloc(n * item);
+    if (!plan)
+        return jf__fail(JF_ENOMEM, "out of memory for a batch of %zu moves", n);
+    jf_live **regions = (jf_live **)(plan + n);
+    uintptr_t *old_starts = (uintptr_t *)(regions + n);
+    size_t planned = 0;
+    pthread_mutex_lock(&registry_lock);
+    int rc = init_count ? plan_moves(moves, n, plan, &planned)
+                        : jf__fail(JF_ENOTINIT, "jf_move before jf_init");
+    if (rc == 0 && planned)
+        rc = move_in_table(plan, planned);
+    if (rc == 0 && planned)
+        rc = move_in_sinks(plan, planned, regions, old_starts);
+    pthread_mutex_unlock(&registry_lock);
+    free(plan);
+    return rc;
+}
+
+int jf_move(const void *old_addr, const void *new_addr)
+{
+    jf_region_move one = {old_addr, new_addr};
+    return jf_move_batch(&one, 1);
 }
 
 int jf_stats(struct jf_stats *stats)

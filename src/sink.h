@@ -26,6 +26,13 @@ typedef struct sink_ops {
     /* Forget regions (optional: NULL when the sink cannot express removal). */
     int (*remove)(jf_live *const *regions, size_t n, jf_sink_stats *stats);
 
+    /* Regions moved: each regions[i]->start is already its new address,
+     * old_starts[i] its old one. Optional: NULL when the sink does it by
+     * remove (at the old address) then add (at the new one), or, without
+     * remove, by add alone. Returns as add does. */
+    int (*move)(jf_live *const *regions, const uintptr_t *old_starts, size_t n,
+                jf_sink_stats *stats);
+
     /* Stop: `final` is 1 at shutdown (write trailers), 0 when disabling.
      * `stats` are the sink's counters, to zero what it no longer holds. */
     void (*stop)(int final, jf_sink_stats *stats);

@@ -2,7 +2,7 @@
  * The gdb sink's invariants, read back the way a debugger reads them: walk
  * __jit_debug_descriptor, parse every symfile's section headers and symbols.
  *   - every live region is named by exactly one FUNC symbol, at its address
- *     and with its size; unregistered regions by none;
+ *     and with its size (its new one after jf_move); unregistered regions by none;
  *   - no two .text sections (in any symfiles) overlap: gdb keeps only one
  *     of two overlapping sections, and the other's names vanish;
  *   - a batch is one symfile; symfiles stay few (levels) and jf_stats
@@ -275,6 +275,43 @@ static void unregistered_regions_disappear(void **state)
     assert_int_equal(read_all(), 0);
 }
 
+/* Moved regions (jf_move, jf_move_batch) are named at their new address
+ * only, with no overlapping .text left behind; a batch may move a region
+ * into the range another one of the batch leaves. */
+static void moved_regions_are_named_at_their_new_address(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    jf_region batch[N];
+    for (size_t i = 0; i < N; i++)
+        batch[i] = model_add(64 * i, 48);
+    assert_int_equal(jf_register_batch(batch, N), 0);
+    /* One at a time, to free space past the batch. */
+    for (size_t i = 0; i < N; i += 7) {
+        uint8_t *to = arena + (1 << 20) + 64 * i;
+        assert_int_equal(jf_move(model[i].addr, to), 0);
+        model[i].addr = to;
+    }
+    read_all();
+    check_names();
+    /* A compaction: every odd region slides down into its even neighbour's
+     * place, which the even one leaves for the far end. */
+    jf_region_move moves[N];
+    size_t n = 0;
+    for (size_t i = 0; i + 1 < N; i += 2) {
+        if (i % 7 == 0 || (i + 1) % 7 == 0)
+            continue;
+        moves[n++] = (jf_region_move){model[i].addr, arena + (2 << 20) + 64 * i};
+        moves[n++] = (jf_region_move){model[i + 1].addr, model[i].addr};
+        model[i + 1].addr = model[i].addr;
+        model[i].addr = arena + (2 << 20) + 64 * i;
+    }
+    assert_int_equal(jf_move_batch(moves, n), 0);
+    read_all();
+    check_names();
+    print_message("%zu regions moved in one batch: %zu live symfiles\n", n, read_all());
+}
+
 /* A region registered in the padding a merged span covers (or where a dead
  * region was) must not leave two overlapping .text sections. */
 static void new_code_inside_an_old_span_splits_it(void **state)
@@ -360,6 +397,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(unregistered_regions_disappear, setup, teardown),
         cmocka_unit_test_setup_teardown(new_code_inside_an_old_span_splits_it, setup, teardown),
         cmocka_unit_test_setup_teardown(a_forked_child_describes_every_region, setup, teardown),
+        cmocka_unit_test_setup_teardown(moved_regions_are_named_at_their_new_address, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

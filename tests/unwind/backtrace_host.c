@@ -8,7 +8,8 @@
  * Usage: backtrace_host with|without plain|llvm|any
  *   with     the unwind sink is on: every frame down to main is found, by
  *            glibc backtrace() and by the _Unwind_Backtrace in global scope
- *            (if any), and by backtrace() in the crash handler; disabling
+ *            (if any), and by backtrace() in the crash handler; again after
+ *            the JIT function is moved (jf_move, old page PROT_NONE); disabling
  *            the sink cuts the walk again, re-enabling restores it.
  *   without  negative control: no sink, the walk stops at the JIT code.
  *   plain    assert no unwinder is in global scope (libgcc_s is private to
@@ -172,6 +173,9 @@ int main(int argc, char **argv)
     check_with_sink = with;
     expect(run_chain(1) == 5, "the JIT code returns the callbacks' result");
     check_crash_handler(with);
+    /* A collector moves the code (jf_move): the walks follow it. */
+    expect(jit_relocate(&jit) == 0, "the frameless function moved");
+    expect(run_chain(1) == 5, "the moved JIT code returns the callbacks' result");
     if (with)
         check_disable_enable();
     jf_cfi_free(jit.cfi);

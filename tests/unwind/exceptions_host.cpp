@@ -4,7 +4,8 @@
  *   main -> run_and_catch [try] -> [jit frameless] -> callback_a
  *        -> [jit trampoline] -> callback_b [throw]
  * Each case runs in a child process:
- *   with the unwind sink     the exception is caught (exit 0);
+ *   with the unwind sink     the exception is caught (exit 0), and again
+ *                            after the JIT function is moved (jf_move);
  *   without (negative)       the unwinder finds no FDE for the JIT frames and
  *                            calls std::terminate (SIGABRT).
  * Usage: exceptions_host [llvm]   (llvm: assert LLVM libunwind is the
@@ -51,11 +52,16 @@ static __attribute__((noinline)) int run_and_catch(void)
 }
 
 /* The child's whole life: set up, throw, exit 0 if caught. */
-static int child_main(bool with_sink)
+static int child_main(bool with_sink, bool moved)
 {
     if (jit_setup(with_sink ? JF_SINK_UNWIND : 0, callback_b, &jit, &tramp) != 0)
         return 3;
     int rc = run_and_catch();
+    if (rc == 0 && moved) { /* a collector moves the code: the rules follow it */
+        if (jit_relocate(&jit) != 0)
+            return 3;
+        rc = run_and_catch();
+    }
     jf_unregister(jit.addr);
     jf_trampoline_destroy(reinterpret_cast<jf_fn>(tramp.call));
     jf_shutdown();
@@ -63,7 +69,7 @@ static int child_main(bool with_sink)
 }
 
 /* Run one case in a child; returns its wait status. */
-static int run_case(bool with_sink)
+static int run_case(bool with_sink, bool moved)
 {
     fflush(stderr);
     pid_t pid = fork();
@@ -74,7 +80,7 @@ static int run_case(bool with_sink)
     if (pid == 0) {
         struct rlimit no_core = {0, 0};
         setrlimit(RLIMIT_CORE, &no_core); /* the negative case aborts on purpose */
-        _exit(child_main(with_sink));
+        _exit(child_main(with_sink, moved));
     }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {
@@ -96,13 +102,15 @@ int main(int argc, char **argv)
         failures++;
     }
 
-    int st = run_case(true);
-    bool caught = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-    fprintf(stderr, "%s: with the unwind sink the exception is caught (status 0x%x)\n",
-            caught ? "ok" : "FAIL", st);
-    failures += !caught;
+    for (int moved = 0; moved < 2; moved++) {
+        int st = run_case(true, moved);
+        bool caught = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+        fprintf(stderr, "%s: with the unwind sink the exception is caught%s (status 0x%x)\n",
+                caught ? "ok" : "FAIL", moved ? ", also after jf_move" : "", st);
+        failures += !caught;
+    }
 
-    st = run_case(false);
+    int st = run_case(false, false);
     bool terminated = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
     fprintf(stderr, "%s: without the sink std::terminate aborts (status 0x%x)\n",
             terminated ? "ok" : "FAIL", st);

@@ -187,6 +187,33 @@ int jit_make(jit_function *frameless, jit_function *framed)
     return 0;
 }
 
+int jit_relocate(jit_function *f)
+{
+    uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) {
+        perror("mmap");
+        return -1;
+    }
+    uint8_t *at = page + 128; /* not the old page offset: a real move */
+    memcpy(at, f->addr, f->size);
+    __builtin___clear_cache((char *)page, (char *)page + 4096);
+    if (mprotect(page, 4096, PROT_READ | PROT_EXEC) != 0) {
+        perror("mprotect");
+        return -1;
+    }
+    if (jf_move(f->addr, at) != 0) {
+        fprintf(stderr, "jf_move: %s\n", jf_last_error());
+        return -1;
+    }
+    uintptr_t old_page = (uintptr_t)f->addr & ~(uintptr_t)4095;
+    if (mprotect((void *)old_page, 4096, PROT_NONE) != 0) {
+        perror("mprotect old page");
+        return -1;
+    }
+    set_function(f, at, f->size);
+    return 0;
+}
+
 jf_region jit_region(const jit_function *f, const char *name)
 {
     jf_region r = JF_REGION_INIT;

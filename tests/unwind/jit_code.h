@@ -51,6 +51,12 @@ int jit_setup(unsigned sinks, jit_callback tramp_target, jit_function *frameless
 #define JIT_TRAMPOLINE_CODE 48
 #endif
 
+/* Move f as a compacting JIT would: copy its code into a fresh executable
+ * mapping, jf_move it there, and make the old page inaccessible (code still
+ * run from it faults). f then describes the new copy. Returns 0 or -1
+ * (message on stderr). */
+int jit_relocate(jit_function *f);
+
 /* A jf_region for f with the given name. */
 jf_region jit_region(const jit_function *f, const char *name);
 
