@@ -321,11 +321,11 @@ typedef struct jf_region_move {
  *   jitdump  a CODE_MOVE record with the region's original code index:
  *            `perf inject --jit` maps the same jitted-<pid>-<index>.so at
  *            new_addr from then on, so samples before and after the move
- *            carry the same symbol and lines. As for a CODE_LOAD, leave
- *            jf_jitdump_footprint(size, NULL) bytes at new_addr (perf maps
- *            code_size, which holds a nonce after the code). perf's mapping
- *            of a moved region holds no unwind data: perf unwinds through it
- *            with its libdw unwinder (which reads the .so), not libunwind.
+ *            carry the same symbol and lines. A region loaded with unwind
+ *            data gets its CODE_UNWINDING_INFO again first, which makes
+ *            perf's new mapping cover that data: call chains go on through
+ *            the moved code. As for a CODE_LOAD, leave
+ *            jf_jitdump_footprint(size, cfi) bytes at new_addr.
  *   gdb      the region's symfile is rebuilt without it and the region is
  *            registered at new_addr in a new one: nothing is named at the old
  *            address any more. Costs an unregistration plus a registration.

@@ -92,7 +92,9 @@ size_t jf__cfi_max_image_size(const struct jf_cfi *cfi);
 /*
  * Emit .eh_frame followed by .eh_frame_hdr into buf (capacity cap) for a
  * region at code_addr of code_size bytes. For JF_EH_LAYOUT_ABSOLUTE,
- * image_addr is the address buf will be used at. Returns 0 or a JF_E* code.
+ * image_addr is the address buf will be used at. A description with no FDE
+ * (fresh from jf_cfi_new) gives the CIE and a header with no entry: unwind
+ * data that describes nothing. Returns 0 or a JF_E* code.
  */
 int jf__cfi_emit(const struct jf_cfi *cfi, jf_eh_layout layout, uint64_t code_addr,
                  uint64_t code_size, uint64_t image_addr, uint8_t *buf, size_t cap,

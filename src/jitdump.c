@@ -107,6 +107,14 @@ static ino_t marker_ino;
 static size_t resume_len; /* length of our file when we last closed it */
 
 static uint64_t next_code_index = 1;
+
+/* perf's reader keeps the last CODE_UNWINDING_INFO until a CODE_LOAD uses
+ * it; a CODE_MOVE only reads its mapped_size. After a move that carried one,
+ * the next load or move without its own first gets one describing nothing
+ * (from no_fde_cfi, a description with no FDE), so that it never takes the
+ * moved region's unwind data or mapping size. */
+static int perf_keeps_move_unwind;
+static struct jf_cfi *no_fde_cfi;
 static uint64_t nonce_seed;
 static uint32_t dump_pid; /* getpid() is a syscall: taken once per file */
 
@@ -419,43 +427,73 @@ static size_t unwind_record_bound(const jf_live *r)
     return r->cfi ? UNWIND_FIXED + jf__cfi_max_image_size(r->cfi) + RECORD_ALIGN : 0;
 }
 
-/* Emit the unwinding record straight into the output. Returns the mapped
- * size written (0: no record, either no CFI or emission failed — then the
- * region goes out without unwind data and the failure is logged). */
-static size_t write_unwinding_info(group_writer *g, const jf_live *r, uint64_t timestamp,
-                                   jf_sink_stats *stats)
+/* Emit an unwinding record with cfi's image for r's load straight into the
+ * output. `own`: r's own rules, which perf maps after the code (*mapped gets
+ * that size); else data describing nothing, mapped_size 0. Returns 0 or the
+ * emitter's error (nothing written then). */
+static int put_unwinding_record(group_writer *g, const jf_live *r, const struct jf_cfi *cfi, int own,
+                                uint64_t timestamp, size_t *mapped)
 {
     jf_writer *w = &g->w;
-    if (!r->cfi)
-        return 0;
     size_t start = w->pos;
     put_record_header(w, JIT_CODE_UNWINDING_INFO, timestamp);
     size_t sizes_at = w->pos;
     jf__put_zeros(w, 24);
-    size_t cap = jf__cfi_max_image_size(r->cfi);
+    size_t cap = jf__cfi_max_image_size(cfi);
     uint8_t *data = jf__writer_reserve(w, cap);
     jf_eh_image img;
-    int rc = data ? jf__cfi_emit(r->cfi, JF_EH_LAYOUT_PERF_JITDUMP, r->start,
-                                 (uint64_t)load_size(r), 0, data, cap, &img)
+    int rc = data ? jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, r->start, (uint64_t)load_size(r), 0,
+                                 data, cap, &img)
                   : JF_ERANGE;
     if (rc) {
-        stats->errors++;
-        jf__log(JF_LOG_WARNING, "jitdump: %s: cannot emit its unwind table (%s); written without one",
-                r->name, jf_last_error());
         if (data)
             memset(w->buf + start, 0, w->pos - start);
         w->pos = start;
-        return 0;
+        return rc;
     }
     size_t data_size = img.eh_frame_size + img.hdr_size;
     memset(data + data_size, 0, cap - data_size);
     w->pos = sizes_at + 24 + data_size;
-    size_t mapped = mapped_size_for(data_size);
+    *mapped = own ? mapped_size_for(data_size) : 0;
     jf__patch_u64(w, sizes_at, data_size);
     jf__patch_u64(w, sizes_at + 8, img.hdr_size);
-    jf__patch_u64(w, sizes_at + 16, mapped);
+    jf__patch_u64(w, sizes_at + 16, *mapped);
     end_record(g, start, RECORD_ALIGN);
+    return 0;
+}
+
+/* r's own unwinding record. Returns the mapped size written (0: no record,
+ * either no CFI or emission failed — then the region goes out without
+ * unwind data and the failure is logged). */
+static size_t write_unwinding_info(group_writer *g, const jf_live *r, uint64_t timestamp,
+                                   jf_sink_stats *stats)
+{
+    size_t mapped = 0;
+    if (r->cfi && put_unwinding_record(g, r, r->cfi, 1, timestamp, &mapped) != 0) {
+        stats->errors++;
+        jf__log(JF_LOG_WARNING, "jitdump: %s: cannot emit its unwind table (%s); written without one",
+                r->name, jf_last_error());
+    }
     return mapped;
+}
+
+/* Before a load or move of r written without unwind data: replace what perf
+ * still keeps from a move (see perf_keeps_move_unwind). */
+static void forget_move_unwind(group_writer *g, const jf_live *r, uint64_t timestamp)
+{
+    size_t mapped;
+    if (!perf_keeps_move_unwind)
+        return;
+    if (no_fde_cfi && put_unwinding_record(g, r, no_fde_cfi, 0, timestamp, &mapped) == 0)
+        perf_keeps_move_unwind = 0;
+    else
+        jf__log(JF_LOG_WARNING, "jitdump: %s: perf may give it a moved region's unwind data: %s",
+                r->name, jf_last_error());
+}
+
+static size_t no_fde_record_bound(void)
+{
+    return no_fde_cfi ? UNWIND_FIXED + jf__cfi_max_image_size(no_fde_cfi) + RECORD_ALIGN : 0;
 }
 
 static size_t code_load_bound(const jf_live *r)
@@ -466,12 +504,13 @@ static size_t code_load_bound(const jf_live *r)
 /* CODE_LOAD: not padded — perf takes the code from the record's last
  * code_size bytes. The real code is followed by the nonce (and its padding,
  * see LOAD_PAD_MAX). */
-static void write_code_load(group_writer *g, jf_live *r, uint64_t timestamp)
+static void write_code_load(group_writer *g, jf_live *r, uint64_t timestamp, int has_unwind)
 {
     jf_writer *w = &g->w;
     size_t start = w->pos;
     uint64_t index = next_code_index++;
-    r->sink_handle[JF_SINK_INDEX_JITDUMP] = (void *)(uintptr_t)index; /* for CODE_MOVE */
+    /* For CODE_MOVE: the index, and whether perf's .so holds unwind data. */
+    r->sink_handle[JF_SINK_INDEX_JITDUMP] = (void *)(uintptr_t)(index << 1 | (has_unwind != 0));
     put_record_header(w, JIT_CODE_LOAD, timestamp);
     jf__put_u32(w, dump_pid);
     jf__put_u32(w, current_tid());
@@ -541,11 +580,14 @@ static void write_region_group(group_writer *g, jf_live *r, uint64_t timestamp,
 {
     write_debug_info(g, r, timestamp);
     size_t mapped = write_unwinding_unless_covering(g, r, timestamp, stats);
+    if (!mapped)
+        forget_move_unwind(g, r, timestamp);
+    perf_keeps_move_unwind = 0; /* a load uses up what perf keeps */
     size_t load = load_size(r);
     uintptr_t synth_end = r->start + (mapped ? jf__round_up(load, 8) + mapped : load);
     check_overlap(r, synth_end);
     remember_load(r, synth_end, mapped != 0);
-    write_code_load(g, r, timestamp);
+    write_code_load(g, r, timestamp, mapped != 0);
 }
 
 /*
@@ -586,7 +628,7 @@ static size_t group_bound(jf_live *const *regions, size_t n)
     for (size_t i = 0; i < n; i++)
         if (region_fits(regions[i]))
             bound += debug_record_bound(regions[i]) + unwind_record_bound(regions[i]) +
-                     code_load_bound(regions[i]);
+                     no_fde_record_bound() + code_load_bound(regions[i]);
     return bound;
 }
 
@@ -643,10 +685,16 @@ static int jitdump_remove(jf_live *const *regions, size_t n, jf_sink_stats *stat
 }
 
 /* The code index of r's CODE_LOAD in this file, 0 if it has none (left out
- * as too large). A replay (enabling, fork) gives every region a new one. */
+ * as too large); and whether that load carried unwind data. A replay
+ * (enabling, fork) gives every region a new one. */
 static uint64_t code_index_of(const jf_live *r)
 {
-    return (uint64_t)(uintptr_t)r->sink_handle[JF_SINK_INDEX_JITDUMP];
+    return (uint64_t)(uintptr_t)r->sink_handle[JF_SINK_INDEX_JITDUMP] >> 1;
+}
+
+static int loaded_with_unwind(const jf_live *r)
+{
+    return (int)((uintptr_t)r->sink_handle[JF_SINK_INDEX_JITDUMP] & 1);
 }
 
 /* CODE_MOVE: perf inject maps the .so it made for `index` at the new address. */
@@ -666,28 +714,54 @@ static void write_code_move(group_writer *g, const jf_live *r, uintptr_t old_sta
     end_record(g, start, 1);
 }
 
+/* A moved region's records: its unwinding record again when its load had
+ * one (perf's CODE_MOVE maps round8(code_size) + the last unwinding record's
+ * mapped_size, and its libunwind reads .eh_frame_hdr through that mapping),
+ * then the CODE_MOVE. */
+static void write_move_group(group_writer *g, jf_live *r, uintptr_t old_start, uint64_t timestamp,
+                             jf_sink_stats *stats)
+{
+    size_t mapped = 0;
+    if (loaded_with_unwind(r) && no_fde_cfi)
+        mapped = write_unwinding_unless_covering(g, r, timestamp, stats);
+    if (!mapped)
+        forget_move_unwind(g, r, timestamp);
+    write_code_move(g, r, old_start, code_index_of(r), timestamp);
+    if (mapped)
+        perf_keeps_move_unwind = 1;
+}
+
+static size_t move_bound(jf_live *const *regions, size_t n)
+{
+    size_t bound = 0;
+    for (size_t i = 0; i < n; i++)
+        bound += CODE_MOVE_SIZE + unwind_record_bound(regions[i]) + no_fde_record_bound();
+    return bound;
+}
+
 static int jitdump_move(jf_live *const *regions, const uintptr_t *old_starts, size_t n,
                         jf_sink_stats *stats)
 {
     if (dump.fd < 0)
         return jf__fail(JF_EDISABLED, "jitdump is not open");
-    if (n > SIZE_MAX / 2 / CODE_MOVE_SIZE)
-        return jf__fail(JF_ERANGE, "%s: %zu moves in one group", dump.path, n);
-    int rc = ensure_room(n * CODE_MOVE_SIZE);
+    int rc = ensure_room(move_bound(regions, n));
     if (rc)
         return rc;
     group_writer g;
     group_init(&g, dump.map + dump.used, dump.reserved - dump.used);
     uint64_t timestamp = jf__monotonic_ns();
     for (size_t i = 0; i < n; i++) {
-        uint64_t index = code_index_of(regions[i]);
-        if (index)
-            write_code_move(&g, regions[i], old_starts[i], index, timestamp);
+        if (code_index_of(regions[i]))
+            write_move_group(&g, regions[i], old_starts[i], timestamp, stats);
         if (prev_load.valid && prev_load.start == old_starts[i])
             prev_load.valid = 0; /* as for a removal: its range may be reused */
     }
     if (g.w.pos == 0)
         return 0;
+    if (!jf__writer_ok(&g.w)) {
+        memset(dump.map + dump.used, 0, dump.reserved - dump.used);
+        return jf__internal("jitdump: move group larger than its bound");
+    }
     size_t len = g.w.pos;
     publish_group(&g);
     stats->bytes += len;
@@ -741,6 +815,7 @@ static int begin_file(const struct stat *st)
     if (rc)
         return rc;
     write_file_header();
+    perf_keeps_move_unwind = 0;
     nonce_seed = mix64(jf__monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL));
     prev_load.valid = 0;
     return 0;
@@ -779,6 +854,8 @@ static int jitdump_start(const char *dir, jf_sink_stats *stats)
     dump_pid = (uint32_t)getpid();
     if (JITDUMP_ELF_MACHINE == 0)
         return jf__fail(JF_ENOTSUP, "jitdump: unknown ELF machine for this architecture");
+    if (!no_fde_cfi && jf_cfi_new(&no_fde_cfi) != 0)
+        no_fde_cfi = NULL; /* then moves carry no unwind data (see write_move_group) */
     char name[64];
     snprintf(name, sizeof name, "jit-%ld.dump", (long)getpid());
     if (snprintf(dump.path, sizeof dump.path, "%s/%s", dir, name) >= (int)sizeof dump.path)
@@ -822,8 +899,11 @@ static void jitdump_stop(int final, jf_sink_stats *stats)
     (void)stats;
     if (dump.fd < 0)
         return;
-    if (final)
+    if (final) {
         write_code_close();
+        jf__cfi_free(no_fde_cfi);
+        no_fde_cfi = NULL;
+    }
     if (dump.map)
         munmap(dump.map, dump.map_len);
     dump.map = NULL;
@@ -844,6 +924,7 @@ static void jitdump_forget_after_fork(void)
     marker = MAP_FAILED;
     resume_len = 0;
     prev_load.valid = 0;
+    perf_keeps_move_unwind = 0;
     fork_generation++;
 }
 

@@ -9,7 +9,10 @@
  *   alignment of record sizes or offsets; we check none either (the
  *   unwinding data alone is zero padded to 8, per the format).
  * - debug and unwinding info are kept until the next CODE_LOAD and used for
- *   it; the code is the last code_size bytes of a CODE_LOAD record.
+ *   it; the code is the last code_size bytes of a CODE_LOAD record. A
+ *   CODE_MOVE reads the kept unwinding info's mapped_size (for the moved
+ *   mapping) and leaves it kept: a later load or move without its own would
+ *   take it, unless it describes nothing (no FDE, mapped_size 0).
  * - the synthesized DSO maps round8(code_size) + mapped_size bytes at
  *   code_addr (code_size alone without unwinding info, and for CODE_MOVE),
  *   with .eh_frame at offset round8(code_size) and .eh_frame_hdr after it.
@@ -33,6 +36,7 @@ typedef struct pending {
     int present;
     jd_record rec;
     jd_line *lines; /* debug info: decoded entries */
+    int used_by_move; /* unwinding info: a CODE_MOVE read it; perf keeps it */
 } pending;
 
 typedef struct walker {
@@ -304,9 +308,6 @@ static int parse_unwind(walker *w, jd_record *rec, jft_reader *r)
     u->eh_frame_size = u->unwinding_size - u->eh_frame_hdr_size;
     u->eh_frame = r->data + r->pos;
     u->eh_frame_hdr = u->eh_frame + u->eh_frame_size;
-    if (u->mapped_size == 0)
-        return jft_violation(&w->rules, rec->offset + 32,
-                         "mapped_size is 0 (perf then maps only the code and call chains come out wrong)");
     if (u->eh_frame_size == 0)
         return jft_violation(&w->rules, rec->offset + 16, "no .eh_frame data");
     if (u->eh_frame_hdr_size == 0)
@@ -353,8 +354,13 @@ static int check_unwind_against_load(walker *w, jd_record *rec, uint64_t code_si
     if (ehf_decode(u->eh_frame, (size_t)u->eh_frame_size, &u->layout, t, &local))
         return jft_violation(&w->rules, local.where, ".eh_frame: %s", local.msg);
     u->table = t;
-    if (t->n_fdes == 0)
-        return jft_violation(&w->rules, rec->offset + 40, ".eh_frame has no FDE");
+    if (t->n_fdes == 0 && u->mapped_size != 0)
+        return jft_violation(&w->rules, rec->offset + 40, ".eh_frame has no FDE (but mapped_size %llu: "
+                             "data that describes nothing must map nothing)",
+                             (unsigned long long)u->mapped_size);
+    if (t->n_fdes != 0 && u->mapped_size == 0)
+        return jft_violation(&w->rules, rec->offset + 32,
+                         "mapped_size is 0 (perf then maps only the code and call chains come out wrong)");
     if (check_fde_ranges(w, rec, t, code_size))
         return -1;
     int64_t hdr_addr = u->layout.section_addr + (int64_t)u->eh_frame_size;
@@ -423,22 +429,37 @@ static void report(walker *w, const jd_record *rec)
         w->v->record(w->ctx, rec, w->h.elf_mach);
 }
 
+/* perf takes the kept unwinding info for this load or move: wrong if a
+ * CODE_MOVE used it already and it describes code (it is that region's). */
+static int check_not_stale(walker *w, const jd_record *rec)
+{
+    const pending *u = &w->unwind;
+    if (!u->present || !u->used_by_move || u->rec.u.unwind.mapped_size == 0)
+        return 0;
+    return jft_violation(&w->rules, rec->offset, "%s would take the unwinding info at 0x%llx, which the "
+                         "CODE_MOVE before it used (perf keeps it until a CODE_LOAD): write one of its own, "
+                         "or one describing nothing, first", jd_record_name(rec->id),
+                         (unsigned long long)u->rec.offset);
+}
+
 static int finish_load(walker *w, jd_record *rec)
 {
     const jd_load *l = &rec->u.load;
     ehf_table table = {0};
-    int rc = 0;
-    if (w->debug.present)
+    int rc = check_not_stale(w, rec);
+    int fresh_unwind = w->unwind.present && !w->unwind.used_by_move;
+    if (rc == 0 && w->debug.present)
         rc = check_debug_against_load(w, &w->debug.rec, l);
-    if (rc == 0 && w->unwind.present)
+    if (rc == 0 && fresh_unwind)
         rc = check_unwind_against_load(w, &w->unwind.rec, l->code_size, &table);
     if (w->debug.present)
         report(w, &w->debug.rec);
-    if (w->unwind.present)
+    if (fresh_unwind)
         report(w, &w->unwind.rec);
     report(w, rec);
-    uint64_t mapped = w->unwind.present ? jft_round_up(l->code_size, 8) + w->unwind.rec.u.unwind.mapped_size
-                                        : l->code_size;
+    uint64_t mapped = w->unwind.present && w->unwind.rec.u.unwind.mapped_size
+                          ? jft_round_up(l->code_size, 8) + w->unwind.rec.u.unwind.mapped_size
+                          : l->code_size;
     live_map m = {l->code_addr, l->code_addr + mapped, l->code_addr + l->code_size, l->code_index, rec->offset};
     if (m.end < m.start)
         m.end = UINT64_MAX;
@@ -446,7 +467,7 @@ static int finish_load(walker *w, jd_record *rec)
         rc = add_mapping(w, &m, rec->offset);
     w->sum->loads++;
     w->sum->debug_infos += (uint64_t)w->debug.present;
-    w->sum->unwind_infos += (uint64_t)w->unwind.present;
+    w->sum->unwind_infos += (uint64_t)(w->unwind.present && w->unwind.rec.u.unwind.mapped_size);
     w->have_index = 1;
     w->last_index = l->code_index;
     drop_pending(&w->debug);
@@ -468,6 +489,21 @@ static int handle_load(walker *w, jd_record *rec, jft_reader *r)
     return finish_load(w, rec);
 }
 
+/* Unwinding info written for this move: valid for the moved code, and from
+ * now on kept by perf as used. */
+static int check_move_unwind(walker *w, uint64_t code_size)
+{
+    pending *u = &w->unwind;
+    if (!u->present || u->used_by_move)
+        return 0;
+    ehf_table table = {0};
+    int rc = check_unwind_against_load(w, &u->rec, code_size, &table);
+    report(w, &u->rec);
+    ehf_free(&table);
+    u->used_by_move = 1;
+    return rc;
+}
+
 static int handle_move(walker *w, jd_record *rec, jft_reader *r)
 {
     jd_move *m = &rec->u.move;
@@ -480,6 +516,8 @@ static int handle_move(walker *w, jd_record *rec, jft_reader *r)
     m->code_index = jft_u64(r);
     if (r->overrun || jft_left(r) != 0)
         return jft_violation(&w->rules, rec->offset, "CODE_MOVE record is %u bytes (expected 64)", rec->total_size);
+    if (check_not_stale(w, rec) || check_move_unwind(w, m->code_size))
+        return -1;
     report(w, rec);
     w->sum->moves++;
     if (m->pid != w->h.pid)
@@ -497,11 +535,14 @@ static int handle_move(walker *w, jd_record *rec, jft_reader *r)
                          (unsigned long long)m->code_size, (unsigned long long)m->code_index,
                          (unsigned long long)moved.start, (unsigned long long)(moved.code_end - moved.start));
     remove_live(w, i);
-    /* perf maps a moved region with code_size bytes only (no unwind room). */
+    /* perf maps code_size bytes, plus the kept unwinding info's mapped_size
+     * (the .so made at the load holds the unwind data there). */
+    uint64_t usize = w->unwind.present ? w->unwind.rec.u.unwind.mapped_size : 0;
     moved.start = m->new_code_addr;
-    moved.code_end = moved.end = m->new_code_addr + m->code_size;
+    moved.code_end = m->new_code_addr + m->code_size;
+    moved.end = usize ? m->new_code_addr + jft_round_up(m->code_size, 8) + usize : moved.code_end;
     moved.load_offset = rec->offset;
-    if (moved.end < moved.start)
+    if (moved.end < moved.start || moved.code_end < moved.start)
         return jft_violation(&w->rules, rec->offset + 40, "moved code wraps past the end of the address space");
     return add_mapping(w, &moved, rec->offset);
 }
@@ -515,7 +556,9 @@ static int check_order(walker *w, const jd_record *rec)
         w->closed = 0;
         w->sum->reopened++;
     }
-    if (p && rec->id != JD_CODE_LOAD && rec->id != JD_CODE_DEBUG_INFO && rec->id != JD_CODE_UNWINDING_INFO)
+    int unwind_then_move = rec->id == JD_CODE_MOVE && !w->debug.present;
+    if (p && !unwind_then_move && !(p == &w->unwind && w->unwind.used_by_move) &&
+        rec->id != JD_CODE_LOAD && rec->id != JD_CODE_DEBUG_INFO && rec->id != JD_CODE_UNWINDING_INFO)
         return jft_violation(&w->rules, rec->offset, "%s at 0x%llx must be followed by its CODE_LOAD, not by %s",
                          jd_record_name(p->rec.id), (unsigned long long)p->rec.offset, jd_record_name(rec->id));
     if (!w->seen_record && rec->timestamp < w->h.timestamp) {
@@ -534,6 +577,8 @@ static int check_order(walker *w, const jd_record *rec)
 /* Keep a debug/unwinding record until its CODE_LOAD. */
 static int hold(walker *w, pending *slot, jd_record *rec, jft_reader *r)
 {
+    if (slot->present && slot->used_by_move)
+        drop_pending(slot); /* replaced, as perf replaces it */
     if (slot->present)
         return jft_violation(&w->rules, rec->offset, "second %s before a CODE_LOAD (the first is at 0x%llx)",
                          jd_record_name(rec->id), (unsigned long long)slot->rec.offset);
@@ -618,7 +663,9 @@ static int walk_records(walker *w)
         pos += rec.total_size;
     }
     w->sum->end_offset = pos;
-    const pending *p = w->debug.present ? &w->debug : w->unwind.present ? &w->unwind : NULL;
+    const pending *p = w->debug.present                                 ? &w->debug
+                       : w->unwind.present && !w->unwind.used_by_move ? &w->unwind
+                                                                       : NULL;
     if (p)
         return jft_violation(&w->rules, p->rec.offset, "%s at the end of the dump has no CODE_LOAD after it",
                          jd_record_name(p->rec.id));

@@ -20,7 +20,11 @@
  *
  * Options: --workload frameless|framed|stencils|lines|all, --seconds S,
  * --no-unwind (register without CFI: perf then loses the callers of the
- * frameless code), --kill-self (end with SIGKILL instead of jf_shutdown).
+ * frameless code), --kill-self (end with SIGKILL instead of jf_shutdown),
+ * --move (halfway through, move the whole module elsewhere as a compacting
+ * collector would, and tell jitframes with one jf_move_batch; prints
+ * "moved OLD NEW SIZE at SECONDS" on stdout, CLOCK_MONOTONIC as `perf script`
+ * shows time with -k 1).
  */
 #define _GNU_SOURCE
 #include "jitframes.h"
@@ -331,6 +335,42 @@ static void register_module(jit_module *m, int with_unwind)
     check(jf_register_batch(regions, FN_COUNT), "jf_register_batch");
 }
 
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Move the module as a compacting collector would: copy the arena (the code
+ * is position-independent: its one call is relative, within a region), say
+ * so with one batch, and unmap the old copy. */
+static void move_module(jit_module *m)
+{
+    uint8_t *to = mmap(NULL, m->arena_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (to == MAP_FAILED) {
+        perror("minijit: mmap");
+        exit(1);
+    }
+    memcpy(to, m->arena, m->arena_size);
+    if (mprotect(to, m->arena_size, PROT_READ | PROT_EXEC) != 0) {
+        perror("minijit: mprotect");
+        exit(1);
+    }
+    jf_region_move moves[FN_COUNT];
+    for (int i = 0; i < FN_COUNT; i++)
+        moves[i] = (jf_region_move){m->arena + m->fn[i].start, to + m->fn[i].start};
+    check(jf_move_batch(moves, FN_COUNT), "jf_move_batch");
+    printf("moved %p %p %zu at %.6f\n", (void *)m->arena, (void *)to, m->arena_size, now_seconds());
+    fflush(stdout);
+    munmap(m->arena, m->arena_size);
+    m->arena = to;
+    for (int i = 0; i < FN_COUNT; i++) {
+        void *p = to + m->fn[i].start;
+        memcpy(&m->entry[i], &p, sizeof p);
+    }
+}
+
 /* The C callers perf must find below the JIT frames. noinline and a use of
  * the result after the call keep them real frames (no tail call); the
  * iteration count comes from a volatile so the compiler cannot specialise
@@ -364,18 +404,12 @@ __attribute__((noinline)) void c_caller_lines(jit_entry f)
     sink_value += f(iterations) + 4;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 typedef struct options {
     unsigned workloads; /* bit per FN_* */
     double seconds;
     int with_unwind;
     int kill_self;
+    int move;
 } options;
 
 static int parse_workload(const char *w, unsigned *bits)
@@ -396,13 +430,13 @@ static int parse_workload(const char *w, unsigned *bits)
 static void usage(void)
 {
     fprintf(stderr, "usage: minijit [--workload frameless|framed|stencils|lines|all] [--seconds S]\n"
-                    "               [--no-unwind] [--kill-self]\n");
+                    "               [--no-unwind] [--kill-self] [--move]\n");
     exit(2);
 }
 
 static options parse_options(int argc, char **argv)
 {
-    options o = {(1u << FN_COUNT) - 1, 1.0, 1, 0};
+    options o = {(1u << FN_COUNT) - 1, 1.0, 1, 0, 0};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--workload") == 0 && i + 1 < argc) {
             if (parse_workload(argv[++i], &o.workloads) != 0)
@@ -413,6 +447,8 @@ static options parse_options(int argc, char **argv)
             o.with_unwind = 0;
         } else if (strcmp(argv[i], "--kill-self") == 0) {
             o.kill_self = 1;
+        } else if (strcmp(argv[i], "--move") == 0) {
+            o.move = 1;
         } else {
             usage();
         }
@@ -430,7 +466,12 @@ int main(int argc, char **argv)
     register_module(&m, o.with_unwind);
 
     double end = now_seconds() + o.seconds;
+    double move_at = o.move ? end - o.seconds / 2 : end;
     while (now_seconds() < end) {
+        if (now_seconds() >= move_at) {
+            move_module(&m);
+            move_at = end;
+        }
         if (o.workloads & (1u << FN_FRAMELESS))
             c_caller_frameless(m.entry[FN_FRAMELESS]);
         if (o.workloads & (1u << FN_FRAMED))

@@ -21,7 +21,37 @@
 
 /* Addresses only: nothing here runs, the jitdump copies the bytes. */
 static unsigned char code[1 << 16];
-static char dir[] = "/tmp/jf-move-XXXXXX";
+static char dir[32];
+
+/* A fresh directory for a dump in dir. */
+static void new_dump_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/jf-move-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+}
+
+/* jitframes with the jitdump sink alone, writing into a fresh dir. */
+static void init_jitdump(void)
+{
+    new_dump_dir();
+    jf_config c = JF_CONFIG_INIT;
+    c.flags = JF_CONFIG_IGNORE_ENV;
+    c.sinks = JF_SINK_JITDUMP;
+    c.dump_dir = dir;
+    assert_int_equal(jf_init(&c), 0);
+}
+
+/* `jitframes check` accepts this process's dump; then remove it and dir. */
+static void check_and_remove_dump(void)
+{
+    char msg[512];
+    int verdict = dump_tool_check(dump_path(dir, getpid()), msg, sizeof msg);
+    if (verdict == 1)
+        fail_msg("jitframes check: %s", msg);
+    assert_int_equal(verdict, 0);
+    unlink(dump_path(dir, getpid()));
+    rmdir(dir);
+}
 
 static void reg(size_t offset, size_t size, const char *name)
 {
@@ -138,12 +168,7 @@ static move_rec read_move(const dump_record *r)
 static void jitdump_writes_code_move_with_the_original_index(void **state)
 {
     (void)state;
-    assert_non_null(mkdtemp(dir));
-    jf_config c = JF_CONFIG_INIT;
-    c.flags = JF_CONFIG_IGNORE_ENV;
-    c.sinks = JF_SINK_JITDUMP;
-    c.dump_dir = dir;
-    assert_int_equal(jf_init(&c), 0);
+    init_jitdump();
     reg(0, 40, "mover");
     reg(256, 40, "stayer");
     reg(512, 40, "batched");
@@ -180,14 +205,51 @@ static void jitdump_writes_code_move_with_the_original_index(void **state)
     assert_int_equal(moves[2].old_addr, (uintptr_t)code + 512);
     assert_int_equal(moves[2].new_addr, (uintptr_t)code + 12288);
     assert_int_equal(moves[2].code_index, index[2]);
-    char msg[512];
-    int verdict = dump_tool_check(dump_path(dir, getpid()), msg, sizeof msg);
-    if (verdict == 1)
-        fail_msg("jitframes check: %s", msg);
-    assert_int_equal(verdict, 0);
     dump_free(&d);
-    unlink(dump_path(dir, getpid()));
-    rmdir(dir);
+    check_and_remove_dump();
+}
+
+/* A moved region with unwind data: perf's CODE_MOVE maps the .so with the
+ * last unwinding record's mapped_size, so the move repeats the region's; perf
+ * keeps that record until a load, so the next load or move without its own
+ * gets one that describes nothing (no FDE, mapped_size 0) first. */
+static void moves_with_unwind_data_leave_perf_nothing_stale(void **state)
+{
+    (void)state;
+    init_jitdump();
+    jf_cfi *cfi;
+    assert_int_equal(jf_cfi_new(&cfi), 0);
+#if defined(__x86_64__)
+    assert_int_equal(jf_cfi_add_frameless(cfi, 0, 40, 8), 0);
+#else
+    assert_int_equal(jf_cfi_add_frameless(cfi, 0, 40, 0), 0);
+#endif
+    jf_region with = test_region(code, 40, "with_cfi");
+    with.cfi = cfi;
+    assert_int_equal(jf_register(&with), 0);
+    reg(1024, 40, "without_cfi");
+    assert_int_equal(jf_move(code, code + 4096), 0);        /* unwinding info, move */
+    assert_int_equal(jf_move(code + 1024, code + 8192), 0); /* nothing stale, move */
+    assert_int_equal(jf_move(code + 4096, code + 12288), 0);
+    reg(2048, 40, "later");                                 /* nothing stale, load */
+    assert_int_equal(jf_shutdown(), 0);
+    jf_cfi_free(cfi);
+
+    dump_file d;
+    assert_int_equal(dump_load(dump_path(dir, getpid()), &d), 0);
+    /* Every record: L load, M move, C close, U unwinding info, u one that
+     * describes nothing (mapped_size 0). */
+    char seq[64] = "";
+    for (size_t i = 0; i < d.n_records && i + 1 < sizeof seq; i++) {
+        const dump_record *r = &d.records[i];
+        seq[i] = r->id == ID_MOVE ? 'M' : r->id == ID_LOAD ? 'L' : r->id == ID_CLOSE ? 'C'
+               : r->id == ID_UNWIND ? (dump_u64(r->body + 16) ? 'U' : 'u') : '?';
+    }
+    print_message("records: %s\n", seq);
+    /* with_cfi, without_cfi; the three moves; later; the close. */
+    assert_string_equal(seq, "ULL" "UMuMUM" "uL" "C");
+    dump_free(&d);
+    check_and_remove_dump();
 }
 
 int main(void)
@@ -196,6 +258,7 @@ int main(void)
         cmocka_unit_test(refused_moves_change_nothing),
         cmocka_unit_test(moves_follow_the_batch_layout),
         cmocka_unit_test(jitdump_writes_code_move_with_the_original_index),
+        cmocka_unit_test(moves_with_unwind_data_leave_perf_nothing_stale),
     };
     return cmocka_run_group_tests(tests, test_reset, NULL);
 }

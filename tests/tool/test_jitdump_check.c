@@ -114,6 +114,46 @@ static void build_move(jdb *b)
     jdb_load(b, 4, A0, 64, 1, "in_the_old_place");
 }
 
+/* Unwinding info for n FDEs over a 64-byte code, with this mapped_size. */
+static void add_unwind_mapped(jdb *b, uint64_t ts, const jdb_fde *fdes, size_t n, uint64_t mapped)
+{
+    size_t eh, hdr;
+    uint8_t *data = jdb_unwind_data(64, fdes, n, &eh, &hdr, NULL);
+    jdb_unwind(b, ts, data, eh, hdr, mapped);
+    free(data);
+}
+
+/* What jitframes writes for a moved region with unwind data: its unwinding
+ * info again (perf maps the moved .so with that mapped_size), then the move;
+ * a later load without unwind data first gets one describing nothing (no
+ * FDE, mapped_size 0), as perf keeps the moved region's until a load. */
+/* One framed FDE over a 64-byte code. */
+static jdb_fde framed_fde(void)
+{
+    return (jdb_fde){0, 64, jdb_framed_insns, jdb_framed_insns_size};
+}
+
+/* A region loaded with unwind data at A0, then moved to A1 with it. */
+static void load_and_move_with_unwind(jdb *b)
+{
+    jdb_fde fde = framed_fde();
+    jdb_header(b, 1);
+    add_unwind_mapped(b, 2, &fde, 1, 80);
+    jdb_load(b, 2, A0, 64, 0, "moving");
+    add_unwind_mapped(b, 3, &fde, 1, 80);
+    jdb_move(b, 3, A0, A1, 64, 0);
+}
+
+static void build_move_with_unwind(jdb *b)
+{
+    jdb_fde fde = framed_fde();
+    load_and_move_with_unwind(b);
+    add_unwind_mapped(b, 4, NULL, 0, 0);
+    jdb_load(b, 4, A0, 64, 1, "in_the_old_place");
+    add_unwind_mapped(b, 5, &fde, 1, 80);
+    jdb_move(b, 5, A1, A1 + 0x1000, 64, 0);
+}
+
 typedef struct good_case {
     const char *name;
     void (*build)(jdb *b);
@@ -128,6 +168,7 @@ static const good_case good_cases[] = {
     {"header_only", build_header_only, 0, 0},
     {"adjacent_without_unwind", build_adjacent_without_unwind, 3, 0},
     {"address_reuse", build_address_reuse, 3, 1},
+    {"move_with_unwind", build_move_with_unwind, 2, 1},
     {"move", build_move, 2, 0},
 };
 
@@ -355,6 +396,33 @@ static void move_wrong_address(jdb *b)
     jdb_move(b, 3, A0 + 8, A1, 64, 0);
 }
 
+/* perf would give the load the moved region's unwind data. */
+static void load_takes_moved_unwind(jdb *b)
+{
+    load_and_move_with_unwind(b);
+    jdb_load(b, 4, A0, 64, 1, "without");
+}
+
+/* perf would map the second moved region with the first one's mapped_size. */
+static void move_takes_moved_unwind(jdb *b)
+{
+    jdb_fde fde = framed_fde();
+    jdb_header(b, 1);
+    add_unwind_mapped(b, 2, &fde, 1, 80);
+    jdb_load(b, 2, A0, 64, 0, "with");
+    jdb_load(b, 2, A0 + 0x1000, 64, 1, "without");
+    add_unwind_mapped(b, 3, &fde, 1, 80);
+    jdb_move(b, 3, A0, A1, 64, 0);
+    jdb_move(b, 3, A0 + 0x1000, A1 + 0x1000, 64, 1);
+}
+
+static void no_fde_but_mapped(jdb *b)
+{
+    jdb_header(b, 1);
+    add_unwind_mapped(b, 2, NULL, 0, 16);
+    jdb_load(b, 2, A0, 64, 0, "a");
+}
+
 static const bad_case bad_cases[] = {
     {"short_file", short_file, 0, "file too short for a jitdump header"},
     {"bad_magic", bad_magic, 0, "not a jitdump (bad magic)"},
@@ -425,6 +493,11 @@ static const bad_case bad_cases[] = {
      "synthesized mapping 10000-10090 overlaps the one of code_index 0 (10040-10050"},
     {"move_unknown_index", move_unknown_index, 1, "CODE_MOVE of code_index 7, which no live CODE_LOAD has"},
     {"move_wrong_address", move_wrong_address, 1, "do not match code_index 0's 10000/64"},
+    {"load_takes_moved_unwind", load_takes_moved_unwind, 1,
+     "CODE_LOAD would take the unwinding info at 0x"},
+    {"move_takes_moved_unwind", move_takes_moved_unwind, 1,
+     "CODE_MOVE would take the unwinding info at 0x"},
+    {"no_fde_but_mapped", no_fde_but_mapped, 1, ".eh_frame has no FDE (but mapped_size 16"},
 };
 
 /* What perf reads without complaint, and the checker accepts and reports:
