@@ -37,6 +37,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum { N_CFI = 3, MAX_LIVE = 256, MAX_BATCH = 8, MAX_LINES = 8, CODE_BYTES = 1 << 20, MAX_TRAMPOLINES = 32 };
+/* The end of code[] is for moves to arbitrary places: fresh slots (the rest)
+ * never meet them, as the library does not refuse a registration over
+ * another region's code. */
+enum { MOVE_AREA = 128 << 10, FRESH_BYTES = CODE_BYTES - MOVE_AREA };
 
 /* The input, read front to back; reads past its end give zeros. */
 typedef struct input {
@@ -59,6 +63,7 @@ static uint64_t take(input *in, int bytes)
 typedef struct run {
     jf_cfi *cfi[N_CFI];
     const uint8_t *live[MAX_LIVE];
+    size_t room[MAX_LIVE]; /* bytes each region's slot in code[] holds */
     size_t n_live;
     jf_fn trampolines[MAX_TRAMPOLINES];
     size_t n_trampolines;
@@ -66,7 +71,8 @@ typedef struct run {
     int packed;               /* a trampoline was made while jitdump was off */
     int destroyed;            /* a trampoline was destroyed... */
     int reused;               /* ...and one made after: its copy may sit where the
-                                 old one was (see check_file) */
+                                 old one was (see check_file); or a region was
+                                 moved onto space some other region left */
     size_t next; /* offset in code[] of the next region */
 } run;
 
@@ -158,6 +164,7 @@ static const char *take_name(input *in, char *buf, size_t cap)
 
 typedef struct region_input {
     jf_region region;
+    size_t room;
     jf_line lines[MAX_LINES];
     char name[300];
     char file[40];
@@ -175,10 +182,11 @@ static int take_region(run *r, input *in, region_input *ri)
     if (room < g->size + JF_JITDUMP_NONCE_SIZE)
         room = g->size + JF_JITDUMP_NONCE_SIZE;
     room = (room + 15) & ~(size_t)15;
-    if (r->next + room > CODE_BYTES)
+    if (r->next + room > FRESH_BYTES)
         return 0;
     g->addr = code + r->next;
     r->next += room;
+    ri->room = room;
     g->name = take_name(in, ri->name, sizeof ri->name);
     unsigned flags = (unsigned)take(in, 1);
     if (flags & 1) {
@@ -200,10 +208,19 @@ static int take_region(run *r, input *in, region_input *ri)
     return 1;
 }
 
-static void note_live(run *r, const void *addr)
+static void note_live(run *r, const void *addr, size_t room)
 {
-    if (r->n_live < MAX_LIVE)
+    if (r->n_live < MAX_LIVE) {
+        r->room[r->n_live] = room;
         r->live[r->n_live++] = addr;
+    }
+}
+
+static void forget_live(run *r, size_t i)
+{
+    r->n_live--;
+    r->live[i] = r->live[r->n_live];
+    r->room[i] = r->room[r->n_live];
 }
 
 static void register_one(run *r, input *in)
@@ -213,7 +230,7 @@ static void register_one(run *r, input *in)
         return;
     /* A newer caller's bigger struct reads on into ri.lines: still our memory. */
     if (check_rc("jf_register", jf_register(&ri.region)) == 0)
-        note_live(r, ri.region.addr);
+        note_live(r, ri.region.addr, ri.room);
 }
 
 static void register_batch(run *r, input *in)
@@ -231,7 +248,7 @@ static void register_batch(run *r, input *in)
     }
     if (check_rc("jf_register_batch", jf_register_batch(batch, n)) == 0)
         for (size_t i = 0; i < n; i++)
-            note_live(r, batch[i].addr);
+            note_live(r, batch[i].addr, ri[i].room);
 }
 
 static void unregister_one(run *r, input *in)
@@ -241,7 +258,7 @@ static void unregister_one(run *r, input *in)
         pick %= r->n_live;
         if (check_rc("jf_unregister", jf_unregister(r->live[pick])) != 0)
             fail("unregistering a live region", -1);
-        r->live[pick] = r->live[--r->n_live];
+        forget_live(r, pick);
         return;
     }
     const uint8_t *addr = code + take(in, 2);
@@ -252,7 +269,44 @@ static void unregister_one(run *r, input *in)
     if ((rc == 0) != (i < r->n_live))
         fail("jf_unregister of an arbitrary address disagrees with the live set", rc);
     if (rc == 0)
-        r->live[i] = r->live[--r->n_live];
+        forget_live(r, i);
+}
+
+/* A move's destination: a fresh slot of the region's size (never
+ * refused), or anywhere in the move area (it may overlap: JF_EEXIST). */
+static const uint8_t *take_destination(run *r, input *in, size_t pick)
+{
+    if (take(in, 1) % 4 == 0) {
+        r->reused = 1; /* may land on a dead region's lines and mappings */
+        return code + FRESH_BYTES + take(in, 2);
+    }
+    if (r->next + r->room[pick] > FRESH_BYTES)
+        return r->live[pick]; /* code[] is full: stay (a no-op move) */
+    const uint8_t *to = code + r->next;
+    r->next += r->room[pick];
+    return to;
+}
+
+/* Move up to four live regions in one batch (sometimes one region twice:
+ * JF_EINVAL). A refused batch must leave every region where it was. */
+static void move_regions(run *r, input *in)
+{
+    enum { MAX_MOVES = 4 };
+    jf_region_move moves[MAX_MOVES];
+    size_t picks[MAX_MOVES];
+    size_t n = (size_t)take(in, 1) % MAX_MOVES + 1;
+    if (!r->n_live)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        picks[i] = (size_t)take(in, 1) % r->n_live;
+        moves[i] = (jf_region_move){r->live[picks[i]], take_destination(r, in, picks[i])};
+    }
+    int rc = check_rc("jf_move_batch", n == 1 ? jf_move(moves[0].from, moves[0].to) : jf_move_batch(moves, n));
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        r->live[picks[i]] = moves[i].to;
+    for (size_t i = 0; i < r->n_live; i++) /* each is still where the harness says */
+        if (jf_move(r->live[i], r->live[i]) != 0)
+            fail("a live region is not where the last jf_move_batch left it", rc);
 }
 
 static long trampoline_target(long a, long b) { return a + b; }
@@ -384,7 +438,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     run r = {0};
     r.overlaps_before = jf_jitdump_overlaps();
     for (int steps = 0; in.n && steps < 200; steps++) {
-        switch (take(&in, 1) % 10) {
+        switch (take(&in, 1) % 11) {
+        case 10: move_regions(&r, &in); break;
         case 8: create_trampoline(&r, &in); break;
         case 9: destroy_trampoline(&r, (size_t)take(&in, 1)); break;
         case 0: case 1: case 2: cfi_call(&r, &in); break;

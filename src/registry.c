@@ -530,11 +530,10 @@ static int by_to(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Find each move's region and check what needs no other region; moves to
- * where a region already is are dropped. Returns 0 with *n_out planned. */
+/* Find each move's region and check what needs no other region; then drop
+ * the moves to where a region already is. Returns 0 with *n_out planned. */
 static int plan_moves(const jf_region_move *moves, size_t n, planned_move *plan, size_t *n_out)
 {
-    size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         uintptr_t from = (uintptr_t)moves[i].from, to = (uintptr_t)moves[i].to;
         jf_live *r = jf__region_table_find(&live_regions, from);
@@ -543,14 +542,17 @@ static int plan_moves(const jf_region_move *moves, size_t n, planned_move *plan,
         if (!to || to + r->size < to)
             return jf__fail(JF_EINVAL, "move %zu (%s): cannot move %zu bytes to %p", i, r->name,
                             r->size, moves[i].to);
-        if (from != to)
-            plan[k++] = (planned_move){r, from, to, i};
+        plan[i] = (planned_move){r, from, to, i};
     }
-    qsort(plan, k, sizeof *plan, by_from);
-    for (size_t i = 1; i < k; i++)
+    qsort(plan, n, sizeof *plan, by_from);
+    for (size_t i = 1; i < n; i++)
         if (plan[i].from == plan[i - 1].from)
             return jf__fail(JF_EINVAL, "move %zu (%s): the region is moved twice (also move %zu)",
                             plan[i].index, plan[i].region->name, plan[i - 1].index);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (plan[i].from != plan[i].to)
+            plan[k++] = plan[i];
     *n_out = k;
     return 0;
 }

@@ -526,7 +526,8 @@ static int handle_move(walker *w, jd_record *rec, jft_reader *r)
     while (i < w->n_live && w->live[i].index != m->code_index)
         i++;
     if (i == w->n_live)
-        return jft_violation(&w->rules, rec->offset + 56, "CODE_MOVE of code_index %llu, which no live CODE_LOAD has",
+        return jft_violation(&w->rules, rec->offset + 56, "CODE_MOVE of code_index %llu, which no live CODE_LOAD has "
+                         "(never loaded, or a later load or move overlapped its code)",
                          (unsigned long long)m->code_index);
     live_map moved = w->live[i];
     if (moved.start != m->old_code_addr || moved.code_end - moved.start != m->code_size)

@@ -44,11 +44,7 @@ static void init_jitdump(void)
 /* `jitframes check` accepts this process's dump; then remove it and dir. */
 static void check_and_remove_dump(void)
 {
-    char msg[512];
-    int verdict = dump_tool_check(dump_path(dir, getpid()), msg, sizeof msg);
-    if (verdict == 1)
-        fail_msg("jitframes check: %s", msg);
-    assert_int_equal(verdict, 0);
+    assert_dump_checks(dump_path(dir, getpid()));
     unlink(dump_path(dir, getpid()));
     rmdir(dir);
 }

@@ -1,7 +1,9 @@
 # gdb -batch -x check_bt.py --args jitprog traps
 # Stops in every JIT function (int3 in the code, SIGUSR1 while one spins),
-# checks the backtrace at each, source lines where the region has them, and
-# that an unregistered region is no longer named.
+# checks the backtrace at each, source lines where the region has them, that
+# an unregistered region is no longer named, and that jit_frameless, moved
+# (jf_move) at the end, is named and unwound at its new address and no
+# longer named at its old one.
 import os
 import sys
 
@@ -14,7 +16,8 @@ gdb.execute("handle SIGUSR1 stop print pass")
 gdb.execute("break checkpoint")
 gdb.execute("run")
 
-expected = ["jit_framed", "jit_frameless", "jit_frameless", "jit_multi", "jit_framed", "jit_spin"]
+expected = ["jit_framed", "jit_frameless", "jit_frameless", "jit_multi", "jit_framed", "jit_spin",
+            "jit_frameless"]
 # The trampoline stops: frame 1 must be the trampoline.
 via_trampoline = {4: "tramp_framed", 5: "tramp_spin"}
 seen = []
@@ -31,6 +34,14 @@ for _ in range(40):
             jc.fail("stop %d: frame 1 is %r, expected %r" % (len(seen), fs[1].name(), via_trampoline[len(seen)]))
         seen.append(name)
         print("stop in %s: %s" % (name, " <- ".join(str(f.name()) for f in fs)))
+        if len(seen) == 7:  # the moved copy
+            old = int(gdb.parse_and_eval("(unsigned long)jit_moved_from"))
+            sym = gdb.execute("info symbol %d" % old, to_string=True)
+            print("old address after jf_move: " + sym.strip())
+            if old == 0 or "No symbol matches" not in sym:
+                jc.fail("jit_frameless still named at its old address: %s" % sym)
+            if abs(pc - old) < 4096:
+                jc.fail("stopped at the old copy")
         if name == "jit_framed":
             line = gdb.execute("info line *$pc", to_string=True)
             if 'Line 12 of "jitprog.mini"' not in line:

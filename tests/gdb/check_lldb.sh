@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # lldb (`lldb -b -o run -k bt`) names the JIT frames through the GDB JIT
 # interface (in symfiles merged and rebuilt while lldb watched), shows the
-# source line of a region with a line table, and unwinds a frameless function
-# with callee-saved registers to main.
+# source line of a region with a line table, unwinds a frameless function
+# with callee-saved registers to main, and follows a region jf_move moved.
 # Usage: check_lldb.sh JITPROG
 set -uo pipefail
 prog=$1
@@ -37,4 +37,17 @@ frames=$(grep -oE 'frame #[0-9]+: 0x[0-9a-f]+ [^`]*`[A-Za-z_]+' <<<"$out" | sed 
   fail "multi-FDE region: frames are: $frames"
 grep -qE 'frame #1: .*`jit_multi' <<<"$out" ||
   fail "multi-FDE region: no frame for its first part (unwound by the wrong FDE)"
+# jf_move: the moved copy of jit_frameless (the only one that traps) is
+# named and unwound to main at its new address; at its old one lldb finds
+# nothing any more (`image lookup` of the stop pc, the control, finds it).
+out=$(timeout -k 5 90 lldb -b -o 'process launch --stop-at-entry' \
+        -o 'process handle SIGUSR1 -s false -n false -p true' -o continue -k bt \
+        -k 'image lookup -a $pc' -k 'image lookup -a `(unsigned long)jit_moved_from`' \
+        -k 'process kill' -k quit -- "$prog" trap:moved 2>&1)
+printf '%s\n' "$out" | grep -E 'frame #|stop reason|image lookup|Summary'
+expect_chain "$out" 'jit_frameless'
+grep -qE 'Summary: .*`jit_frameless \+ 8' <<<"$out" || fail "lldb does not find the moved copy at the stop pc"
+old_lookup=$(sed -n '/image lookup -a `(unsigned long)jit_moved_from`/,$p' <<<"$out")
+[ -n "$old_lookup" ] || fail "the old address was not looked up"
+! grep -q 'Summary:' <<<"$old_lookup" || fail "lldb still names the old address: $old_lookup"
 echo PASS

@@ -45,6 +45,8 @@ int n_jit_entries;
 const char *volatile expect_tail = "";
 /* An address whose region was unregistered. */
 void *volatile jit_dead_addr;
+/* Where jit_frameless was before jf_move took it elsewhere. */
+void *volatile jit_moved_from;
 volatile long spin_flag;
 
 void checkpoint(const char *what);
@@ -567,6 +569,36 @@ NOINLINE void run_spin(void *code)
     pthread_join(t, NULL);
 }
 
+/* A collector moves a function: its code is copied into fresh memory (with
+ * a trap in the copy when asked), jf_move says so, and the region table the
+ * scripts read follows. Returns the new copy. */
+static uint8_t *move_function(const fn_template *t, uint8_t *old, int trap)
+{
+    uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) {
+        perror("mmap");
+        exit(2);
+    }
+    uint8_t *to = page + 256;
+    memcpy(to, old, t->size);
+    if (trap && t->trap_at != TRAP_NONE)
+        to[t->trap_at] = TRAP;
+    if (mprotect(page, 4096, PROT_READ | PROT_EXEC) != 0) {
+        perror("mprotect");
+        exit(2);
+    }
+    __builtin___clear_cache((char *)page, (char *)page + 4096);
+    check(jf_move(old, to), "jf_move");
+    for (int i = 0; i < n_jit_regions; i++)
+        if (jit_regions[i].start == (uintptr_t)old)
+            jit_regions[i] = (jit_region_info){(uintptr_t)to, (uintptr_t)to + t->size, t->name};
+    for (int i = 0; i < n_jit_entries; i++)
+        if (jit_entries[i] == (uintptr_t)old)
+            jit_entries[i] = (uintptr_t)to;
+    jit_moved_from = old;
+    return to;
+}
+
 /* A region with a line table: file jitprog.mini, lines 10-13. */
 static void add_lines(jf_region *r)
 {
@@ -637,6 +669,10 @@ NOINLINE int run(const char *mode)
     check(jf_unregister(doomed), "unregister");
     jit_dead_addr = doomed;
     checkpoint("unregistered");
+    if (strcmp(mode, "step") != 0) { /* "trap:moved": only the moved copy traps */
+        uint8_t *moved = move_function(&frameless_fn, frameless, only && !strcmp(only, "moved"));
+        run_one(moved, 1, "moved");
+    }
     check(jf_shutdown(), "jf_shutdown");
     printf("jitprog: done\n");
     return 0;
@@ -654,7 +690,7 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "traps";
     if (strcmp(mode, "traps") != 0 && strcmp(mode, "step") != 0 && strncmp(mode, "trap:", 5) != 0) {
-        fprintf(stderr, "usage: jitprog traps|trap:NAME|step\n");
+        fprintf(stderr, "usage: jitprog traps|trap:NAME|trap:moved|step\n");
         return 2;
     }
     int rc = run(mode);

@@ -52,6 +52,18 @@ size_t dump_count(const dump_file *d, uint32_t id);
  * -1 if there is no tool or it cannot read jitdumps yet. */
 int dump_tool_check(const char *path, char *msg, size_t cap);
 
+#ifdef fail_msg
+/* In a cmocka test: `jitframes check` accepts the dump at path. */
+#define assert_dump_checks(path)                                                                   \
+    do {                                                                                           \
+        char check_msg_[512];                                                                      \
+        int verdict_ = dump_tool_check((path), check_msg_, sizeof check_msg_);                     \
+        if (verdict_ == 1)                                                                         \
+            fail_msg("jitframes check: %s", check_msg_);                                           \
+        assert_int_equal(verdict_, 0);                                                             \
+    } while (0)
+#endif
+
 /* Path of jit-<pid>.dump in dir (static buffer). */
 const char *dump_path(const char *dir, long pid);
 
