@@ -40,8 +40,9 @@ for _ in range(40):
             print("old address after jf_move: " + sym.strip())
             if old == 0 or "No symbol matches" not in sym:
                 jc.fail("jit_frameless still named at its old address: %s" % sym)
-            if abs(pc - old) < 4096:
-                jc.fail("stopped at the old copy")
+            size = [r[1] - r[0] for r in regs if r[2] == "jit_frameless"][0]
+            if old <= pc < old + size:
+                jc.fail("stopped in the old copy")
         if name == "jit_framed":
             line = gdb.execute("info line *$pc", to_string=True)
             if 'Line 12 of "jitprog.mini"' not in line:
