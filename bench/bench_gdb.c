@@ -5,8 +5,9 @@
  *
  *   bench_gdb scale   100,000 regions through jf_register_batch (100 per
  *                     call); at 1k, 10k and 100k live regions, the mean cost
- *                     of single registrations; then a trap in JIT code so the
- *                     driver can time `bt`
+ *                     of single registrations, unregistrations and moves
+ *                     (jf_move); then a trap in JIT code so the driver can
+ *                     time `bt`
  *   bench_gdb naive   the same single-registration costs with one symfile
  *                     per registration (no merging), up to 10,000 regions
  *   bench_gdb hold    100,000 regions, then wait (up to 120 s) for a
@@ -58,7 +59,7 @@ static size_t class_size(int k)
 
 static void setup(void)
 {
-    arena_size = (size_t)(TOTAL + 4 * SINGLES + 64) * 224;
+    arena_size = (size_t)(TOTAL + 8 * SINGLES + 64) * 224;
     arena = mmap(NULL, arena_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (arena == MAP_FAILED) {
         perror("mmap");
@@ -92,7 +93,7 @@ static jf_region next_region(char *name, size_t name_cap, size_t index)
 }
 
 static size_t live;
-static const void *live_addr[TOTAL + 4 * SINGLES + 64]; /* every live region, in registration order */
+static const void *live_addr[TOTAL + 8 * SINGLES + 64]; /* every live region, in registration order */
 
 /* Register up to `target` live regions in batches; returns the seconds spent. */
 static double fill_to(size_t target)
@@ -190,6 +191,30 @@ static cost churn_cost(int count)
     return c;
 }
 
+/* Move `count` regions picked at random among the live ones to fresh space,
+ * as a compacting collector does: the region leaves its (merged) symfile,
+ * which is rebuilt, and is registered at its new address. */
+static cost move_cost(int count)
+{
+    static double ms[1024];
+    double sum = 0;
+    for (int i = 0; i < count && i < 1024; i++) {
+        rng = rng * 1103515245u + 12345u;
+        size_t victim = ((size_t)rng >> 4) % live;
+        arena_used = (arena_used + 15) & ~(size_t)15;
+        const void *to = arena + arena_used;
+        arena_used += class_size(SIZE_CLASSES - 1); /* room for any size */
+        double t0 = now();
+        check(jf_move(live_addr[victim], to), "move");
+        ms[i] = (now() - t0) * 1e3;
+        sum += ms[i];
+        live_addr[victim] = to;
+    }
+    qsort(ms, (size_t)count, sizeof ms[0], by_value);
+    cost c = {ms[count / 2], sum / count, ms[count - 1]};
+    return c;
+}
+
 /* 1 if a debugger (gdb) is tracing this process. */
 static int traced(void)
 {
@@ -245,6 +270,10 @@ static int scale(void)
         printf("live %6zu: unregistering random old regions: median %.3f ms, mean %.3f ms, max %.1f ms "
                "(%d calls), %llu live symfiles\n",
                live, u.median_ms, u.mean_ms, u.max_ms, CHURN, (unsigned long long)live_symfiles());
+        cost mv = move_cost(CHURN);
+        printf("live %6zu: moving random old regions (jf_move): median %.3f ms, mean %.3f ms, max %.1f ms "
+               "(%d calls), %llu live symfiles\n",
+               live, mv.median_ms, mv.mean_ms, mv.max_ms, CHURN, (unsigned long long)live_symfiles());
     }
     printf("batch registration: %zu regions in %d-region calls took %.2f s in all\n", batched, BATCH,
            batch_seconds);

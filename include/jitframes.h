@@ -328,7 +328,9 @@ typedef struct jf_region_move {
  *            jf_jitdump_footprint(size, cfi) bytes at new_addr.
  *   gdb      the region's symfile is rebuilt without it and the region is
  *            registered at new_addr in a new one: nothing is named at the old
- *            address any more. Costs an unregistration plus a registration.
+ *            address any more. Costs an unregistration plus a registration
+ *            (bench_gdb under gdb, 100,000 live regions: ~8 ms a move, ~7.3
+ *            an unregistration; ~1.9 ms both with no debugger attached).
  *   unwind   the region's FDEs are removed and registered at new_addr.
  * Errors, each with nothing changed: JF_ENOTINIT; JF_ENOENT (no live region
  * starts at old_addr); JF_EEXIST (the region at new_addr would overlap
