@@ -338,7 +338,8 @@ typedef struct jf_region_move {
  * may slide within itself); JF_EINVAL (new_addr + size wraps, NULL new_addr);
  * JF_ENOMEM. A sink that then fails disables itself and its error is
  * returned, as for jf_register; the move itself stands. old_addr == new_addr
- * does nothing and returns 0.
+ * does nothing and returns 0. Not for trampolines: their code is the
+ * library's (jf_trampoline_destroy finds them by their entry address).
  */
 JF_API int jf_move(const void *old_addr, const void *new_addr);
 
