@@ -10,6 +10,7 @@
  * are read: a device or a FIFO is refused, never waited on.
  */
 #define _GNU_SOURCE
+#include "clean_cmd.h"
 #include "elf_reader.h"
 #include "jitdump_reader.h"
 #include "perfmap_reader.h"
@@ -402,6 +403,7 @@ static int run_elf(const job *j, const uint8_t *buf, size_t len)
 static const char usage_text[] =
     "usage: jitframes [--format=FORMAT] [--json] check FILE...\n"
     "       jitframes [--format=FORMAT] [--json] dump FILE...\n"
+    "       jitframes clean [--older-than D] [--dry-run] [--dir DIR]...\n"
     "       jitframes --help | --version\n"
     "\n"
     "FILE is a perf map (perf-<pid>.map), a jitdump (jit-<pid>.dump) or a GDB JIT\n"
@@ -414,7 +416,15 @@ static const char usage_text[] =
     "  --json         one JSON object per file on standard output (see tools/README.md)\n"
     "Exit status: 0 every file valid; 1 a file breaks a rule; 2 usage error, or a file\n"
     "that cannot be read or is refused; 3 valid for perf, with warnings (rules perf\n"
-    "does not enforce, e.g. an unknown ELF machine in a jitdump header).\n";
+    "does not enforce, e.g. an unknown ELF machine in a jitdump header).\n"
+    "\n"
+    "clean removes the perf maps, jitdumps and jitted-*.so files that processes\n"
+    "which no longer exist left in /tmp and $JITFRAMES_DIR (or each --dir), owned\n"
+    "by you (root: anyone), with the content their names say, that no running\n"
+    "process holds; kept files are listed with the reason.\n"
+    "  --older-than D only files last written more than D ago (90, 90s, 30m, 12h, 7d)\n"
+    "  --dry-run      say what would be removed, remove nothing\n"
+    "Exit status: 0 done; 1 a file could not be removed; 2 usage error.\n";
 
 static int usage(FILE *out, int status)
 {
@@ -482,6 +492,8 @@ int main(int argc, char **argv)
     }
     if (i < argc && strcmp(argv[i], "-h") == 0)
         return usage(stdout, EXIT_VALID);
+    if (i < argc && strcmp(argv[i], "clean") == 0)
+        return jft_clean_command(argc - i, argv + i);
     if (argc - i < 2 || (strcmp(argv[i], "dump") != 0 && strcmp(argv[i], "check") != 0))
         return usage(stderr, EXIT_USAGE);
     j.cmd = argv[i++];

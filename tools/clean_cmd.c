@@ -1,0 +1,401 @@
+/*
+ * `jitframes clean`: remove the perf maps, jitdumps and `perf inject`
+ * leftovers (jitted-<pid>-<n>.so) that processes which no longer exist left
+ * in /tmp and $JITFRAMES_DIR, or in each --dir instead. A file goes only
+ * when all of this is proven:
+ *   - its name is one of those three patterns, and it is a regular file
+ *     (lstat: a symlink is never followed nor removed);
+ *   - its content is what the name says (perf map lines, the jitdump magic
+ *     with the name's pid in its header, an ELF object);
+ *   - the caller owns it (root: anyone does);
+ *   - its process is gone: no /proc/<pid>, or the process there started
+ *     after the file was last written (the pid was reused);
+ *   - no running process has it open or mapped (a process in another pid
+ *     namespace writes a pid we cannot see as its own);
+ *   - with --older-than D, it was last written more than D ago.
+ * Removal is unlinkat() relative to the directory, which never follows a
+ * symlink put in the file's place meanwhile.
+ */
+#define _GNU_SOURCE
+#include "clean_cmd.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { EXIT_DONE = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+enum { MAX_DIRS = 16 };
+
+typedef struct clean_options {
+    const char *dirs[MAX_DIRS];
+    int n_dirs;
+    int dry_run;
+    long long older_than; /* seconds; -1: any age */
+} clean_options;
+
+typedef enum file_kind { CLEAN_MAP, CLEAN_DUMP, CLEAN_INJECTED } file_kind;
+
+/* ---- the files running processes hold ----------------------------------- */
+
+typedef struct file_id {
+    dev_t dev;
+    ino_t ino;
+} file_id;
+
+typedef struct held_files {
+    file_id *ids;
+    size_t n, cap;
+} held_files;
+
+static void hold_id(held_files *h, dev_t dev, ino_t ino)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 256;
+        file_id *bigger = realloc(h->ids, cap * sizeof *bigger);
+        if (!bigger)
+            return; /* then fewer files are known held: clean keeps fewer, never more */
+        h->ids = bigger;
+        h->cap = cap;
+    }
+    h->ids[h->n++] = (file_id){dev, ino};
+}
+
+/* Every file a process has open (its fd links, stat() through them). */
+static void hold_open_files(held_files *h, const char *pid)
+{
+    char path[300];
+    snprintf(path, sizeof path, "/proc/%s/fd", pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        struct stat st;
+        if (e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))
+            hold_id(h, st.st_dev, st.st_ino);
+    }
+    closedir(d);
+}
+
+/* Every file a process has mapped: /proc/PID/maps gives "major:minor inode". */
+static void hold_mapped_files(held_files *h, const char *pid)
+{
+    char path[300], line[4096];
+    snprintf(path, sizeof path, "/proc/%s/maps", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        unsigned major, minor;
+        unsigned long long ino;
+        if (sscanf(line, "%*s %*s %*s %x:%x %llu", &major, &minor, &ino) == 3 && ino != 0)
+            hold_id(h, makedev(major, minor), (ino_t)ino);
+    }
+    fclose(f);
+}
+
+static void collect_held_files(held_files *h)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        hold_open_files(h, e->d_name);
+        hold_mapped_files(h, e->d_name);
+    }
+    closedir(d);
+}
+
+static int is_held(const held_files *h, const struct stat *st)
+{
+    for (size_t i = 0; i < h->n; i++)
+        if (h->ids[i].ino == st->st_ino && h->ids[i].dev == st->st_dev)
+            return 1;
+    return 0;
+}
+
+/* ---- is the writer gone? ------------------------------------------------- */
+
+/* When the process `pid` started, in seconds since the epoch; -1 if there is
+ * no such process (or it cannot be told). */
+static long long process_start(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    unsigned long long ticks = 0;
+    if (!p || sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+                     &ticks) != 1)
+        return -1;
+    f = fopen("/proc/stat", "re");
+    long long boot = -1;
+    while (f && fgets(buf, sizeof buf, f))
+        if (sscanf(buf, "btime %lld", &boot) == 1)
+            break;
+    if (f)
+        fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    return boot < 0 || hz <= 0 ? -1 : boot + (long long)(ticks / (unsigned long long)hz);
+}
+
+/* Why the file's process is gone, or NULL if it may still be writing. */
+static const char *gone_reason(long pid, const struct stat *st)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld", pid);
+    struct stat proc;
+    if (stat(path, &proc) != 0)
+        return errno == ENOENT ? "no such process" : NULL;
+    long long start = process_start(pid);
+    /* A second of margin: both clocks count whole seconds here. */
+    if (start >= 0 && (long long)st->st_mtime + 1 < start)
+        return "its pid now belongs to a process started after the file was written";
+    return NULL;
+}
+
+/* ---- is it what its name says? ------------------------------------------- */
+
+static size_t read_head(int dirfd, const char *name, unsigned char *buf, size_t cap)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, cap);
+    close(fd);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* Lines of "<hex> <hex> <name>" (0x prefixes allowed), or blank ones (the
+ * space jitframes reserves): any perf map writer's, never a stranger's file.
+ * Empty is a map nothing was written to yet. */
+static int looks_like_perf_map(const unsigned char *buf, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        size_t end = i;
+        while (end < len && buf[end] != '\n')
+            end++;
+        if (end == len && len == 4096)
+            break; /* a line cut by our read: judged by those before */
+        int fields = 0;
+        for (size_t k = i; k < end && fields < 2;) {
+            size_t start = k;
+            if (k + 1 < end && buf[k] == '0' && buf[k + 1] == 'x')
+                k += 2;
+            while (k < end && isxdigit(buf[k]))
+                k++;
+            if (k == start || k == end || buf[k] != ' ')
+                return 0;
+            k++;
+            fields++;
+        }
+        int blank = 1;
+        for (size_t k = i; k < end; k++)
+            blank &= buf[k] == ' ' || buf[k] == '#';
+        if (fields < 2 && !blank)
+            return 0;
+        i = end + 1;
+    }
+    return 1;
+}
+
+static int looks_like_jitdump(const unsigned char *buf, size_t len, long pid)
+{
+    if (len < 40)
+        return 0;
+    int le = memcmp(buf, "DTiJ", 4) == 0, be = memcmp(buf, "JiTD", 4) == 0;
+    const unsigned char *p = buf + 20; /* the header's pid */
+    uint32_t header_pid = le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
+                             : (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[0] << 24;
+    /* A process in its own pid namespace writes its inner pid in both. */
+    return (le || be) && header_pid == (uint32_t)pid;
+}
+
+/* The pid in NAME if it has one of the three forms, with its kind. */
+static int parse_name(const char *name, long *pid, file_kind *kind)
+{
+    static const struct {
+        const char *prefix, *suffix;
+        file_kind kind;
+    } forms[] = {{"perf-", ".map", CLEAN_MAP}, {"jit-", ".dump", CLEAN_DUMP}, {"jitted-", ".so", CLEAN_INJECTED}};
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+        size_t plen = strlen(forms[f].prefix);
+        if (strncmp(name, forms[f].prefix, plen) != 0 || !isdigit((unsigned char)name[plen]))
+            continue;
+        char *end;
+        errno = 0;
+        long v = strtol(name + plen, &end, 10);
+        if (errno || v <= 0)
+            return 0;
+        if (forms[f].kind == CLEAN_INJECTED) { /* jitted-<pid>-<n>.so */
+            if (*end != '-' || !isdigit((unsigned char)end[1]))
+                return 0;
+            (void)strtoull(end + 1, &end, 10);
+        }
+        if (strcmp(end, forms[f].suffix) != 0)
+            return 0;
+        *pid = v;
+        *kind = forms[f].kind;
+        return 1;
+    }
+    return 0;
+}
+
+static int content_matches(int dirfd, const char *name, file_kind kind, long pid)
+{
+    unsigned char buf[4096];
+    size_t len = read_head(dirfd, name, buf, sizeof buf);
+    switch (kind) {
+    case CLEAN_MAP: return looks_like_perf_map(buf, len);
+    case CLEAN_DUMP: return looks_like_jitdump(buf, len, pid);
+    default: return len >= 4 && memcmp(buf, "\177ELF", 4) == 0;
+    }
+}
+
+/* ---- one directory ------------------------------------------------------- */
+
+typedef struct tally {
+    unsigned long long removed, bytes, kept, failed;
+} tally;
+
+/* Why the file stays (printed), or NULL when it may go. */
+static const char *keep_reason(int dirfd, const char *name, const struct stat *st, file_kind kind, long pid,
+                               const clean_options *o, const held_files *held, const char **why_gone)
+{
+    if (!S_ISREG(st->st_mode))
+        return "not a regular file";
+    if (o->older_than >= 0 && (long long)(time(NULL) - st->st_mtime) < o->older_than)
+        return "newer than --older-than";
+    if (!(*why_gone = gone_reason(pid, st)))
+        return "its process is running";
+    if (is_held(held, st))
+        return "a running process has it open or mapped";
+    if (!content_matches(dirfd, name, kind, pid))
+        return "its content is not what its name says";
+    return NULL;
+}
+
+static void clean_dir(const char *dir, const clean_options *o, const held_files *held, tally *t)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno != ENOENT)
+            fprintf(stderr, "jitframes clean: %s: %s\n", dir, strerror(errno));
+        return;
+    }
+    uid_t me = geteuid();
+    for (struct dirent *e; (e = readdir(d));) {
+        long pid;
+        file_kind kind;
+        struct stat st;
+        if (!parse_name(e->d_name, &pid, &kind) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (me != 0 && st.st_uid != me)
+            continue; /* another user's files are none of ours: not even mentioned */
+        const char *why_gone = NULL;
+        const char *keep = keep_reason(dirfd(d), e->d_name, &st, kind, pid, o, held, &why_gone);
+        if (keep) {
+            printf("kept %s/%s: %s\n", dir, e->d_name, keep);
+            t->kept++;
+            continue;
+        }
+        if (!o->dry_run && unlinkat(dirfd(d), e->d_name, 0) != 0) {
+            fprintf(stderr, "jitframes clean: cannot remove %s/%s: %s\n", dir, e->d_name, strerror(errno));
+            t->failed++;
+            continue;
+        }
+        printf("%s %s/%s (process %ld: %s)\n", o->dry_run ? "would remove" : "removed", dir, e->d_name, pid,
+               why_gone);
+        t->removed++;
+        t->bytes += (unsigned long long)st.st_size;
+    }
+    closedir(d);
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+/* "90", "90s", "30m", "12h", "7d" -> seconds; -1 if malformed. */
+static long long parse_duration(const char *s)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || v < 0)
+        return -1;
+    long long unit = *end == '\0' || strcmp(end, "s") == 0 ? 1
+                     : strcmp(end, "m") == 0             ? 60
+                     : strcmp(end, "h") == 0             ? 3600
+                     : strcmp(end, "d") == 0             ? 86400
+                                                         : -1;
+    return unit < 0 || v > INT64_MAX / unit ? -1 : v * unit;
+}
+
+static int add_dir(clean_options *o, const char *dir)
+{
+    for (int i = 0; i < o->n_dirs; i++)
+        if (strcmp(o->dirs[i], dir) == 0)
+            return 0;
+    if (o->n_dirs == MAX_DIRS)
+        return -1;
+    o->dirs[o->n_dirs++] = dir;
+    return 0;
+}
+
+/* --dir replaces the default directories: /tmp (perf maps always live
+ * there) and $JITFRAMES_DIR. */
+static int parse_clean_options(int argc, char **argv, clean_options *o)
+{
+    *o = (clean_options){.older_than = -1};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--dry-run") == 0)
+            o->dry_run = 1;
+        else if (strcmp(argv[i], "--older-than") == 0 && i + 1 < argc && (o->older_than = parse_duration(argv[++i])) >= 0)
+            continue;
+        else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc && add_dir(o, argv[++i]) == 0)
+            continue;
+        else
+            return -1;
+    }
+    const char *env = getenv("JITFRAMES_DIR");
+    if (o->n_dirs == 0) {
+        add_dir(o, "/tmp");
+        if (env && *env)
+            add_dir(o, env);
+    }
+    return 0;
+}
+
+int jft_clean_command(int argc, char **argv)
+{
+    clean_options o;
+    if (parse_clean_options(argc, argv, &o) != 0) {
+        fprintf(stderr, "usage: jitframes clean [--older-than D] [--dry-run] [--dir DIR]...\n"
+                        "  D: seconds, or a number with s, m, h or d\n");
+        return EXIT_USAGE;
+    }
+    held_files held = {0};
+    collect_held_files(&held);
+    tally t = {0};
+    for (int i = 0; i < o.n_dirs; i++)
+        clean_dir(o.dirs[i], &o, &held, &t);
+    free(held.ids);
+    printf("clean: %s %llu files (%llu bytes), kept %llu\n", o.dry_run ? "would remove" : "removed", t.removed,
+           t.bytes, t.kept);
+    return t.failed ? EXIT_FAILED : EXIT_DONE;
+}
