@@ -134,7 +134,8 @@ void jf__control_serve(int conn, int wake_fd)
         reply.status = rc;
         snprintf(reply.message, sizeof reply.message, "%s", rc ? jf_last_error() : "");
         fill_state(&reply);
-        jf__log(rc ? JF_LOG_WARNING : JF_LOG_INFO, "control channel: %s 0x%x from uid %u pid %ld: %s",
+        /* A bad request is the client's problem, not the host's: info. */
+        jf__log(JF_LOG_INFO, "control channel: %s 0x%x from uid %u pid %ld: %s",
                 op_names[reply.op], (unsigned)req.sinks, (unsigned)peer.uid, (long)peer.pid,
                 rc ? reply.message : "done");
     }

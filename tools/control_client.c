@@ -30,7 +30,7 @@
 
 #define NO_CHANNEL_HINT "start it with JITFRAMES_CONTROL=1"
 
-enum { MAX_SOCKETS = 4096, IO_TIMEOUT_S = 10 };
+enum { MAX_SOCKETS = 4096, MAX_CANDIDATES = 8, IO_TIMEOUT_S = 10 };
 
 /* /proc/net/unix Flags of a listening socket (__SO_ACCEPTCON). */
 #define UNIX_LISTENING 0x10000ul
@@ -85,31 +85,39 @@ static int name_carries_pid(const char *name, pid_t pid)
     return *end == '.' && named == (long)pid;
 }
 
-/* Scan /proc/PID/net/unix for a listening "@jitframes/" socket that is one
- * of PID's (inodes) or, with n_inodes < 0, whose name carries PID. */
-static int scan_unix_table(pid_t pid, const unsigned long *inodes, int n_inodes, char *name, size_t cap)
+typedef struct candidates {
+    int n;
+    char names[MAX_CANDIDATES][108];
+} candidates;
+
+/* Scan /proc/PID/net/unix for listening "@jitframes/" sockets that are
+ * PID's (inodes) or, with n_inodes < 0, whose names carry PID. A child
+ * just forked may still hold its parent's socket too: every one found is
+ * a candidate, and jfc_connect keeps the one PID answers on. */
+static int scan_unix_table(pid_t pid, const unsigned long *inodes, int n_inodes, candidates *c)
 {
     char path[64], line[512];
     snprintf(path, sizeof path, "/proc/%ld/net/unix", (long)pid);
     FILE *f = fopen(path, "re");
     if (!f)
         return -1;
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
+    c->n = 0;
+    while (c->n < MAX_CANDIDATES && fgets(line, sizeof line, f)) {
         unsigned long flags, inode;
         char sock_path[256];
         if (sscanf(line, "%*s %*s %*s %lx %*s %*s %lu %255s", &flags, &inode, sock_path) != 3)
             continue;
-        if (!(flags & UNIX_LISTENING) || strncmp(sock_path, "@" JF_CTL_NAME_PREFIX, 11) != 0)
+        if (!(flags & UNIX_LISTENING) || strncmp(sock_path, "@" JF_CTL_NAME_PREFIX, 11) != 0 ||
+            strlen(sock_path + 1) >= sizeof c->names[0])
             continue;
         if (n_inodes >= 0 ? has_inode(inodes, n_inodes, inode) : name_carries_pid(sock_path + 1, pid))
-            found = snprintf(name, cap, "%s", sock_path + 1) < (int)cap;
+            snprintf(c->names[c->n++], sizeof c->names[0], "%s", sock_path + 1);
     }
     fclose(f);
-    return found;
+    return c->n;
 }
 
-int jfc_find_socket(pid_t pid, char *name, size_t cap, jfc_error *err)
+static int find_candidates(pid_t pid, candidates *c, jfc_error *err)
 {
     char path[64];
     struct stat st;
@@ -119,7 +127,7 @@ int jfc_find_socket(pid_t pid, char *name, size_t cap, jfc_error *err)
     static unsigned long inodes[MAX_SOCKETS];
     int n = socket_inodes(pid, inodes, MAX_SOCKETS);
     int fd_errno = errno;
-    int found = scan_unix_table(pid, inodes, n, name, cap);
+    int found = scan_unix_table(pid, inodes, n, c);
     if (found < 0)
         return fail(err, JFC_UNREACHABLE, "process %ld: cannot read /proc/%ld/net/unix: %s", (long)pid,
                     (long)pid, strerror(errno));
@@ -130,6 +138,15 @@ int jfc_find_socket(pid_t pid, char *name, size_t cap, jfc_error *err)
                     "socket carries its pid: run as its user or as root", (long)pid, (long)pid,
                     strerror(fd_errno));
     return fail(err, JFC_NO_CHANNEL, "process %ld does not listen: " NO_CHANNEL_HINT, (long)pid);
+}
+
+int jfc_find_socket(pid_t pid, char *name, size_t cap, jfc_error *err)
+{
+    static candidates c;
+    if (find_candidates(pid, &c, err) != 0)
+        return -1;
+    snprintf(name, cap, "%s", c.names[0]);
+    return 0;
 }
 
 /* Enter PID's network namespace if it is not ours. */
@@ -178,22 +195,30 @@ static int connect_to(const char *name, jfc_error *err)
     return fd;
 }
 
-int jfc_connect(pid_t pid, jfc_error *err)
+/* Does the process that listens on fd's peer have pid `pid` (as we see it)? */
+static int answered_by(int fd, pid_t pid)
 {
-    char name[108];
-    if (jfc_find_socket(pid, name, sizeof name, err) != 0 || join_network_namespace(pid, err) != 0)
-        return -1;
-    int fd = connect_to(name, err);
-    if (fd < 0)
-        return -1;
     struct ucred peer;
     socklen_t len = sizeof peer;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.pid != pid) {
-        close(fd);
-        return fail(err, JFC_NO_CHANNEL, "process %ld does not listen: " NO_CHANNEL_HINT
-                    " (@%s belongs to another process)", (long)pid, name);
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.pid == pid;
+}
+
+int jfc_connect(pid_t pid, jfc_error *err)
+{
+    static candidates c;
+    if (find_candidates(pid, &c, err) != 0 || join_network_namespace(pid, err) != 0)
+        return -1;
+    for (int i = 0; i < c.n; i++) {
+        int fd = connect_to(c.names[i], err);
+        if (fd >= 0 && answered_by(fd, pid))
+            return fd;
+        if (fd >= 0)
+            close(fd);
+        else if (c.n == 1)
+            return -1;
     }
-    return fd;
+    return fail(err, JFC_NO_CHANNEL, "process %ld does not listen: " NO_CHANNEL_HINT
+                " (@%s belongs to another process)", (long)pid, c.names[0]);
 }
 
 /* Read exactly len bytes (or up to EOF): the count read, -1 on error. */

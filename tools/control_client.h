@@ -24,7 +24,8 @@ typedef struct jfc_error {
 } jfc_error;
 
 /* PID's control socket name (abstract, without its leading NUL, e.g.
- * "jitframes/1.0123456789abcdef"): 0, or -1 with *err. The name is looked up
+ * "jitframes/1.0123456789abcdef"; the first if several: a child just
+ * forked may still hold its parent's): 0, or -1 with *err. The name is looked up
  * among PID's own descriptors (/proc/PID/fd) in PID's network namespace
  * (/proc/PID/net/unix), so PID may run in its own pid and mount namespaces.
  * When PID's descriptors cannot be listed (another user's process), a name

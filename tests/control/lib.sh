@@ -16,9 +16,10 @@ cleanup() {
 
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
-# start_target NAME COMMAND...: run COMMAND in the background; sets
-# ${NAME}_pid ($!), ${NAME}_fd (our end of its stdin), ${NAME}_out (its
-# stdout file) and waits (at most 60 s) for its "ready <pid>" line.
+# start_target NAME COMMAND...: run COMMAND in the background; waits (at
+# most 60 s) for its "ready <pid>" line and sets ${NAME}_pid (that pid: the
+# target's own view), ${NAME}_job ($!, for stop_target), ${NAME}_fd (our end
+# of its stdin) and ${NAME}_out (its stdout file).
 start_target() {
   local name=$1 fifo="$dir/$1.in" out="$dir/$1.out"
   shift
@@ -27,11 +28,14 @@ start_target() {
   local pid=$! fd
   exec {fd}>"$fifo"
   target_fds+=("$fd")
-  printf -v "${name}_pid" %s "$pid"
+  printf -v "${name}_job" %s "$pid"
   printf -v "${name}_fd" %s "$fd"
   printf -v "${name}_out" %s "$out"
   for _ in $(seq 1200); do
-    grep -q '^ready ' "$out" && return 0
+    if grep -q '^ready ' "$out"; then
+      printf -v "${name}_pid" %s "$(awk '/^ready /{print $2; exit}' "$out")"
+      return 0
+    fi
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
   done
@@ -43,7 +47,7 @@ start_target() {
 # no sanitizer report).
 stop_target() {
   local name=$1 pid fd
-  pid=${name}_pid; pid=${!pid}
+  pid=${name}_job; pid=${!pid}
   fd=${name}_fd; fd=${!fd}
   eval "exec $fd>&-"
   wait "$pid"
