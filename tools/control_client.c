@@ -149,14 +149,16 @@ int jfc_find_socket(pid_t pid, char *name, size_t cap, jfc_error *err)
     return 0;
 }
 
-/* Enter PID's network namespace if it is not ours. */
-static int join_network_namespace(pid_t pid, jfc_error *err)
+/* Enter PID's network namespace if it is not ours. *unknown: we cannot
+ * tell (another user's process): try ours. */
+static int join_network_namespace(pid_t pid, int *unknown, jfc_error *err)
 {
     char path[64];
     struct stat ours, theirs;
     snprintf(path, sizeof path, "/proc/%ld/ns/net", (long)pid);
-    if (stat("/proc/self/ns/net", &ours) != 0 || stat(path, &theirs) != 0)
-        return 0; /* no namespaces to compare: assume one */
+    *unknown = stat("/proc/self/ns/net", &ours) != 0 || stat(path, &theirs) != 0;
+    if (*unknown)
+        return 0;
     if (ours.st_ino == theirs.st_ino && ours.st_dev == theirs.st_dev)
         return 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -195,6 +197,15 @@ static int connect_to(const char *name, jfc_error *err)
     return fd;
 }
 
+/* A connection refused where we could not compare namespaces. */
+static int namespace_hint(pid_t pid, jfc_error *err)
+{
+    char why[sizeof err->msg];
+    memcpy(why, err->msg, sizeof why); /* fail() formats into err->msg */
+    return fail(err, JFC_UNREACHABLE, "%.300s (process %ld may be in another network namespace, which "
+                "only root can enter)", why, (long)pid);
+}
+
 /* Does the process that listens on fd's peer have pid `pid` (as we see it)? */
 static int answered_by(int fd, pid_t pid)
 {
@@ -206,7 +217,8 @@ static int answered_by(int fd, pid_t pid)
 int jfc_connect(pid_t pid, jfc_error *err)
 {
     static candidates c;
-    if (find_candidates(pid, &c, err) != 0 || join_network_namespace(pid, err) != 0)
+    int unknown_ns;
+    if (find_candidates(pid, &c, err) != 0 || join_network_namespace(pid, &unknown_ns, err) != 0)
         return -1;
     for (int i = 0; i < c.n; i++) {
         int fd = connect_to(c.names[i], err);
@@ -214,6 +226,8 @@ int jfc_connect(pid_t pid, jfc_error *err)
             return fd;
         if (fd >= 0)
             close(fd);
+        else if (c.n == 1 && unknown_ns)
+            return namespace_hint(pid, err);
         else if (c.n == 1)
             return -1;
     }

@@ -8,10 +8,7 @@
 tool=$1
 target=$2
 . "$(dirname "$0")/lib.sh"
-if [ "$(id -u)" -ne 0 ]; then
-  echo "SKIP: needs root to run processes as other users" >&2
-  exit 77
-fi
+require_root "to run processes as other users"
 as() { local uid=$1; shift; setpriv --reuid="$uid" --regid="$uid" --clear-groups "$@"; }
 nobody=$(id -u nobody)
 other=54321

@@ -14,6 +14,14 @@ cleanup() {
   rm -rf "$dir"
 }
 
+# require_root WHY: skip (77) unless root.
+require_root() {
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: needs root ($1)" >&2
+    exit 77
+  fi
+}
+
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 # start_target NAME COMMAND...: run COMMAND in the background; waits (at
