@@ -2,7 +2,7 @@
  * JITFRAMES_CONTROL), that the last jf_shutdown joins its thread and leaves
  * no socket or descriptor, requests and their errors, the wire format, and
  * fork: the child answers under its own pid, and after exec nothing of the
- * channel is left. */
+ * channel is left; idle, the listener thread sleeps and is never woken. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -237,6 +238,80 @@ static void forked_child_answers_itself_and_exec_leaves_nothing(void **state)
     assert_int_equal(jf_shutdown(), 0);
 }
 
+/* The listener's thread id (its comm is "jf-control"), 0 if none. */
+static pid_t listener_tid(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    pid_t tid = 0;
+    for (struct dirent *e; d && !tid && (e = readdir(d));) {
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(comm, sizeof comm, f) && strcmp(comm, "jf-control\n") == 0)
+            tid = (pid_t)atol(e->d_name);
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return tid;
+}
+
+typedef struct thread_sample {
+    char state;
+    unsigned long long ticks;    /* utime + stime */
+    unsigned long long switches; /* voluntary context switches */
+} thread_sample;
+
+static thread_sample sample_thread(pid_t tid)
+{
+    thread_sample s = {0, 0, 0};
+    char path[64], line[1024];
+    unsigned long long utime, stime;
+    snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)tid);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    const char *after_comm = strrchr(line, ')');
+    assert_non_null(after_comm);
+    /* Fields 3 (state) and 14, 15 (utime, stime) of proc(5). */
+    assert_int_equal(sscanf(after_comm + 2, "%c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &s.state,
+                            &utime, &stime), 3);
+    s.ticks = utime + stime;
+    snprintf(path, sizeof path, "/proc/self/task/%ld/status", (long)tid);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f))
+        sscanf(line, "voluntary_ctxt_switches: %llu", &s.switches);
+    fclose(f);
+    return s;
+}
+
+/* Idle, the listener sleeps in poll() with no timeout: over a second it
+ * stays asleep, is never woken and uses no CPU. Numbers, not time, are
+ * compared; bench_control measures a whole idle process over 10 s. */
+static void idle_listener_sleeps_and_never_wakes(void **state)
+{
+    (void)state;
+    assert_int_equal(init_control(JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL), 0);
+    jf_ctl_reply r = ask(getpid(), JF_CTL_STATUS, 0); /* it has served once, and sleeps again */
+    assert_int_equal(r.status, 0);
+    pid_t tid = listener_tid();
+    assert_true(tid > 0);
+    thread_sample before = sample_thread(tid);
+    sleep(1);
+    thread_sample after = sample_thread(tid);
+    printf("idle listener %ld over 1 s: state %c, %llu CPU ticks in all, %llu voluntary switches in all, "
+           "%llu during the second\n", (long)tid, after.state, after.ticks, after.switches,
+           after.switches - before.switches);
+    assert_int_equal(after.state, 'S');
+    assert_int_equal(after.switches, before.switches);
+    assert_int_equal(after.ticks, before.ticks);
+    assert_int_equal(jf_shutdown(), 0);
+    assert_int_equal(listener_tid(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,6 +320,7 @@ int main(void)
         cmocka_unit_test(requests_enable_disable_and_refuse_bad_sinks),
         cmocka_unit_test(wire_round_trip_and_rejects),
         cmocka_unit_test(forked_child_answers_itself_and_exec_leaves_nothing),
+        cmocka_unit_test(idle_listener_sleeps_and_never_wakes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
