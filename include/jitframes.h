@@ -110,9 +110,31 @@ JF_API const char *jf_last_error(void);
 #define JF_SINK_ALL 0xfu
 #define JF_SINK_COUNT 4
 
-/* Do not read the JITFRAMES, JITFRAMES_DIR and JITFRAMES_LOG variables.
- * Other flag bits are JF_EINVAL. */
+/* Do not read the JITFRAMES, JITFRAMES_DIR, JITFRAMES_LOG and
+ * JITFRAMES_CONTROL variables. Other flag bits are JF_EINVAL. */
 #define JF_CONFIG_IGNORE_ENV 0x1u
+
+/*
+ * Let `jitframes enable|disable|status PID` (the tool) control this process
+ * from outside: the control channel. $JITFRAMES_CONTROL=1 asks for it too
+ * (read at the first jf_init unless JF_CONFIG_IGNORE_ENV; "0" or unset: no).
+ * With it the library starts one thread that waits, blocked in poll() with
+ * no timeout, on an abstract AF_UNIX socket named "jitframes/<pid>.<random>"
+ * (no file anywhere; SOCK_CLOEXEC, so an exec leaves nothing); idle it uses
+ * no CPU (bench/bench_control: 0 ticks over 10 s). It blocks every signal.
+ * It obeys only clients running as this process's effective uid or as root,
+ * as the kernel tells (SO_PEERCRED); others are refused and logged. A
+ * request can enable sinks (exactly jf_enable: live regions are replayed),
+ * disable them, or ask for the status (sinks, jf_stats counters, the
+ * jitdump directory, pid, version); a malformed one is answered with an
+ * error and changes nothing, and a client gets at most 1 s to send it.
+ * After fork() the child starts its own channel (own socket, own pid); the
+ * last jf_shutdown stops the thread and closes the socket. If the channel
+ * cannot start (no socket or thread), jf_init returns JF_ESINK and the
+ * library works on without it. docs/formats.md, "Control channel", gives
+ * the protocol.
+ */
+#define JF_CONFIG_CONTROL 0x2u
 
 typedef struct jf_config {
     size_t struct_size; /* sizeof(jf_config) */
@@ -126,9 +148,10 @@ typedef struct jf_config {
 /*
  * Initialise (reference-counted). The first call sets the library up: it reads
  * $JITFRAMES (a comma list of sink words: perfmap, jitdump, gdb, unwind; "all"
- * means every sink), $JITFRAMES_DIR and $JITFRAMES_LOG unless
- * JF_CONFIG_IGNORE_ENV is set, and enables those sinks plus config->sinks.
- * Later calls only add config->sinks. config may be NULL.
+ * means every sink), $JITFRAMES_DIR, $JITFRAMES_LOG and $JITFRAMES_CONTROL
+ * unless JF_CONFIG_IGNORE_ENV is set, and enables those sinks plus
+ * config->sinks. Later calls only add config->sinks (and start the control
+ * channel if JF_CONFIG_CONTROL asks). config may be NULL.
  * Returns:
  *   0          initialised, every requested sink running;
  *   JF_ESINK   initialised, but a requested sink could not start (an unsafe
@@ -137,6 +160,8 @@ typedef struct jf_config {
  *              code, e.g. JF_ENOENT, JF_EACCES, JF_EUNSAFE), jf_stats()
  *              marks it failed, jf_enabled_sinks() leaves it out, and
  *              jf_enable() of that sink retries it and returns its own error;
+ *              or the control channel asked for could not start (jf_last_error()
+ *              says so; the sinks run);
  *   any other  nothing initialised: JF_EINVAL (bad config, an unknown word
  *              in $JITFRAMES, a too long directory), JF_ENOMEM, JF_ERANGE.
  * Every call that returned 0 or JF_ESINK must be balanced by one jf_shutdown().

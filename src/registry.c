@@ -5,6 +5,7 @@
  * and makes fork handling simple (the lock is held across fork()).
  */
 #define _GNU_SOURCE
+#include "control.h"
 #include "error.h"
 #include "log.h"
 #include "registry.h"
@@ -215,6 +216,7 @@ static int start_sinks(unsigned sinks)
  * copies are free. */
 static void atfork_prepare(void)
 {
+    jf__control_lock_for_fork();
     pthread_mutex_lock(&registry_lock);
     jf__log_lock_for_fork();
     jf__slab_lock_for_fork();
@@ -225,6 +227,7 @@ static void atfork_parent(void)
     jf__slab_unlock_after_fork();
     jf__log_unlock_after_fork();
     pthread_mutex_unlock(&registry_lock);
+    jf__control_unlock_after_fork_parent();
 }
 
 /* The child has a new pid: each sink drops the parent's files without
@@ -241,6 +244,7 @@ static void atfork_child(void)
     if (init_count > 0 && running)
         start_sinks(running);
     pthread_mutex_unlock(&registry_lock);
+    jf__control_restart_after_fork_child();
 }
 
 static void install_atfork(void)
@@ -248,13 +252,28 @@ static void install_atfork(void)
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-/* First initialisation: read the environment. Returns the sinks it asks for. */
-static int configure_from_env(const jf_config *config, unsigned *sinks)
+/* $JITFRAMES_CONTROL: "1" asks for the control channel; "0" or empty not;
+ * anything else is logged and ignored (the host starts as it would without). */
+static int control_from_env(void)
+{
+    const char *v = getenv("JITFRAMES_CONTROL");
+    if (!v || !*v || strcmp(v, "0") == 0)
+        return 0;
+    if (strcmp(v, "1") == 0)
+        return 1;
+    jf__log(JF_LOG_WARNING, "JITFRAMES_CONTROL=%.64s is not 1 or 0: no control channel", v);
+    return 0;
+}
+
+/* First initialisation: read the environment. Returns the sinks it asks
+ * for, and whether it asks for the control channel. */
+static int configure_from_env(const jf_config *config, unsigned *sinks, int *control)
 {
     *sinks = 0;
     if (config && (config->flags & JF_CONFIG_IGNORE_ENV))
         return 0;
     jf__log_configure_from_env();
+    *control |= control_from_env();
     const char *list = getenv("JITFRAMES");
     if (list && jf_parse_sinks(list, sinks) != 0) {
         jf__fail(JF_EINVAL, "JITFRAMES=%s: %s", list, jf_last_error());
@@ -267,27 +286,46 @@ static int configure_from_env(const jf_config *config, unsigned *sinks)
     return 0;
 }
 
+/* After a successful jf_init (rc 0 or JF_ESINK): the control channel, if
+ * asked for; its failure is the caller's JF_ESINK. */
+static int start_control(int wanted, int rc)
+{
+    if (!wanted || (rc != 0 && rc != JF_ESINK))
+        return rc;
+    char sinks_failure[sizeof "initialised, but " + 512];
+    snprintf(sinks_failure, sizeof sinks_failure, "%s", rc ? jf_last_error() : "");
+    if (jf__control_start() == 0) {
+        if (rc)
+            jf__fail(rc, "%s", sinks_failure);
+        return rc;
+    }
+    if (rc)
+        return jf__fail(JF_ESINK, "%s; %s", sinks_failure, jf_last_error());
+    return jf__fail(JF_ESINK, "initialised, but %s", jf_last_error());
+}
+
 int jf_init(const jf_config *config)
 {
     jf__clear_error();
     if (config && config->struct_size < offsetof(jf_config, dump_dir) + sizeof(char *))
         return jf__fail(JF_EINVAL, "jf_config.struct_size is %zu; set it to sizeof(jf_config)",
                         config->struct_size);
-    if (config && (config->flags & ~JF_CONFIG_IGNORE_ENV))
-        return jf__fail(JF_EINVAL, "jf_config.flags has unknown bits 0x%x",
-                        config->flags & ~JF_CONFIG_IGNORE_ENV);
+    const unsigned known_flags = JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL;
+    if (config && (config->flags & ~known_flags))
+        return jf__fail(JF_EINVAL, "jf_config.flags has unknown bits 0x%x", config->flags & ~known_flags);
     unsigned extra = config ? config->sinks : 0;
     if (extra & ~JF_SINK_ALL)
         return jf__fail(JF_EINVAL, "jf_config.sinks has unknown bits 0x%x", extra & ~JF_SINK_ALL);
     pthread_once(&atfork_once, install_atfork);
 
+    int control = config && (config->flags & JF_CONFIG_CONTROL);
     pthread_mutex_lock(&registry_lock);
     int rc = 0;
     if (init_count == 0) {
         /* A failed first init must not leave its directory behind. */
         snprintf(dump_dir, sizeof dump_dir, "/tmp");
         unsigned env_sinks;
-        rc = configure_from_env(config, &env_sinks);
+        rc = configure_from_env(config, &env_sinks, &control);
         if (rc == 0 && config && config->dump_dir &&
             snprintf(dump_dir, sizeof dump_dir, "%s", config->dump_dir) >= (int)sizeof dump_dir)
             rc = jf__fail(JF_EINVAL, "jf_config.dump_dir is too long");
@@ -302,7 +340,7 @@ int jf_init(const jf_config *config)
     if (rc == 0 && start_sinks(extra) != 0)
         rc = jf__fail(JF_ESINK, "initialised, but %s", jf_last_error());
     pthread_mutex_unlock(&registry_lock);
-    return rc;
+    return start_control(control, rc);
 }
 
 static int free_visit(jf_live *r, void *ctx)
@@ -332,7 +370,20 @@ int jf_shutdown(void)
         snprintf(dump_dir, sizeof dump_dir, "/tmp");
     }
     pthread_mutex_unlock(&registry_lock);
+    jf__control_stop_if_unused();
     return 0;
+}
+
+int jf__initialised(void)
+{
+    return __atomic_load_n(&init_count, __ATOMIC_RELAXED) > 0;
+}
+
+void jf__dump_dir(char *out, size_t cap)
+{
+    pthread_mutex_lock(&registry_lock);
+    snprintf(out, cap, "%s", dump_dir);
+    pthread_mutex_unlock(&registry_lock);
 }
 
 int jf_enable(unsigned sinks)

@@ -8,11 +8,15 @@
  * from the name (jit-*.dump), else it is a perf map; every summary says
  * which. Only regular files (and `-`, standard input) of at most 1 GiB
  * are read: a device or a FIFO is refused, never waited on.
+ * `jitframes enable|disable|status PID` talk to a running process's control
+ * channel (control_cmd.c).
  */
 #define _GNU_SOURCE
 #include "clean_cmd.h"
+#include "control_cmd.h"
 #include "elf_reader.h"
 #include "jitdump_reader.h"
+#include "json_out.h"
 #include "perfmap_reader.h"
 
 #include <errno.h>
@@ -164,26 +168,6 @@ static void print_error(const job *j, const jft_error *err)
         fprintf(stderr, "%s:%" PRIu64 ": %s\n", j->path, err->where, err->msg);
     else
         fprintf(stderr, "%s:0x%" PRIx64 ": %s\n", j->path, err->where, err->msg);
-}
-
-static void json_string_n(FILE *out, const char *s, size_t n)
-{
-    fputc('"', out);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
-static void json_string(FILE *out, const char *s)
-{
-    json_string_n(out, s, strlen(s));
 }
 
 /* `dump --json`: the entries or records, gathered while the file is walked. */
@@ -404,6 +388,9 @@ static const char usage_text[] =
     "usage: jitframes [--format=FORMAT] [--json] check FILE...\n"
     "       jitframes [--format=FORMAT] [--json] dump FILE...\n"
     "       jitframes clean [--older-than D] [--dry-run] [--dir DIR]...\n"
+    "       jitframes enable PID SINKS\n"
+    "       jitframes disable PID SINKS\n"
+    "       jitframes status PID [--json]\n"
     "       jitframes --help | --version\n"
     "\n"
     "FILE is a perf map (perf-<pid>.map), a jitdump (jit-<pid>.dump) or a GDB JIT\n"
@@ -424,7 +411,20 @@ static const char usage_text[] =
     "process holds; kept files are listed with the reason.\n"
     "  --older-than D only files last written more than D ago (90, 90s, 30m, 12h, 7d)\n"
     "  --dry-run      say what would be removed, remove nothing\n"
-    "Exit status: 0 done; 1 a file could not be removed; 2 usage error.\n";
+    "Exit status: 0 done; 1 a file could not be removed; 2 usage error.\n"
+    "\n"
+    "enable, disable and status talk to a running process started with\n"
+    "JITFRAMES_CONTROL=1 (or JF_CONFIG_CONTROL): PID as this side sees it (the\n"
+    "process may run in its own pid, mount and, for root, network namespaces).\n"
+    "Only the process's own user or root is obeyed.\n"
+    "  enable         turn sinks on (SINKS as in $JITFRAMES: perfmap,jitdump,gdb,\n"
+    "                 unwind, all); regions already live are written at once\n"
+    "  disable        turn sinks off; files written so far stay\n"
+    "  status         enabled sinks, live regions, counters and files (--json: one\n"
+    "                 JSON object, see tools/README.md)\n"
+    "Exit status: 0 done; 1 the process answered with an error (not your process,\n"
+    "a sink could not start), printed; 2 usage error; 4 no such process, or it does\n"
+    "not listen (not started with JITFRAMES_CONTROL=1), or cannot be reached.\n";
 
 static int usage(FILE *out, int status)
 {
@@ -494,6 +494,8 @@ int main(int argc, char **argv)
         return usage(stdout, EXIT_VALID);
     if (i < argc && strcmp(argv[i], "clean") == 0)
         return jft_clean_command(argc - i, argv + i);
+    if (i < argc && jft_is_control_command(argv[i]))
+        return jft_control_command(argc - i, argv + i, j.json);
     if (argc - i < 2 || (strcmp(argv[i], "dump") != 0 && strcmp(argv[i], "check") != 0))
         return usage(stderr, EXIT_USAGE);
     j.cmd = argv[i++];

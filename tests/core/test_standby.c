@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +23,6 @@ enum { REGIONS = 100 };
 static unsigned char code[REGIONS * 16];
 static char dir[] = "/tmp/jf-standby-XXXXXX";
 static char dump_dir[sizeof dir + 16];
-
-static int entries_in(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d)
-        return -1;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
 
 static void standby_writes_nothing_and_replays_on_enable(void **state)
 {
@@ -60,7 +47,7 @@ static void standby_writes_nothing_and_replays_on_enable(void **state)
     char path[128];
     struct stat st;
     assert_int_equal(stat(map_path(path, sizeof path, getpid()), &st), -1);
-    assert_int_equal(entries_in(dir), 0); /* not even the dump directory */
+    assert_int_equal(test_dir_entries(dir), 0); /* not even the dump directory */
 
     assert_int_equal(jf_enable(JF_SINK_PERFMAP), 0);
     size_t len;
@@ -74,7 +61,7 @@ static void standby_writes_nothing_and_replays_on_enable(void **state)
     free(map);
     assert_int_equal(jf_shutdown(), 0);
     map_remove(getpid());
-    assert_int_equal(entries_in(dir), 0);
+    assert_int_equal(test_dir_entries(dir), 0);
     rmdir(dir);
 }
 

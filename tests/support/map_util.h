@@ -48,6 +48,9 @@ struct jf_region test_region(const void *addr, size_t size, const char *name);
  * killed. Returns the wait status, or -1 after a kill. */
 int test_wait_child(pid_t pid, int seconds);
 
+/* Entries of a directory other than . and ..; -1 if it cannot be read. */
+int test_dir_entries(const char *path);
+
 /* jf_init with the environment ignored and exactly `sinks` enabled. */
 int test_init_with(unsigned sinks);
 

@@ -1,0 +1,76 @@
+/* libFuzzer target over the control channel's request handling: each input
+ * is sent as one client's bytes over a socketpair and answered by the
+ * library's own jf__control_serve (the peer is this process: obeyed). The
+ * reply must always be a well-formed reply whose status is 0 exactly when
+ * the input's first 16 bytes are a valid status request. Valid enable and
+ * disable requests are skipped (they would write files). The input is also
+ * fed to the client's reply decoder. */
+#define _GNU_SOURCE
+#include "control.h"
+#include "control_wire.h"
+#include "jitframes.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int wake_fd = -1;
+
+static void setup(void)
+{
+    jf_config c = JF_CONFIG_INIT;
+    c.flags = JF_CONFIG_IGNORE_ENV;
+    if (jf_init(&c) != 0 || (wake_fd = eventfd(0, EFD_CLOEXEC)) < 0)
+        abort();
+}
+
+static size_t read_reply(int fd, uint8_t *buf)
+{
+    size_t got = 0;
+    ssize_t n;
+    while (got < JF_CTL_REPLY_MAX && (n = read(fd, buf + got, JF_CTL_REPLY_MAX - got)) > 0)
+        got += (size_t)n;
+    return got;
+}
+
+static void serve(const uint8_t *data, size_t size, int expect_ok)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        abort();
+    size_t n = size > 4096 ? 4096 : size; /* fits the socket buffer: never blocks */
+    if (n && send(sv[0], data, n, MSG_NOSIGNAL) != (ssize_t)n)
+        abort();
+    shutdown(sv[0], SHUT_WR);
+    jf__control_serve(sv[1], wake_fd);
+    close(sv[1]);
+    static uint8_t buf[JF_CTL_REPLY_MAX];
+    static jf_ctl_reply r;
+    size_t got = read_reply(sv[0], buf);
+    close(sv[0]);
+    if (got < JF_CTL_REPLY_HEADER_SIZE || jf__ctl_reply_size(buf) != got || jf__ctl_decode_reply(buf, got, &r) != 0)
+        __builtin_trap();
+    if ((r.status == 0) != expect_ok)
+        __builtin_trap();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (wake_fd < 0)
+        setup();
+    jf_ctl_request req;
+    int valid = size >= JF_CTL_REQUEST_SIZE && jf__ctl_decode_request(data, &req) == 0;
+    if (!valid || req.op == JF_CTL_STATUS)
+        serve(data, size, valid);
+    if (size >= JF_CTL_REPLY_HEADER_SIZE) {
+        size_t whole = jf__ctl_reply_size(data);
+        static jf_ctl_reply r;
+        if (whole && whole <= size)
+            (void)jf__ctl_decode_reply(data, whole, &r);
+    }
+    return 0;
+}

@@ -1,0 +1,296 @@
+/*
+ * Finding a process's control socket from outside, and talking to it.
+ *
+ * The process may see itself under another pid (its own pid namespace) and
+ * another /tmp (its own mount namespace), so nothing it could tell us by
+ * name is used to find it: its socket descriptors are listed from
+ * /proc/PID/fd ("socket:[INODE]"), and the one listening under an
+ * "@jitframes/" name is picked from /proc/PID/net/unix, which lists the
+ * sockets of PID's network namespace. Abstract names live per network
+ * namespace, so a client in another one enters PID's first (setns, root
+ * only). Whoever answers is checked with SO_PEERCRED: its pid, translated
+ * into our pid namespace by the kernel, must be PID.
+ */
+#define _GNU_SOURCE
+#include "control_client.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define NO_CHANNEL_HINT "start it with JITFRAMES_CONTROL=1"
+
+enum { MAX_SOCKETS = 4096, MAX_CANDIDATES = 8, IO_TIMEOUT_S = 10 };
+
+/* /proc/net/unix Flags of a listening socket (__SO_ACCEPTCON). */
+#define UNIX_LISTENING 0x10000ul
+
+static int fail(jfc_error *err, int kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(jfc_error *err, int kind, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    err->kind = kind;
+    return -1;
+}
+
+/* The inodes of PID's sockets; -1 with errno if /proc/PID/fd cannot be read. */
+static int socket_inodes(pid_t pid, unsigned long *inodes, int cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/fd", (long)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; n < cap && (e = readdir(d));) {
+        char link[64];
+        ssize_t len = readlinkat(dirfd(d), e->d_name, link, sizeof link - 1);
+        if (len <= 0)
+            continue;
+        link[len] = '\0';
+        if (sscanf(link, "socket:[%lu]", &inodes[n]) == 1)
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static int has_inode(const unsigned long *inodes, int n, unsigned long inode)
+{
+    for (int i = 0; i < n; i++)
+        if (inodes[i] == inode)
+            return 1;
+    return 0;
+}
+
+/* Without PID's descriptors: a name "jitframes/PID.<tag>" (the pid the
+ * process saw at start; right when we share its pid namespace). */
+static int name_carries_pid(const char *name, pid_t pid)
+{
+    char *end;
+    long named = strtol(name + strlen(JF_CTL_NAME_PREFIX), &end, 10);
+    return *end == '.' && named == (long)pid;
+}
+
+typedef struct candidates {
+    int n;
+    char names[MAX_CANDIDATES][108];
+} candidates;
+
+/* Scan /proc/PID/net/unix for listening "@jitframes/" sockets that are
+ * PID's (inodes) or, with n_inodes < 0, whose names carry PID. A child
+ * just forked may still hold its parent's socket too: every one found is
+ * a candidate, and jfc_connect keeps the one PID answers on. */
+static int scan_unix_table(pid_t pid, const unsigned long *inodes, int n_inodes, candidates *c)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%ld/net/unix", (long)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    c->n = 0;
+    while (c->n < MAX_CANDIDATES && fgets(line, sizeof line, f)) {
+        unsigned long flags, inode;
+        char sock_path[256];
+        if (sscanf(line, "%*s %*s %*s %lx %*s %*s %lu %255s", &flags, &inode, sock_path) != 3)
+            continue;
+        if (!(flags & UNIX_LISTENING) || strncmp(sock_path, "@" JF_CTL_NAME_PREFIX, 11) != 0 ||
+            strlen(sock_path + 1) >= sizeof c->names[0])
+            continue;
+        if (n_inodes >= 0 ? has_inode(inodes, n_inodes, inode) : name_carries_pid(sock_path + 1, pid))
+            snprintf(c->names[c->n++], sizeof c->names[0], "%s", sock_path + 1);
+    }
+    fclose(f);
+    return c->n;
+}
+
+static int find_candidates(pid_t pid, candidates *c, jfc_error *err)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%ld", (long)pid);
+    if (pid <= 0 || stat(path, &st) != 0)
+        return fail(err, JFC_NO_PROCESS, "no process %ld", (long)pid);
+    static unsigned long inodes[MAX_SOCKETS];
+    int n = socket_inodes(pid, inodes, MAX_SOCKETS);
+    int fd_errno = errno;
+    int found = scan_unix_table(pid, inodes, n, c);
+    if (found < 0)
+        return fail(err, JFC_UNREACHABLE, "process %ld: cannot read /proc/%ld/net/unix: %s", (long)pid,
+                    (long)pid, strerror(errno));
+    if (found)
+        return 0;
+    if (n < 0)
+        return fail(err, JFC_UNREACHABLE, "process %ld: cannot list /proc/%ld/fd (%s) and no control "
+                    "socket carries its pid: run as its user or as root", (long)pid, (long)pid,
+                    strerror(fd_errno));
+    return fail(err, JFC_NO_CHANNEL, "process %ld does not listen: " NO_CHANNEL_HINT, (long)pid);
+}
+
+int jfc_find_socket(pid_t pid, char *name, size_t cap, jfc_error *err)
+{
+    static candidates c;
+    if (find_candidates(pid, &c, err) != 0)
+        return -1;
+    snprintf(name, cap, "%s", c.names[0]);
+    return 0;
+}
+
+/* Enter PID's network namespace if it is not ours. *unknown: we cannot
+ * tell (another user's process): try ours. */
+static int join_network_namespace(pid_t pid, int *unknown, jfc_error *err)
+{
+    char path[64];
+    struct stat ours, theirs;
+    snprintf(path, sizeof path, "/proc/%ld/ns/net", (long)pid);
+    *unknown = stat("/proc/self/ns/net", &ours) != 0 || stat(path, &theirs) != 0;
+    if (*unknown)
+        return 0;
+    if (ours.st_ino == theirs.st_ino && ours.st_dev == theirs.st_dev)
+        return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return fail(err, JFC_UNREACHABLE, "process %ld is in another network namespace; entering it "
+                    "failed: %s (run as root)", (long)pid, strerror(e));
+    }
+    close(fd);
+    return 0;
+}
+
+static int connect_to(const char *name, jfc_error *err)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return fail(err, JFC_UNREACHABLE, "socket: %s", strerror(errno));
+    /* connect() waits on a full backlog for at most the send timeout. */
+    struct timeval tv = {IO_TIMEOUT_S, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    size_t n = strlen(name);
+    if (n >= sizeof addr.sun_path - 1) {
+        close(fd);
+        return fail(err, JFC_UNREACHABLE, "socket name too long");
+    }
+    memcpy(addr.sun_path + 1, name, n);
+    if (connect(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) != 0) {
+        int e = errno;
+        close(fd);
+        return fail(err, JFC_UNREACHABLE, "connect to @%s: %s", name, strerror(e));
+    }
+    return fd;
+}
+
+/* A connection refused where we could not compare namespaces. */
+static int namespace_hint(pid_t pid, jfc_error *err)
+{
+    char why[sizeof err->msg];
+    memcpy(why, err->msg, sizeof why); /* fail() formats into err->msg */
+    return fail(err, JFC_UNREACHABLE, "%.300s (process %ld may be in another network namespace, which "
+                "only root can enter)", why, (long)pid);
+}
+
+/* Does the process that listens on fd's peer have pid `pid` (as we see it)? */
+static int answered_by(int fd, pid_t pid)
+{
+    struct ucred peer;
+    socklen_t len = sizeof peer;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.pid == pid;
+}
+
+int jfc_connect(pid_t pid, jfc_error *err)
+{
+    static candidates c;
+    int unknown_ns;
+    if (find_candidates(pid, &c, err) != 0 || join_network_namespace(pid, &unknown_ns, err) != 0)
+        return -1;
+    for (int i = 0; i < c.n; i++) {
+        int fd = connect_to(c.names[i], err);
+        if (fd >= 0 && answered_by(fd, pid))
+            return fd;
+        if (fd >= 0)
+            close(fd);
+        else if (c.n == 1 && unknown_ns)
+            return namespace_hint(pid, err);
+        else if (c.n == 1)
+            return -1;
+    }
+    return fail(err, JFC_NO_CHANNEL, "process %ld does not listen: " NO_CHANNEL_HINT
+                " (@%s belongs to another process)", (long)pid, c.names[0]);
+}
+
+/* Read exactly len bytes (or up to EOF): the count read, -1 on error. */
+static long read_full(int fd, uint8_t *buf, size_t len)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = recv(fd, buf + got, len - got, 0);
+        if (n == 0)
+            break;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return got ? (long)got : -1;
+        got += (size_t)n;
+    }
+    return (long)got;
+}
+
+/* Read one reply: its size, 0 if the process closed without one. */
+static long read_reply(int fd, pid_t pid, jf_ctl_reply *reply, jfc_error *err)
+{
+    static uint8_t buf[JF_CTL_REPLY_MAX];
+    long got = read_full(fd, buf, JF_CTL_REPLY_HEADER_SIZE);
+    if (got == 0 || (got < 0 && errno == ECONNRESET))
+        return 0;
+    if (got < 0)
+        return fail(err, JFC_UNREACHABLE, "process %ld: no reply: %s", (long)pid, strerror(errno));
+    size_t size = got == JF_CTL_REPLY_HEADER_SIZE ? jf__ctl_reply_size(buf) : 0;
+    if (size == 0)
+        return fail(err, JFC_UNREACHABLE, "process %ld: malformed reply (%ld bytes)", (long)pid, got);
+    long rest = read_full(fd, buf + JF_CTL_REPLY_HEADER_SIZE, size - JF_CTL_REPLY_HEADER_SIZE);
+    if (rest != (long)(size - JF_CTL_REPLY_HEADER_SIZE) || jf__ctl_decode_reply(buf, size, reply) != 0)
+        return fail(err, JFC_UNREACHABLE, "process %ld: truncated or malformed reply", (long)pid);
+    return (long)size;
+}
+
+long jfc_exchange_raw(pid_t pid, const void *bytes, size_t len, jf_ctl_reply *reply, jfc_error *err)
+{
+    int fd = jfc_connect(pid, err);
+    if (fd < 0)
+        return -1;
+    /* Errors ignored: a process that refuses early closes on us (EPIPE).
+     * Shutting our side tells it at once that nothing more comes. */
+    if (len)
+        (void)send(fd, bytes, len, MSG_NOSIGNAL);
+    shutdown(fd, SHUT_WR);
+    long size = read_reply(fd, pid, reply, err);
+    close(fd);
+    return size;
+}
+
+int jfc_request(pid_t pid, const jf_ctl_request *req, jf_ctl_reply *reply, jfc_error *err)
+{
+    uint8_t buf[JF_CTL_REQUEST_SIZE];
+    jf__ctl_encode_request(req, buf);
+    long size = jfc_exchange_raw(pid, buf, sizeof buf, reply, err);
+    if (size == 0)
+        return fail(err, JFC_UNREACHABLE, "process %ld closed the connection without a reply", (long)pid);
+    return size < 0 ? -1 : 0;
+}
