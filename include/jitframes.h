@@ -136,6 +136,20 @@ JF_API const char *jf_last_error(void);
  */
 #define JF_CONFIG_CONTROL 0x2u
 
+/*
+ * For runtimes whose own state follows the sinks (the CPython client installs
+ * its frame hook only while a sink is on): fn is called on the control
+ * channel's thread after a request from outside enabled or disabled sinks,
+ * with the sinks now enabled, once the tool has its answer. It runs with no
+ * jitframes lock held (it may call jf_enabled_sinks, jf_stats); the next
+ * request waits until it returns, the host never does: hand the work to the
+ * runtime's own thread (CPython: Py_AddPendingCall). Set it before
+ * starting the channel; NULL removes it (a call already started may still
+ * finish). Callbacks from other requests or threads are never made.
+ */
+typedef void (*jf_control_fn)(void *ctx, unsigned sinks);
+JF_API void jf_set_control_callback(jf_control_fn fn, void *ctx);
+
 typedef struct jf_config {
     size_t struct_size; /* sizeof(jf_config) */
     unsigned sinks;     /* JF_SINK_* bits enabled in addition to $JITFRAMES */

@@ -111,6 +111,28 @@ static void send_reply(int conn, const jf_ctl_reply *r)
         jf__log(JF_LOG_DEBUG, "control channel: reply not sent: %s", strerror(errno));
 }
 
+/* The runtime's callback (jf_set_control_callback). Two atomics, not a
+ * lock: a lock held by the listener across a fork() would stay locked in
+ * the child. ctx is published before fn. */
+static jf_control_fn control_fn;
+static void *control_ctx;
+
+void jf_set_control_callback(jf_control_fn fn, void *ctx)
+{
+    jf__clear_error();
+    __atomic_store_n(&control_fn, (jf_control_fn)NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&control_ctx, ctx, __ATOMIC_RELEASE);
+    __atomic_store_n(&control_fn, fn, __ATOMIC_RELEASE);
+}
+
+/* After an obeyed request that may have changed the sinks. */
+static void tell_runtime(int op)
+{
+    jf_control_fn fn = __atomic_load_n(&control_fn, __ATOMIC_ACQUIRE);
+    if (fn && (op == JF_CTL_ENABLE || op == JF_CTL_DISABLE))
+        fn(__atomic_load_n(&control_ctx, __ATOMIC_ACQUIRE), jf_enabled_sinks());
+}
+
 void jf__control_serve(int conn, int wake_fd)
 {
     static jf_ctl_reply reply; /* 4.7 KiB: off the thread's stack */
@@ -142,4 +164,5 @@ void jf__control_serve(int conn, int wake_fd)
     if (reply.status && !reply.message[0])
         snprintf(reply.message, sizeof reply.message, "%s", jf_last_error());
     send_reply(conn, &reply);
+    tell_runtime(reply.op); /* after answering: the runtime may take a while */
 }

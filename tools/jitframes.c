@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include "clean_cmd.h"
 #include "control_cmd.h"
+#include "record_cmd.h"
 #include "elf_reader.h"
 #include "jitdump_reader.h"
 #include "json_out.h"
@@ -391,6 +392,7 @@ static const char usage_text[] =
     "       jitframes enable PID SINKS\n"
     "       jitframes disable PID SINKS\n"
     "       jitframes status PID [--json]\n"
+    "       jitframes record PID [--duration S] [--call-graph dwarf|fp] [-o DIR] [--keep]\n"
     "       jitframes --help | --version\n"
     "\n"
     "FILE is a perf map (perf-<pid>.map), a jitdump (jit-<pid>.dump) or a GDB JIT\n"
@@ -424,7 +426,13 @@ static const char usage_text[] =
     "                 JSON object, see tools/README.md)\n"
     "Exit status: 0 done; 1 the process answered with an error (not your process,\n"
     "a sink could not start), printed; 2 usage error; 4 no such process, or it does\n"
-    "not listen (not started with JITFRAMES_CONTROL=1), or cannot be reached.\n";
+    "not listen (not started with JITFRAMES_CONTROL=1), or cannot be reached.\n"
+    "\n"
+    "record turns on what a recording needs (the perf map; with --call-graph dwarf,\n"
+    "the default, the jitdump too), runs perf record -p PID for S seconds (default\n"
+    "10; Ctrl-C ends it early), puts the sinks back as they were, and leaves\n"
+    "perf.data (and perf.jit.data) and flamegraph.html in DIR; it removes the files\n"
+    "it caused outside DIR unless --keep. jitframes record --help: every option.\n";
 
 static int usage(FILE *out, int status)
 {
@@ -494,6 +502,8 @@ int main(int argc, char **argv)
         return usage(stdout, EXIT_VALID);
     if (i < argc && strcmp(argv[i], "clean") == 0)
         return jft_clean_command(argc - i, argv + i);
+    if (i < argc && strcmp(argv[i], "record") == 0)
+        return jft_record_command(argc - i, argv + i);
     if (i < argc && jft_is_control_command(argv[i]))
         return jft_control_command(argc - i, argv + i, j.json);
     if (argc - i < 2 || (strcmp(argv[i], "dump") != 0 && strcmp(argv[i], "check") != 0))

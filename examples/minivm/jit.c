@@ -17,6 +17,15 @@ static int jit_requested(void)
     return env && *env;
 }
 
+/* Started in standby (JITFRAMES_CONTROL=1): the trampolines are made with no
+ * sink on; the library keeps them and writes them out when `jitframes
+ * enable` or `jitframes record` turns a sink on from outside. */
+static int standby_requested(void)
+{
+    const char *env = getenv("JITFRAMES_CONTROL");
+    return env && *env && strcmp(env, "0") != 0;
+}
+
 static void jit_why(char *why, size_t why_size, const char *what, int rc)
 {
     const char *detail = jf_last_error();
@@ -102,7 +111,7 @@ enum mvm_jit_status mvm_jit_attach(struct mvm_jit *jit, struct mvm_program *prog
     /* Some sinks run: go on with them, and say what is missing. */
     if (rc == JF_ESINK)
         jit_why(why, why_size, "some sinks are off", rc);
-    if (jf_enabled_sinks() == 0) {
+    if (jf_enabled_sinks() == 0 && !standby_requested()) {
         if (!jit_requested())
             return MVM_JIT_OFF;
         snprintf(why, why_size, "no jitframes sink could start");

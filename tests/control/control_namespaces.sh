@@ -26,8 +26,11 @@ host_pid_of() {
 check_namespaced() {
   local name=$1
   shift
+  # The target is run from its directory, entered before the tmpfs hides
+  # /tmp (a build tree may live there: CI's clean clones do).
   start_target "$name" unshare "$@" --fork sh -c \
-    'mount -t tmpfs tmpfs /tmp && exec env -u JITFRAMES JITFRAMES_CONTROL=1 "$0" --regions 40' "$target" || return
+    'cd "$(dirname "$0")" && mount -t tmpfs tmpfs /tmp &&
+     exec env -u JITFRAMES JITFRAMES_CONTROL=1 "./$(basename "$0")" --regions 40' "$target" || return
   local job=${name}_job inner=${name}_pid pid
   job=${!job}; inner=${!inner}
   pid=$(host_pid_of "$job")

@@ -14,6 +14,9 @@ Start-up activation uses the library's own convention: ``JITFRAMES=perfmap``
 (any comma list of sinks) activates jitframes when Python starts, through the
 ``jitframes.pth`` file installed beside the package; ``python -m jitframes
 [--sinks LIST] script.py args...`` does the same without installing.
+``JITFRAMES_CONTROL=1`` instead starts it in standby (``standby()``): nothing
+is written until ``jitframes enable PID perfmap`` or ``jitframes record PID``
+turns a sink on from outside.
 """
 import sys
 
@@ -25,19 +28,27 @@ if sys.implementation.name != "cpython" or sys.version_info[:2] not in SUPPORTED
         % (", ".join("%d.%d" % v for v in SUPPORTED), sys.implementation.name,
            sys.version_info[0], sys.version_info[1]))
 
-from ._jitframes import activate, deactivate, is_active, active_sinks, stats  # noqa: E402
+from ._jitframes import activate, deactivate, standby, is_active, active_sinks, stats  # noqa: E402
 
-__all__ = ["activate", "deactivate", "is_active", "active_sinks", "stats"]
+__all__ = ["activate", "deactivate", "standby", "is_active", "active_sinks", "stats"]
 
 
 def _activate_from_environment():
-    """Called at start-up by jitframes.pth when $JITFRAMES is set."""
+    """Called at start-up by jitframes.pth when $JITFRAMES or
+    $JITFRAMES_CONTROL is set."""
     import os
     sinks = os.environ.get("JITFRAMES", "").strip()
+    control = os.environ.get("JITFRAMES_CONTROL", "").strip()
+    # Never stop the program from starting: say why and run without.
+    if control not in ("", "0"):
+        try:
+            standby()
+        except (RuntimeError, OSError) as e:
+            print("jitframes: no control channel from JITFRAMES_CONTROL=%s: %s" % (control, e),
+                  file=sys.stderr)
     if not sinks or is_active():
         return
     try:
         activate(sinks)
     except (ValueError, RuntimeError, OSError) as e:
-        # Never stop the program from starting: say why and run without.
         print("jitframes: not activated from JITFRAMES=%s: %s" % (sinks, e), file=sys.stderr)

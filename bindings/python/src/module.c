@@ -1,6 +1,6 @@
 /*
  * The _jitframes extension module: the Python API (activate, deactivate,
- * is_active, active_sinks, stats) over the jitframes library and the eval
+ * standby, is_active, active_sinks, stats) over the jitframes library and the eval
  * hook. Mirrors CPython's sys.activate_stack_trampoline trio; the package's
  * __init__.py adds the version check, start-up activation and `-m`.
  *
@@ -59,23 +59,31 @@ static void configure_logging_from_env(void)
     jf_set_log_callback(log_to_stderr, NULL);
 }
 
-static int ensure_library(void)
+static int control_open; /* the control channel was asked for */
+
+/* Initialise the library once; `control` also opens the control channel
+ * (a later call may add it: jf_init only adds, and stays unbalanced). */
+static int ensure_library(int control)
 {
-    if (library_ready)
+    if (library_ready && (control_open || !control))
         return 0;
-    if (jfpy_hook_prepare() != 0)
+    if (!library_ready && jfpy_hook_prepare() != 0)
         return -1;
-    configure_logging_from_env();
+    if (!library_ready)
+        configure_logging_from_env();
     jf_config config = JF_CONFIG_INIT;
-    config.flags = JF_CONFIG_IGNORE_ENV;
+    config.flags = JF_CONFIG_IGNORE_ENV | (control ? JF_CONFIG_CONTROL : 0);
     const char *dir = getenv("JITFRAMES_DIR");
     config.dump_dir = dir && *dir ? dir : NULL;
     int rc = jf_init(&config);
     if (rc != 0) {
-        raise_jf_error(rc, "cannot initialise");
+        if (rc == JF_ESINK) /* initialised, without the channel */
+            jf_shutdown();
+        raise_jf_error(rc, control ? "cannot open the control channel" : "cannot initialise");
         return -1;
     }
     library_ready = 1;
+    control_open |= control;
     return 0;
 }
 
@@ -137,7 +145,7 @@ static PyObject *activate(PyObject *self, PyObject *args, PyObject *kwargs)
                             "jitframes: another frame evaluator (PEP 523) is installed, e.g. "
                             "CPython's -X perf / sys.activate_stack_trampoline() or a debugger's; "
                             "deactivate it first");
-    if (ensure_library() != 0 || set_sinks(sinks) != 0)
+    if (ensure_library(0) != 0 || set_sinks(sinks) != 0)
         return NULL;
     active_sinks = sinks;
     jfpy_hook_install(interp);
@@ -150,6 +158,73 @@ static PyObject *deactivate(PyObject *self, PyObject *unused)
         return PyErr_Format(PyExc_RuntimeError, "jitframes is not active");
     jfpy_hook_remove(PyInterpreterState_Get());
     active_sinks = 0;
+    Py_RETURN_NONE;
+}
+
+/* ---- standby: activated from outside ------------------------------------------ */
+
+/* On the interpreter's main thread (a pending call): follow the sinks the
+ * control channel left on. The hook goes in when the first sink comes on,
+ * out when the last goes off. */
+static int follow_sinks(void *unused)
+{
+    (void)unused;
+    unsigned now = jf_enabled_sinks();
+    PyInterpreterState *interp = PyInterpreterState_Main();
+    if (now && !active_sinks) {
+        if (!jfpy_default_evaluator_installed(interp)) {
+            dprintf(STDERR_FILENO, "jitframes: enabled from outside, but another frame evaluator "
+                                   "(PEP 523) is installed: Python functions get no frames\n");
+            return 0;
+        }
+        if (now & JF_SINK_PERFMAP)
+            jfpy_hook_keep_dead_trampolines();
+        active_sinks = now;
+        jfpy_hook_install(interp);
+    } else if (!now && active_sinks) {
+        jfpy_hook_remove(interp);
+        active_sinks = 0;
+    } else if (now) {
+        if (now & JF_SINK_PERFMAP)
+            jfpy_hook_keep_dead_trampolines();
+        active_sinks = now;
+    }
+    return 0;
+}
+
+/* On the control channel's thread (after it answered the tool). Py_AddPendingCall
+ * needs no GIL and runs follow_sinks on the main thread at its next bytecode
+ * boundaries (a main thread blocked in C waits until it returns). */
+static void on_control(void *ctx, unsigned sinks)
+{
+    (void)ctx;
+    (void)sinks;
+    if (Py_AddPendingCall(follow_sinks, NULL) != 0) {
+        dprintf(STDERR_FILENO, "jitframes: the interpreter's pending calls are full; "
+                               "the change of sinks takes effect at the next one\n");
+        return;
+    }
+#if PY_VERSION_HEX < 0x030D0000
+    /* 3.11 and 3.12 flag a pending call added from another thread only when
+     * the main thread next recomputes its eval breaker, which may be never:
+     * asking for the GIL makes it do so now (it runs its pending calls, then
+     * hands the GIL over). Not while the interpreter is finalizing, when a
+     * foreign thread taking the GIL is made to exit. */
+    if (Py_IsInitialized() && !_Py_IsFinalizing()) {
+        PyGILState_STATE g = PyGILState_Ensure();
+        PyGILState_Release(g);
+    }
+#endif
+}
+
+static PyObject *standby(PyObject *self, PyObject *unused)
+{
+    if (PyInterpreterState_Get() != PyInterpreterState_Main())
+        return PyErr_Format(PyExc_RuntimeError,
+                            "jitframes: only the main interpreter can be in standby");
+    jf_set_control_callback(on_control, NULL);
+    if (ensure_library(1) != 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -222,6 +297,12 @@ static PyMethodDef methods[] = {
     {"deactivate", deactivate, METH_NOARGS,
      "deactivate()\n--\n\nRestore CPython's own evaluator. Files written stay; functions "
      "called from now on get no new frames. RuntimeError if not active."},
+    {"standby", standby, METH_NOARGS,
+     "standby()\n--\n\nInitialise jitframes with no sink and open its control channel: nothing "
+     "is written and no hook runs until `jitframes enable PID SINKS` (or `jitframes record PID`) "
+     "turns sinks on from outside; the hook then goes in on the main thread, and out again when "
+     "the last sink is disabled. RuntimeError outside the main interpreter; OSError if the channel "
+     "cannot open."},
     {"is_active", is_active, METH_NOARGS, "is_active()\n--\n\nTrue while activated."},
     {"active_sinks", get_active_sinks, METH_NOARGS,
      "active_sinks()\n--\n\nThe sinks in use, e.g. ('perfmap', 'jitdump'); () when inactive."},

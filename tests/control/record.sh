@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# `jitframes record PID` against running programs started in standby
+# (JITFRAMES_CONTROL=1, no sink): minijit (a JIT, jitdump and DWARF call
+# chains) and minivm (an interpreter with trampolines, perf map and frame
+# pointers). Before: nothing written. record: exit 0, perf.data and a flame
+# graph page naming their functions. After: the sinks are as before (none),
+# the perf map, jitdump and jitted-*.so it caused are gone (`jitframes clean`
+# finds nothing left to remove), the program runs on. Ctrl-C (SIGINT) ends a
+# long recording early and still gives the result.
+# Usage: record.sh JITFRAMES_TOOL MINIJIT MINIVM CALLS_MVM BUILD_DIR
+set -uo pipefail
+tool=$(realpath "$1") minijit=$(realpath "$2") minivm=$(realpath "$3") calls=$(realpath "$4") build=$5
+here=$(cd "$(dirname "$0")" && pwd)
+command -v perf >/dev/null && perf --version >/dev/null 2>&1 || { echo "SKIP: perf is not installed"; exit 77; }
+libs=$("$here/../support/flamegraph_libs.sh" "$build") || exit $?
+export JITFRAMES_FLAMEGRAPH_LIBS=$libs
+work=$(mktemp -d "${TMPDIR:-/tmp}/jf-record.XXXXXX")
+export HOME=$work/home && mkdir -p "$HOME" # perf's build-id cache
+jobs_to_kill=()
+trap 'kill "${jobs_to_kill[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# start NAME COMMAND...: run in standby; sets pid, and waits until it listens.
+start() {
+  local name=$1; shift
+  mkdir -p "$work/$name.dumps"
+  env -u JITFRAMES JITFRAMES_CONTROL=1 JITFRAMES_DIR="$work/$name.dumps" "$@" >"$work/$name.out" 2>&1 &
+  pid=$!; jobs_to_kill+=("$pid")
+  for _ in $(seq 200); do
+    "$tool" status "$pid" >/dev/null 2>&1 && return 0
+    sleep 0.05
+  done
+  fail "$name does not listen: $(cat "$work/$name.out")"
+}
+
+# litter PID NAME: the files a recording of PID could leave outside its DIR.
+litter() {
+  ls "/tmp/perf-$1.map" "$work/$2.dumps/jit-$1.dump" "$work/$2.dumps"/jitted-"$1"-*.so 2>/dev/null
+}
+
+# check_recording NAME OUT PATTERN: the page names functions matching PATTERN.
+check_recording() {
+  local name=$1 out=$2 pattern=$3
+  [ -s "$out/perf.data" ] || fail "$name: no perf.data"
+  [ -s "$out/flamegraph.html" ] || fail "$name: no flamegraph.html"
+  grep -qE "$pattern" "$out/flamegraph.html" || fail "$name: the flame graph names nothing like $pattern"
+  grep -q 'd3-flame-graph' "$out/flamegraph.html" || fail "$name: the page has no flame graph code inlined"
+}
+
+# check_after NAME: sinks back as before (none), no litter, still running.
+check_after() {
+  local name=$1
+  "$tool" status "$pid" --json | grep -q '"enabled": \[\]' || fail "$name: sinks left on: $("$tool" status "$pid")"
+  [ -z "$(litter "$pid" "$name")" ] || fail "$name: left behind: $(litter "$pid" "$name")"
+  out=$("$tool" clean --dry-run --dir /tmp --dir "$work/$name.dumps" | grep -E "(perf|jit|jitted)-$pid[.-]")
+  [ -z "$out" ] || fail "$name: clean would still remove: $out"
+  kill -0 "$pid" || fail "$name: the program died"
+}
+
+# minijit: its JIT code, with DWARF call chains through it (the default).
+start minijit "$minijit" --seconds 60
+[ -z "$(litter "$pid" minijit)" ] || fail "standby wrote: $(litter "$pid" minijit)"
+"$tool" record "$pid" --duration 2 -o "$work/mj" >"$work/mj.log" 2>&1 || { cat "$work/mj.log"; fail "record minijit"; }
+cat "$work/mj.log"
+[ -s "$work/mj/perf.jit.data" ] || fail "minijit: no perf.jit.data (perf inject --jit)"
+check_recording minijit "$work/mj" '"mj_(frameless|framed|stencils|lines)"'
+perf script -i "$work/mj/perf.jit.data" -F ip,sym 2>/dev/null | awk '
+  BEGIN { RS = ""; FS = "\n" } $1 ~ / mj_frameless$/ { t++; if ($0 ~ /c_caller_frameless/ && $0 ~ / main/) ok++ }
+  END { printf "minijit: %d of %d samples in mj_frameless unwind to main\n", ok, t; exit !(t >= 50 && ok * 100 >= t * 95) }' ||
+  fail "minijit: DWARF chains do not go through the JIT code"
+check_after minijit
+
+# Ctrl-C: a 60 s recording interrupted after 2 s still gives the result.
+"$tool" record "$pid" --duration 60 -o "$work/mj-int" >"$work/mj-int.log" 2>&1 &
+rec=$!
+sleep 3
+kill -INT "$rec"
+for _ in $(seq 300); do kill -0 "$rec" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$rec" 2>/dev/null && fail "record still runs 30 s after SIGINT"
+wait "$rec" || { cat "$work/mj-int.log"; fail "record after SIGINT: exit status $?"; }
+cat "$work/mj-int.log"
+grep -q "(ended early)" "$work/mj-int.log" || fail "record does not say it ended early"
+check_recording "minijit, interrupted" "$work/mj-int" '"mj_(frameless|framed|stencils|lines)"'
+check_after minijit
+kill "$pid"
+
+# minivm: an interpreter's trampolines, with the perf map and frame pointers.
+start minivm "$minivm" "$calls" 100000000
+[ -z "$(litter "$pid" minivm)" ] || fail "standby wrote: $(litter "$pid" minivm)"
+"$tool" record "$pid" --duration 2 --call-graph fp -o "$work/vm" >"$work/vm.log" 2>&1 || { cat "$work/vm.log"; fail "record minivm"; }
+cat "$work/vm.log"
+[ ! -e "$work/vm/perf.jit.data" ] || fail "minivm: --call-graph fp needs no jitdump"
+check_recording minivm "$work/vm" '"mvm:(is_even|is_odd|work|compute|parse|digit_sum|helper)'
+check_after minivm
+echo PASS

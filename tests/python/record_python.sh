@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# A Python program started in standby (JITFRAMES_CONTROL=1: the start-up
+# hook calls jitframes.standby(); no hook, no file) and profiled from outside
+# with `jitframes record PID`: the frame hook goes in on the interpreter's own
+# thread when the recording turns the sinks on, the flame graph names the
+# Python function, and afterwards the hook is out again, the sinks are as
+# before and nothing is left in /tmp. The package comes from $PYTHONPATH.
+# Usage: record_python.sh PYTHON JITFRAMES_TOOL BUILD_DIR
+set -uo pipefail
+python=$1 tool=$(realpath "$2") build=$3
+here=$(cd "$(dirname "$0")" && pwd)
+command -v perf >/dev/null && perf --version >/dev/null 2>&1 || { echo "SKIP: perf is not installed"; exit 77; }
+libs=$("$here/../support/flamegraph_libs.sh" "$build") || exit $?
+export JITFRAMES_FLAMEGRAPH_LIBS=$libs
+work=$(mktemp -d "${TMPDIR:-/tmp}/jf-pyrecord.XXXXXX")
+export HOME=$work/home && mkdir -p "$HOME"
+trap 'kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; cat "$work/prog.out"; exit 1; }
+
+cat >"$work/prog.py" <<'PY'
+import os, sys, time
+import jitframes
+jitframes._activate_from_environment()  # what jitframes.pth does at start-up
+print("ready", os.getpid(), flush=True)
+
+def hot_python_function(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+last = None
+end = time.monotonic() + 120
+while time.monotonic() < end:
+    hot_python_function(20000)
+    if jitframes.is_active() != last:
+        last = jitframes.is_active()
+        print("active", last, ",".join(jitframes.active_sinks()), flush=True)
+PY
+env -u JITFRAMES JITFRAMES_CONTROL=1 JITFRAMES_DIR="$work" "$python" "$work/prog.py" >"$work/prog.out" 2>&1 &
+pid=$!
+for _ in $(seq 200); do grep -q "^active False" "$work/prog.out" && break; sleep 0.05; done
+grep -q "^active False" "$work/prog.out" || fail "the program did not start in standby"
+ls /tmp/perf-$pid.map "$work/jit-$pid.dump" 2>/dev/null && fail "standby wrote files"
+
+"$tool" record "$pid" --duration 2 -o "$work/out" >"$work/record.log" 2>&1 || { cat "$work/record.log"; fail "record"; }
+cat "$work/record.log"
+grep -q '"py::hot_python_function' "$work/out/flamegraph.html" || fail "the flame graph does not name py::hot_python_function"
+# Lines: ready, active False (standby), active True (recording), active False.
+for _ in $(seq 100); do sed -n '4p' "$work/prog.out" | grep -q "^active False" && break; sleep 0.05; done
+cat "$work/prog.out"
+sed -n '3p' "$work/prog.out" | grep -q "^active True perfmap,jitdump" || fail "the hook did not go in with the sinks"
+sed -n '4p' "$work/prog.out" | grep -q "^active False" || fail "the hook did not go out with the sinks"
+"$tool" status "$pid" --json | grep -q '"enabled": \[\]' || fail "sinks left on"
+left=$(ls /tmp/perf-$pid.map "$work/jit-$pid.dump" "$work"/jitted-$pid-*.so 2>/dev/null)
+[ -z "$left" ] || fail "left behind: $left"
+echo PASS

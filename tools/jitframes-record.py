@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""jitframes record PID: profile a running process on demand.
+
+    jitframes record PID [--duration S] [--call-graph dwarf|fp] [-o DIR] [--keep]
+
+The process must have been started with JITFRAMES_CONTROL=1 (its jitframes
+library then listens, writing nothing). This turns on what the recording
+needs through the control channel (the perf map; with --call-graph dwarf, the
+default, the jitdump too, for unwinding through generated code and source
+lines), runs
+`perf record -p PID` for the duration (Ctrl-C ends it early and still gives
+the result), puts the sinks back as they were, runs `perf inject --jit` when
+the jitdump was on, and leaves in DIR:
+
+    perf.data        the recording (perf.jit.data: after perf inject)
+    flamegraph.html  a self-contained flame graph page (no network needed)
+
+Then it removes what it caused outside DIR (the perf map, jitdump and
+jitted-*.so files that were not there before), unless --keep: with --keep,
+`perf report -i DIR/perf.jit.data` can still name everything later.
+
+Run by the `jitframes` tool, which passes its own path in $JITFRAMES_CLI.
+"""
+import argparse
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def fail(message, status=1):
+    print("jitframes record: " + message, file=sys.stderr)
+    sys.exit(status)
+
+
+def cli(*args, check=True):
+    """Run the jitframes tool; its exit status 4 means no channel."""
+    tool = os.environ.get("JITFRAMES_CLI") or "jitframes"
+    p = subprocess.run([tool] + list(args), capture_output=True, text=True)
+    if check and p.returncode != 0:
+        message = (p.stderr or p.stdout).strip()
+        fail(message or "jitframes %s: exit status %d" % (" ".join(args), p.returncode),
+             p.returncode if p.returncode in (2, 4) else 1)
+    return p
+
+
+def status(pid):
+    return json.loads(cli("status", str(pid), "--json").stdout)
+
+
+def enabled_sinks(st):
+    return {name for name, s in st["sinks"].items() if s.get("enabled")}
+
+
+def sink_path(st, name):
+    """The file of a sink as reachable from here, or None."""
+    s = st["sinks"].get(name, {})
+    return s.get("file_from_here") or s.get("file")
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(prog="jitframes record",
+                                 description="Profile a running process started with "
+                                             "JITFRAMES_CONTROL=1.")
+    ap.add_argument("pid", type=int)
+    ap.add_argument("--duration", type=float, default=10.0, metavar="S",
+                    help="seconds to record (default 10; Ctrl-C ends early)")
+    ap.add_argument("--call-graph", choices=("fp", "dwarf"), default="dwarf",
+                    help="how perf walks the stack: DWARF (default: also turns the jitdump on, "
+                         "for unwinding through generated code and for source lines; works in "
+                         "code built without frame pointers, e.g. most CPython builds) or frame "
+                         "pointers (smaller files; the perf map alone)")
+    ap.add_argument("-o", "--output", default=None, metavar="DIR",
+                    help="where perf.data and flamegraph.html go (default: "
+                         "jitframes-record-PID-TIME in the current directory)")
+    ap.add_argument("--frequency", type=int, default=999, metavar="HZ",
+                    help="samples per second (default 999)")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the perf map, jitdump and jitted-*.so files the recording caused")
+    ap.add_argument("--flamegraph-libs", default=os.environ.get("JITFRAMES_FLAMEGRAPH_LIBS"),
+                    metavar="DIR", help="node_modules holding d3 and d3-flame-graph")
+    a = ap.parse_args()
+    if a.duration <= 0:
+        ap.error("--duration must be positive")
+    return a
+
+
+def flamegraph_tools(libs):
+    """flamegraph.py and the d3 libraries, from the build tree or an install."""
+    scripts = [os.path.join(HERE, "flamegraph.py"),
+               os.path.join(HERE, "..", "..", "tools", "flamegraph", "flamegraph.py")]
+    dirs = [libs] if libs else [os.path.join(HERE, "..", "flamegraph", "node_modules"),
+                                os.path.join(HERE, "..", "..", "share", "jitframes", "flamegraph",
+                                             "node_modules")]
+    script = next((s for s in scripts if os.path.isfile(s)), None)
+    lib = next((d for d in dirs if d and os.path.isdir(os.path.join(d, "d3-flame-graph"))), None)
+    return script, lib
+
+
+class Recording:
+    """perf record -p PID, with a progress line; Ctrl-C stops it cleanly."""
+
+    def __init__(self, args, data, with_jitdump):
+        cmd = ["perf", "record", "-q", "-p", str(args.pid), "-F", str(args.frequency),
+               "--call-graph", args.call_graph, "-o", data]
+        if with_jitdump:
+            cmd += ["-k", "1"]  # CLOCK_MONOTONIC, as the jitdump's timestamps
+        self.cmd = cmd + ["--", "sleep", "%g" % args.duration]
+        self.args = args
+        self.data = data
+        self.interrupted = False
+
+    def _on_sigint(self, signum, frame):
+        self.interrupted = True
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+
+    def run(self):
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, start_new_session=True)
+        previous = signal.signal(signal.SIGINT, self._on_sigint)
+        start = time.monotonic()
+        # One line rewritten in place on a terminal; elsewhere a line every 2 s.
+        tty, period, ticks = sys.stderr.isatty(), 0.5, 0
+        try:
+            while self.proc.poll() is None:
+                if tty or ticks % 4 == 0:
+                    self._progress(time.monotonic() - start, "\r" if tty else "\n")
+                ticks += 1
+                time.sleep(period)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        if tty:
+            sys.stderr.write("\n")
+        return self.proc.returncode, time.monotonic() - start
+
+    def _progress(self, elapsed, end):
+        size = os.path.getsize(self.data) if os.path.exists(self.data) else 0
+        line = "recording %d: %.1f of %g s, %.1f MB%s" % (
+            self.args.pid, min(elapsed, self.args.duration), self.args.duration, size / 1e6,
+            " (stopping)" if self.interrupted else "")
+        sys.stderr.write(("\r" + line) if end == "\r" else (line + "\n"))
+        sys.stderr.flush()
+
+
+def perf_script(data, fields):
+    p = subprocess.run(["perf", "script", "-i", data, "-F", fields, "--no-inline"],
+                       capture_output=True, text=True, errors="replace")
+    return p.stdout
+
+
+def write_flamegraph(args, script_out, out_dir, title):
+    script, libs = flamegraph_tools(args.flamegraph_libs)
+    if not script or not libs:
+        print("jitframes record: no flame graph page: %s not found (npm ci in tools/flamegraph, "
+              "or --flamegraph-libs DIR)" % ("flamegraph.py" if not script else "d3-flame-graph"),
+              file=sys.stderr)
+        return None
+    page = os.path.join(out_dir, "flamegraph.html")
+    with open(page, "w") as f:
+        p = subprocess.run([sys.executable, script, "--libs", libs, "--title", title],
+                           input=script_out, stdout=f, text=True)
+    return page if p.returncode == 0 else None
+
+
+def top_functions(script_out, n=8):
+    """The most sampled leaf functions, for the summary."""
+    counts, total = {}, 0
+    for block in script_out.split("\n\n"):
+        lines = [l.split(None, 1) for l in block.strip().splitlines()]
+        frames = [l[1] for l in lines if len(l) == 2 and not l[0].endswith(":")]
+        if frames:
+            total += 1
+            counts[frames[0]] = counts.get(frames[0], 0) + 1
+    return total, sorted(counts.items(), key=lambda kv: -kv[1])[:n]
+
+
+def files_present(st):
+    paths = [sink_path(st, n) for n in ("perfmap", "jitdump")]
+    return {p for p in paths if p and os.path.exists(p)}
+
+
+def injected_files(dump_path, pid):
+    if not dump_path:
+        return set()
+    return set(glob.glob(os.path.join(os.path.dirname(dump_path), "jitted-%d-*.so" % pid)))
+
+
+def main():
+    args = parse_args()
+    out_dir = args.output or "jitframes-record-%d-%s" % (args.pid, time.strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(out_dir, exist_ok=True)
+    before = status(args.pid)
+    inner_pid = before.get("pid_inside", args.pid)
+    had = enabled_sinks(before)
+    want = {"perfmap"} | ({"jitdump"} if args.call_graph == "dwarf" else set())
+    turned_on = sorted(want - had)
+    existed = files_present(before)
+    existed_injected = injected_files(sink_path(before, "jitdump"), inner_pid)
+    if turned_on:
+        cli("enable", str(args.pid), ",".join(turned_on))
+    during = status(args.pid)
+    if not want <= enabled_sinks(during):
+        fail("the process did not turn on %s" % ",".join(sorted(want - enabled_sinks(during))))
+    print("jitframes record: %d, sinks %s (turned on: %s), %d live regions" % (
+        args.pid, ",".join(sorted(enabled_sinks(during))), ",".join(turned_on) or "none",
+        during.get("live_regions", 0)), file=sys.stderr)
+
+    data = os.path.join(out_dir, "perf.data")
+    try:
+        rc, seconds = Recording(args, data, "jitdump" in want).run()
+    finally:
+        if turned_on:  # put the sinks back as they were, whatever happened
+            cli("disable", str(args.pid), ",".join(turned_on), check=False)
+    if not os.path.exists(data):
+        fail("perf record failed (exit status %s)" % rc)
+
+    dump_path = sink_path(during, "jitdump")
+    read = data
+    if "jitdump" in want:
+        jit = os.path.join(out_dir, "perf.jit.data")
+        p = subprocess.run(["perf", "inject", "--jit", "-i", data, "-o", jit],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            fail("perf inject --jit: " + (p.stderr.strip() or "exit status %d" % p.returncode))
+        read = jit
+    script_out = perf_script(read, "ip,sym")
+    title = "process %d, %.1f s (jitframes record)" % (args.pid, seconds)
+    page = write_flamegraph(args, script_out, out_dir, title)
+
+    if not args.keep:  # what this recording caused, outside out_dir
+        after = status(args.pid) if os.path.exists("/proc/%d" % args.pid) else during
+        caused = (files_present(after) | files_present(during)) - existed
+        caused |= injected_files(dump_path, inner_pid) - existed_injected
+        for path in sorted(caused):
+            try:
+                os.unlink(path)
+            except OSError as e:
+                print("jitframes record: cannot remove %s: %s" % (path, e), file=sys.stderr)
+
+    total, top = top_functions(script_out)
+    print("recorded %d samples of process %d in %.1f s%s" % (
+        total, args.pid, seconds, " (ended early)" if seconds + 0.5 < args.duration else ""))
+    for name, count in top:
+        print("  %5.1f%%  %s" % (100.0 * count / max(total, 1), name))
+    print("  %s" % os.path.join(out_dir, os.path.basename(read)))
+    if page:
+        print("  %s" % page)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
