@@ -193,6 +193,30 @@ static int l_init(lua_State *L)
     return 1;
 }
 
+/* _standby(frames_checked) -> true, or nil and a message: the library with
+ * no sink and its control channel open (JF_CONFIG_CONTROL): traces are kept
+ * and written out when `jitframes enable|record PID` turns a sink on. */
+static int l_standby(lua_State *L)
+{
+    int frames = lua_toboolean(L, 1);
+    jf_config cfg = JF_CONFIG_INIT;
+    cfg.flags = JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL;
+    const char *dir = getenv("JITFRAMES_DIR");
+    cfg.dump_dir = dir && *dir ? dir : NULL;
+    int rc = jf_init(&cfg);
+    if (rc != 0) {
+        if (rc == JF_ESINK) /* initialised, without the channel */
+            jf_shutdown();
+        lua_pushnil(L);
+        lua_pushfstring(L, "jitframes: no control channel: %s", jf_last_error());
+        return 2;
+    }
+    library_users++;
+    describe_frames = frames;
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 static int l_shutdown(lua_State *L)
 {
     (void)L;
@@ -329,6 +353,18 @@ static const char glue[] =
     "  state.active = true\n"
     "  return true\n"
     "end\n"
+    "function M.standby()\n"
+    "  if state.active then return nil, 'jitframes: already started' end\n"
+    "  if state.frames == nil then\n"
+    "    local ok, why = check_frames()\n"
+    "    state.frames, state.frames_error = ok == true, why\n"
+    "  end\n"
+    "  local ok, msg = c._standby(state.frames)\n"
+    "  if not ok then return nil, msg end\n"
+    "  state.previous = attach(handler)\n"
+    "  state.active = true\n"
+    "  return true\n"
+    "end\n"
     "function M.stop()\n"
     "  if not state.active then return nil, 'jitframes: not started' end\n"
     "  detach(handler, state.previous)\n"
@@ -346,9 +382,15 @@ static const char glue[] =
     "          frames_error = state.frames_error}\n"
     "end\n"
     "local env = os.getenv('JITFRAMES')\n"
+    "local control = os.getenv('JITFRAMES_CONTROL')\n"
     "if env and env ~= '' then\n"
     "  local ok, msg = M.start(env)\n"
     "  if not ok then io.stderr:write(msg, ' (JITFRAMES=', env, '); running without\\n') end\n"
+    "end\n"
+    "if control and control ~= '' and control ~= '0' then\n"
+    "  local ok, msg\n"
+    "  if state.active then ok, msg = c._standby(state.frames) else ok, msg = M.standby() end\n"
+    "  if not ok then io.stderr:write(msg, ' (JITFRAMES_CONTROL=', control, '); running without\\n') end\n"
     "end\n"
     "return M\n";
 
@@ -358,7 +400,7 @@ int luaopen_jitframes(lua_State *L)
 {
     static const luaL_Reg functions[] = {
         {"_register", l_register},   {"_unregister", l_unregister},
-        {"_init", l_init},           {"_shutdown", l_shutdown},
+        {"_init", l_init},           {"_standby", l_standby},     {"_shutdown", l_shutdown},
         {"_enabled_sinks", l_enabled_sinks}, {"_needs_frames", l_needs_frames},
         {"_probe_run", l_probe_run},         {"_probe_target", l_probe_target},
         {"_probe_return_address", l_probe_return_address},
