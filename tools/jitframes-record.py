@@ -25,6 +25,7 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,8 +50,10 @@ def cli(*args, check=True):
     return p
 
 
-def status(pid):
-    return json.loads(cli("status", str(pid), "--json").stdout)
+def status(pid, check=True):
+    """The process's status (--json), or None when check is off and it fails."""
+    p = cli("status", str(pid), "--json", check=check)
+    return json.loads(p.stdout) if p.returncode == 0 else None
 
 
 def enabled_sinks(st):
@@ -192,6 +195,8 @@ def injected_files(dump_path, pid):
 
 def main():
     args = parse_args()
+    if not shutil.which("perf"):
+        fail("perf is not installed (Debian: apt-get install linux-perf)")
     out_dir = args.output or "jitframes-record-%d-%s" % (args.pid, time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(out_dir, exist_ok=True)
     before = status(args.pid)
@@ -233,7 +238,7 @@ def main():
     page = write_flamegraph(args, script_out, out_dir, title)
 
     if not args.keep:  # what this recording caused, outside out_dir
-        after = status(args.pid) if os.path.exists("/proc/%d" % args.pid) else during
+        after = status(args.pid, check=False) or during  # the process may be gone
         caused = (files_present(after) | files_present(during)) - existed
         caused |= injected_files(dump_path, inner_pid) - existed_injected
         for path in sorted(caused):

@@ -16,6 +16,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/jf-pyrecord.XXXXXX")
 export HOME=$work/home && mkdir -p "$HOME"
 trap 'kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; cat "$work/prog.out"; exit 1; }
+# The sanitizer runtime preloaded for the interpreter (tests/python/CMakeLists.txt)
+# is for Python only: the tool has its own.
+jft() { env -u LD_PRELOAD "$tool" "$@"; }
 
 cat >"$work/prog.py" <<'PY'
 import os, sys, time
@@ -43,7 +46,7 @@ for _ in $(seq 200); do grep -q "^active False" "$work/prog.out" && break; sleep
 grep -q "^active False" "$work/prog.out" || fail "the program did not start in standby"
 ls /tmp/perf-$pid.map "$work/jit-$pid.dump" 2>/dev/null && fail "standby wrote files"
 
-"$tool" record "$pid" --duration 2 -o "$work/out" >"$work/record.log" 2>&1 || { cat "$work/record.log"; fail "record"; }
+jft record "$pid" --duration 2 -o "$work/out" >"$work/record.log" 2>&1 || { cat "$work/record.log"; fail "record"; }
 cat "$work/record.log"
 grep -q '"py::hot_python_function' "$work/out/flamegraph.html" || fail "the flame graph does not name py::hot_python_function"
 # Lines: ready, active False (standby), active True (recording), active False.
@@ -51,7 +54,7 @@ for _ in $(seq 100); do sed -n '4p' "$work/prog.out" | grep -q "^active False" &
 cat "$work/prog.out"
 sed -n '3p' "$work/prog.out" | grep -q "^active True perfmap,jitdump" || fail "the hook did not go in with the sinks"
 sed -n '4p' "$work/prog.out" | grep -q "^active False" || fail "the hook did not go out with the sinks"
-"$tool" status "$pid" --json | grep -q '"enabled": \[\]' || fail "sinks left on"
+jft status "$pid" --json | grep -q '"enabled": \[\]' || fail "sinks left on"
 left=$(ls /tmp/perf-$pid.map "$work/jit-$pid.dump" "$work"/jitted-$pid-*.so 2>/dev/null)
 [ -z "$left" ] || fail "left behind: $left"
 echo PASS
