@@ -207,7 +207,11 @@ def main():
     existed = files_present(before)
     existed_injected = injected_files(sink_path(before, "jitdump"), inner_pid)
     if turned_on:
-        cli("enable", str(args.pid), ",".join(turned_on))
+        p = cli("enable", str(args.pid), ",".join(turned_on), check=False)
+        if p.returncode != 0:  # some may be on: put them back before saying why
+            cli("disable", str(args.pid), ",".join(turned_on), check=False)
+            fail((p.stderr or p.stdout).strip() or "enable: exit status %d" % p.returncode,
+                 p.returncode if p.returncode in (2, 4) else 1)
     during = status(args.pid)
     if not want <= enabled_sinks(during):
         fail("the process did not turn on %s" % ",".join(sorted(want - enabled_sinks(during))))

@@ -82,6 +82,15 @@ cat "$work/mj-int.log"
 grep -q "(ended early)" "$work/mj-int.log" || fail "record does not say it ended early"
 check_recording "minijit, interrupted" "$work/mj-int" '"mj_(frameless|framed|stencils|lines)"'
 check_after minijit
+
+# A sink that cannot start (the jitdump's directory is gone): record fails,
+# says why, and leaves no sink on (the perf map it turned on goes off again).
+rmdir "$work/minijit.dumps" 2>/dev/null || rm -rf "$work/minijit.dumps"
+"$tool" record "$pid" --duration 1 -o "$work/mj-fail" >"$work/mj-fail.log" 2>&1 && fail "record succeeded without a jitdump"
+cat "$work/mj-fail.log"
+grep -q "jitdump" "$work/mj-fail.log" || fail "record does not say the jitdump failed"
+"$tool" status "$pid" --json | grep -q '"enabled": \[\]' || fail "a failed record left sinks on: $("$tool" status "$pid")"
+rm -f "/tmp/perf-$pid.map"
 kill "$pid"
 
 # minivm: an interpreter's trampolines, with the perf map and frame pointers.
