@@ -25,6 +25,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -170,16 +171,31 @@ def write_flamegraph(args, script_out, out_dir, title):
     return page if p.returncode == 0 else None
 
 
-def top_functions(script_out, n=8):
-    """The most sampled leaf functions, for the summary."""
-    counts, total = {}, 0
+# A frame in generated code, by where perf found its name: the perf map, a
+# jitted-*.so of perf inject, or its anonymous JIT mapping.
+JIT_DSO = re.compile(r"\((?:/tmp/perf-\d+\.map|.*/jitted-\d+-\d+\.so|\[JIT\][^)]*|//anon)\)$")
+FRAME = re.compile(r"^\s*[0-9a-f]+\s+(.*?)(\s+\([^()]*\))?$")
+
+
+def summarize(script_out, n=8):
+    """Samples; the most sampled leaf functions; the generated code (JIT
+    functions, interpreted functions' trampolines) by inclusive samples."""
+    leaf, jit, total = {}, {}, 0
     for block in script_out.split("\n\n"):
-        lines = [l.split(None, 1) for l in block.strip().splitlines()]
-        frames = [l[1] for l in lines if len(l) == 2 and not l[0].endswith(":")]
-        if frames:
-            total += 1
-            counts[frames[0]] = counts.get(frames[0], 0) + 1
-    return total, sorted(counts.items(), key=lambda kv: -kv[1])[:n]
+        frames = []
+        for line in block.strip().splitlines():
+            m = FRAME.match(line)
+            if m:
+                name = re.sub(r"\+0x[0-9a-f]+$", "", m.group(1)) or "[unknown]"
+                frames.append((name, bool(m.group(2) and JIT_DSO.search(m.group(2)))))
+        if not frames:
+            continue
+        total += 1
+        leaf[frames[0][0]] = leaf.get(frames[0][0], 0) + 1
+        for name in {name for name, in_jit in frames if in_jit}:
+            jit[name] = jit.get(name, 0) + 1
+    top = lambda d: sorted(d.items(), key=lambda kv: -kv[1])[:n]
+    return total, top(leaf), top(jit)
 
 
 def files_present(st):
@@ -237,9 +253,10 @@ def main():
         if p.returncode != 0:
             fail("perf inject --jit: " + (p.stderr.strip() or "exit status %d" % p.returncode))
         read = jit
-    script_out = perf_script(read, "ip,sym")
+    script_out = perf_script(read, "ip,sym,dso")
     title = "process %d, %.1f s (jitframes record)" % (args.pid, seconds)
-    page = write_flamegraph(args, script_out, out_dir, title)
+    names_only = re.sub(r"[ \t]+\([^()\n]*\)$", "", script_out, flags=re.M)  # flamegraph.py reads "ip sym"
+    page = write_flamegraph(args, names_only, out_dir, title)
 
     if not args.keep:  # what this recording caused, outside out_dir
         after = status(args.pid, check=False) or during  # the process may be gone
@@ -251,11 +268,16 @@ def main():
             except OSError as e:
                 print("jitframes record: cannot remove %s: %s" % (path, e), file=sys.stderr)
 
-    total, top = top_functions(script_out)
+    total, leaves, jitted = summarize(script_out)
     print("recorded %d samples of process %d in %.1f s%s" % (
         total, args.pid, seconds, " (ended early)" if seconds + 0.5 < args.duration else ""))
-    for name, count in top:
+    print("  most sampled functions (self):")
+    for name, count in leaves:
         print("  %5.1f%%  %s" % (100.0 * count / max(total, 1), name))
+    if jitted:
+        print("  generated code on the stack (inclusive):")
+        for name, count in jitted:
+            print("  %5.1f%%  %s" % (100.0 * count / max(total, 1), name))
     print("  %s" % os.path.join(out_dir, os.path.basename(read)))
     if page:
         print("  %s" % page)

@@ -100,5 +100,7 @@ start minivm "$minivm" "$calls" 100000000
 cat "$work/vm.log"
 [ ! -e "$work/vm/perf.jit.data" ] || fail "minivm: --call-graph fp needs no jitdump"
 check_recording minivm "$work/vm" '"mvm:(is_even|is_odd|work|compute|parse|digit_sum|helper)'
+grep -A8 "generated code on the stack" "$work/vm.log" | grep -qE "^ +[0-9.]+%  mvm:main$" ||
+  fail "minivm: the summary does not list mvm:main as generated code on the stack"
 check_after minivm
 echo PASS

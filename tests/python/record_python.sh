@@ -49,6 +49,8 @@ ls /tmp/perf-$pid.map "$work/jit-$pid.dump" 2>/dev/null && fail "standby wrote f
 jft record "$pid" --duration 2 -o "$work/out" >"$work/record.log" 2>&1 || { cat "$work/record.log"; fail "record"; }
 cat "$work/record.log"
 grep -q '"py::hot_python_function' "$work/out/flamegraph.html" || fail "the flame graph does not name py::hot_python_function"
+grep -A3 "generated code on the stack" "$work/record.log" | grep -qE "^ +[0-9.]+%  py::hot_python_function:" ||
+  fail "the summary does not list py::hot_python_function as generated code on the stack"
 # Lines: ready, active False (standby), active True (recording), active False.
 for _ in $(seq 100); do sed -n '4p' "$work/prog.out" | grep -q "^active False" && break; sleep 0.05; done
 cat "$work/prog.out"
