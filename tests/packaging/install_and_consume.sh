@@ -25,6 +25,11 @@ echo "ok: pkg-config finds the moved prefix: $libdir"
 for page in man1/jitframes.1 man3/jitframes.3; do
   [ -e "$prefix/share/man/$page" ] || fail "man page $page not installed"
 done
+# The installed tool finds its record script (libexec/jitframes), which runs.
+"$prefix/bin/jitframes" record --help >"$tmp/record.out" 2>&1 ||
+  { cat "$tmp/record.out"; fail "installed jitframes record --help"; }
+grep -q "usage: jitframes record" "$tmp/record.out" || fail "installed record: $(cat "$tmp/record.out")"
+echo "ok: the installed jitframes record finds its script"
 # The archive's global symbols: the API (jf_*), the library's own (jf__*)
 # and the GDB JIT interface; nothing that could clash with its host's names.
 stray=$(nm -g --defined-only "$libdir/libjitframes.a" | awk 'NF == 3 {print $3}' |
