@@ -1,7 +1,10 @@
-"""python -m jitframes [--sinks LIST] (script.py | -m module) [args...]
+"""python -m jitframes [--sinks LIST | --standby] (script.py | -m module) [args...]
 
 Run a script or module with jitframes active, as `python -X perf` runs one
 with CPython's trampolines. LIST defaults to $JITFRAMES, else perfmap.
+--standby runs it with no sink and the control channel open instead
+(jitframes.standby()): nothing is written until `jitframes record PID` or
+`jitframes enable PID SINKS` turns sinks on from outside.
 """
 import os
 import runpy
@@ -9,13 +12,16 @@ import sys
 
 import jitframes
 
-USAGE = "usage: python -m jitframes [--sinks LIST] (script.py | -m module) [args...]"
+USAGE = "usage: python -m jitframes [--sinks LIST | --standby] (script.py | -m module) [args...]"
 
 
 def parse(argv):
+    """(sinks, argv); sinks is None for --standby."""
     sinks = os.environ.get("JITFRAMES", "").strip() or "perfmap"
-    while argv and argv[0].startswith("--sinks"):
-        if argv[0] == "--sinks" and len(argv) > 1:
+    while argv and (argv[0].startswith("--sinks") or argv[0] == "--standby"):
+        if argv[0] == "--standby":
+            sinks, argv = None, argv[1:]
+        elif argv[0] == "--sinks" and len(argv) > 1:
             sinks, argv = argv[1], argv[2:]
         elif argv[0].startswith("--sinks="):
             sinks, argv = argv[0][len("--sinks="):], argv[1:]
@@ -32,7 +38,10 @@ def main():
     try:
         if jitframes.is_active():  # already, from $JITFRAMES at start-up
             jitframes.deactivate()
-        jitframes.activate(sinks)
+        if sinks is None:
+            jitframes.standby()
+        else:
+            jitframes.activate(sinks)
     except (ValueError, RuntimeError, OSError) as e:
         print("python -m jitframes: %s" % e, file=sys.stderr)
         sys.exit(2)
