@@ -6,7 +6,9 @@
 # graph page naming their functions. After: the sinks are as before (none),
 # the perf map, jitdump and jitted-*.so it caused are gone (`jitframes clean`
 # finds nothing left to remove), the program runs on. Ctrl-C (SIGINT) ends a
-# long recording early and still gives the result.
+# long recording early and still gives the result; a sink that cannot start
+# fails it and leaves no sink on; and minijit in a container (its own pid and
+# mount namespaces, a private /tmp) is recorded from outside.
 # Usage: record.sh JITFRAMES_TOOL MINIJIT MINIVM CALLS_MVM BUILD_DIR
 set -uo pipefail
 tool=$(realpath "$1") minijit=$(realpath "$2") minivm=$(realpath "$3") calls=$(realpath "$4") build=$5
@@ -92,6 +94,33 @@ grep -q "jitdump" "$work/mj-fail.log" || fail "record does not say the jitdump f
 "$tool" status "$pid" --json | grep -q '"enabled": \[\]' || fail "a failed record left sinks on: $("$tool" status "$pid")"
 rm -f "/tmp/perf-$pid.map"
 kill "$pid"
+
+# In a container: minijit in its own pid and mount namespaces with a private
+# /tmp, recorded from outside as root by the pid seen here. perf reads the
+# map and the dump in the container's /tmp (perf inject writes its .so
+# files there too), and record cleans them up there.
+if [ "$(id -u)" -eq 0 ] && unshare --pid --mount --fork sh -c 'mount -t tmpfs tmpfs /tmp' 2>/dev/null; then
+  unshare --pid --mount --fork sh -c 'cd "$(dirname "$0")" && mount -t tmpfs tmpfs /tmp &&
+    exec env -u JITFRAMES JITFRAMES_CONTROL=1 "./$(basename "$0")" --seconds 60' "$minijit" \
+    >"$work/ns.out" 2>&1 &
+  job=$!; jobs_to_kill+=("$job")
+  for _ in $(seq 200); do
+    pid=$(awk '{print $1}' "/proc/$job/task/$job/children" 2>/dev/null)
+    [ -n "$pid" ] && "$tool" status "$pid" >/dev/null 2>&1 && break
+    sleep 0.05
+  done
+  jobs_to_kill+=("$pid")
+  "$tool" status "$pid" | grep -q "in its own namespace" || fail "container: not in its own namespace"
+  "$tool" record "$pid" --duration 2 -o "$work/ns" >"$work/ns.log" 2>&1 || { cat "$work/ns.log"; fail "record in a container"; }
+  cat "$work/ns.log"
+  check_recording "minijit in a container" "$work/ns" '"mj_(frameless|framed|stencils|lines)"'
+  [ -s "$work/ns/perf.jit.data" ] || fail "container: no perf.jit.data"
+  [ -z "$(ls "/proc/$pid/root/tmp")" ] || fail "container: left in its /tmp: $(ls "/proc/$pid/root/tmp")"
+  "$tool" status "$pid" --json | grep -q '"enabled": \[\]' || fail "container: sinks left on"
+  kill "$pid"
+else
+  echo "note: not root, or unshare with a private /tmp is not permitted here: no container case"
+fi
 
 # minivm: an interpreter's trampolines, with the perf map and frame pointers.
 start minivm "$minivm" "$calls" 100000000
