@@ -496,6 +496,8 @@ static int check_move_unwind(walker *w, uint64_t code_size)
     pending *u = &w->unwind;
     if (!u->present || u->used_by_move)
         return 0;
+    if (code_size == 0 || code_size > INT_MAX)
+        return 0; /* no load has that size: the move's own check says so */
     ehf_table table = {0};
     int rc = check_unwind_against_load(w, &u->rec, code_size, &table);
     report(w, &u->rec);

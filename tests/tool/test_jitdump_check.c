@@ -416,6 +416,19 @@ static void move_takes_moved_unwind(jdb *b)
     jdb_move(b, 3, A0 + 0x1000, A1 + 0x1000, 64, 1);
 }
 
+/* A move's code_size far beyond any load's, after unwinding info: refused
+ * for not matching its load, never used to place the unwind data (that
+ * overflowed: found by fuzz_parsers). */
+static void move_huge_code_size(jdb *b)
+{
+    load_and_move_with_unwind(b);
+    add_unwind_mapped(b, 4, NULL, 0, 0);
+    jdb_load(b, 4, A0, 64, 1, "in_the_old_place");
+    jdb_fde fde = framed_fde();
+    add_unwind_mapped(b, 5, &fde, 1, 80);
+    jdb_move(b, 5, A1, A1 + 0x1000, 0x7ffffffffffffff0u, 0);
+}
+
 static void no_fde_but_mapped(jdb *b)
 {
     jdb_header(b, 1);
@@ -498,6 +511,7 @@ static const bad_case bad_cases[] = {
     {"move_takes_moved_unwind", move_takes_moved_unwind, 1,
      "CODE_MOVE would take the unwinding info at 0x"},
     {"no_fde_but_mapped", no_fde_but_mapped, 1, ".eh_frame has no FDE (but mapped_size 16"},
+    {"move_huge_code_size", move_huge_code_size, 1, "do not match code_index 0's 20000/64"},
 };
 
 /* What perf reads without complaint, and the checker accepts and reports:
