@@ -130,6 +130,17 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Median, mean and max of `count` timings in milliseconds (sorts them). */
+static cost summarize(double *ms, int count)
+{
+    double sum = 0;
+    for (int i = 0; i < count; i++)
+        sum += ms[i];
+    qsort(ms, (size_t)count, sizeof ms[0], by_value);
+    cost c = {ms[count / 2], sum / count, ms[count - 1]};
+    return c;
+}
+
 /* Single-region registrations at the current live count: the median is one
  * debugger stop; the mean includes the merges they trigger (amortised); the
  * max is the worst merge in the window. */
@@ -137,18 +148,14 @@ static cost single_cost(int count)
 {
     static double ms[4096];
     char name[32];
-    double sum = 0;
     for (int i = 0; i < count && i < 4096; i++) {
         jf_region r = next_region(name, sizeof name, live);
         double t0 = now();
         check(jf_register(&r), "single");
         ms[i] = (now() - t0) * 1e3;
-        sum += ms[i];
         live_addr[live++] = r.addr;
     }
-    qsort(ms, (size_t)count, sizeof ms[0], by_value);
-    cost c = {ms[count / 2], sum / count, ms[count - 1]};
-    return c;
+    return summarize(ms, count);
 }
 
 /* Register then unregister one region, `count` times, at the current live
@@ -171,48 +178,41 @@ static double unregister_cost_ms(int count)
     return ms[count / 2];
 }
 
-/* Unregister `count` regions picked at random among the live ones, most of
- * them inside big merged symfiles: what a runtime freeing old code pays. */
-static cost churn_cost(int count)
+/* Unregister a live region, most likely inside a big merged symfile: what
+ * a runtime freeing old code pays. Returns milliseconds. */
+static double unregister_one(size_t victim)
 {
-    static double ms[1024];
-    double sum = 0;
-    for (int i = 0; i < count && i < 1024; i++) {
-        rng = rng * 1103515245u + 12345u;
-        size_t victim = ((size_t)rng >> 4) % live;
-        double t0 = now();
-        check(jf_unregister(live_addr[victim]), "unregister");
-        ms[i] = (now() - t0) * 1e3;
-        sum += ms[i];
-        live_addr[victim] = live_addr[--live];
-    }
-    qsort(ms, (size_t)count, sizeof ms[0], by_value);
-    cost c = {ms[count / 2], sum / count, ms[count - 1]};
-    return c;
+    double t0 = now();
+    check(jf_unregister(live_addr[victim]), "unregister");
+    double ms = (now() - t0) * 1e3;
+    live_addr[victim] = live_addr[--live];
+    return ms;
 }
 
-/* Move `count` regions picked at random among the live ones to fresh space,
- * as a compacting collector does: the region leaves its (merged) symfile,
- * which is rebuilt, and is registered at its new address. */
-static cost move_cost(int count)
+/* Move a live region to fresh space, as a compacting collector does: it
+ * leaves its (merged) symfile, which is rebuilt, and is registered at its
+ * new address. Returns milliseconds. */
+static double move_one(size_t victim)
+{
+    arena_used = (arena_used + 15) & ~(size_t)15;
+    const void *to = arena + arena_used;
+    arena_used += class_size(SIZE_CLASSES - 1); /* room for any size */
+    double t0 = now();
+    check(jf_move(live_addr[victim], to), "move");
+    double ms = (now() - t0) * 1e3;
+    live_addr[victim] = to;
+    return ms;
+}
+
+/* `op` on `count` regions picked at random among the live ones. */
+static cost random_op_cost(int count, double (*op)(size_t victim))
 {
     static double ms[1024];
-    double sum = 0;
     for (int i = 0; i < count && i < 1024; i++) {
         rng = rng * 1103515245u + 12345u;
-        size_t victim = ((size_t)rng >> 4) % live;
-        arena_used = (arena_used + 15) & ~(size_t)15;
-        const void *to = arena + arena_used;
-        arena_used += class_size(SIZE_CLASSES - 1); /* room for any size */
-        double t0 = now();
-        check(jf_move(live_addr[victim], to), "move");
-        ms[i] = (now() - t0) * 1e3;
-        sum += ms[i];
-        live_addr[victim] = to;
+        ms[i] = op(((size_t)rng >> 4) % live);
     }
-    qsort(ms, (size_t)count, sizeof ms[0], by_value);
-    cost c = {ms[count / 2], sum / count, ms[count - 1]};
-    return c;
+    return summarize(ms, count);
 }
 
 /* 1 if a debugger (gdb) is tracing this process. */
@@ -266,11 +266,11 @@ static int scale(void)
         printf("live %6zu: single registration median %.3f ms, mean %.3f ms, max %.1f ms (%d calls), "
                "%llu live symfiles; unregistering a lone symfile: median %.3f ms\n",
                live, c.median_ms, c.mean_ms, c.max_ms, SINGLES, (unsigned long long)live_symfiles(), unreg);
-        cost u = churn_cost(CHURN);
+        cost u = random_op_cost(CHURN, unregister_one);
         printf("live %6zu: unregistering random old regions: median %.3f ms, mean %.3f ms, max %.1f ms "
                "(%d calls), %llu live symfiles\n",
                live, u.median_ms, u.mean_ms, u.max_ms, CHURN, (unsigned long long)live_symfiles());
-        cost mv = move_cost(CHURN);
+        cost mv = random_op_cost(CHURN, move_one);
         printf("live %6zu: moving random old regions (jf_move): median %.3f ms, mean %.3f ms, max %.1f ms "
                "(%d calls), %llu live symfiles\n",
                live, mv.median_ms, mv.mean_ms, mv.max_ms, CHURN, (unsigned long long)live_symfiles());

@@ -1,6 +1,7 @@
 /*
  * Sink: <dir>/jit-<pid>.dump, the file `perf inject --jit` turns into one
- * ELF object per CODE_LOAD (names, source lines, unwind tables).
+ * ELF object per CODE_LOAD (names, source lines, unwind tables), mapped
+ * again at a new address by a CODE_MOVE (jf_move).
  *
  * Why it is written this way:
  * - Durable without a syscall per record: the file is mapped MAP_SHARED and

@@ -1,6 +1,7 @@
 /*
  * The registry: process-wide lifecycle, the table of live regions, and the
- * fan-out of every registration to the enabled sinks. One mutex guards all
+ * fan-out of every registration, unregistration and move to the enabled
+ * sinks. One mutex guards all
  * of it and every sink call, which gives sinks atomic record groups for free
  * and makes fork handling simple (the lock is held across fork()).
  */

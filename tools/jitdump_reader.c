@@ -14,7 +14,8 @@
  *   mapping) and leaves it kept: a later load or move without its own would
  *   take it, unless it describes nothing (no FDE, mapped_size 0).
  * - the synthesized DSO maps round8(code_size) + mapped_size bytes at
- *   code_addr (code_size alone without unwinding info, and for CODE_MOVE),
+ *   code_addr (code_size alone without unwinding info; a CODE_MOVE maps it
+ *   at new_code_addr with the kept unwinding info's mapped_size, if any),
  *   with .eh_frame at offset round8(code_size) and .eh_frame_hdr after it.
  * Everything else we check (order, indices, timestamps, overlaps, line
  * table closing entry) is what makes perf's output right rather than what

@@ -9,7 +9,9 @@
  * which. Only regular files (and `-`, standard input) of at most 1 GiB
  * are read: a device or a FIFO is refused, never waited on.
  * `jitframes enable|disable|status PID` talk to a running process's control
- * channel (control_cmd.c).
+ * channel (control_cmd.c), `jitframes record PID` profiles it (record_cmd.c
+ * hands over to jitframes-record.py), and `jitframes clean` removes what
+ * dead processes left behind (clean_cmd.c).
  */
 #define _GNU_SOURCE
 #include "clean_cmd.h"

@@ -147,6 +147,18 @@ static int l_needs_frames(lua_State *L)
     return 1;
 }
 
+/* jf_init with these flags and sinks, the jitdump in $JITFRAMES_DIR (the
+ * sinks come from the Lua side, not $JITFRAMES). */
+static int init_library(unsigned flags, unsigned sinks)
+{
+    jf_config cfg = JF_CONFIG_INIT;
+    cfg.flags = flags;
+    cfg.sinks = sinks;
+    const char *dir = getenv("JITFRAMES_DIR");
+    cfg.dump_dir = dir && *dir ? dir : NULL;
+    return jf_init(&cfg);
+}
+
 /* _init(sinks, frames_checked, why) -> true [, warning], or nil and a message */
 static int l_init(lua_State *L)
 {
@@ -165,12 +177,7 @@ static int l_init(lua_State *L)
         lua_pushfstring(L, "jitframes: sinks '%s' refused: %s", list, why);
         return 2;
     }
-    jf_config cfg = JF_CONFIG_INIT;
-    cfg.flags = JF_CONFIG_IGNORE_ENV;
-    cfg.sinks = sinks & ~refused;
-    const char *dir = getenv("JITFRAMES_DIR");
-    cfg.dump_dir = dir && *dir ? dir : NULL;
-    int rc = jf_init(&cfg);
+    int rc = init_library(JF_CONFIG_IGNORE_ENV, sinks & ~refused);
     if (rc != 0 && rc != JF_ESINK) {
         lua_pushnil(L);
         lua_pushfstring(L, "jitframes: %s", jf_last_error());
@@ -199,11 +206,7 @@ static int l_init(lua_State *L)
 static int l_standby(lua_State *L)
 {
     int frames = lua_toboolean(L, 1);
-    jf_config cfg = JF_CONFIG_INIT;
-    cfg.flags = JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL;
-    const char *dir = getenv("JITFRAMES_DIR");
-    cfg.dump_dir = dir && *dir ? dir : NULL;
-    int rc = jf_init(&cfg);
+    int rc = init_library(JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL, 0);
     if (rc != 0) {
         if (rc == JF_ESINK) /* initialised, without the channel */
             jf_shutdown();

@@ -13,11 +13,7 @@
 set -uo pipefail
 tool=$(realpath "$1") minijit=$(realpath "$2") minivm=$(realpath "$3") calls=$(realpath "$4") build=$5
 here=$(cd "$(dirname "$0")" && pwd)
-command -v perf >/dev/null && perf --version >/dev/null 2>&1 || { echo "SKIP: perf is not installed"; exit 77; }
-libs=$("$here/../support/flamegraph_libs.sh" "$build") || exit $?
-export JITFRAMES_FLAMEGRAPH_LIBS=$libs
-work=$(mktemp -d "${TMPDIR:-/tmp}/jf-record.XXXXXX")
-export HOME=$work/home && mkdir -p "$HOME" # perf's build-id cache
+. "$here/../support/record_env.sh"
 jobs_to_kill=()
 trap 'kill "${jobs_to_kill[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }

@@ -9,11 +9,7 @@
 set -uo pipefail
 python=$1 tool=$(realpath "$2") build=$3
 here=$(cd "$(dirname "$0")" && pwd)
-command -v perf >/dev/null && perf --version >/dev/null 2>&1 || { echo "SKIP: perf is not installed"; exit 77; }
-libs=$("$here/../support/flamegraph_libs.sh" "$build") || exit $?
-export JITFRAMES_FLAMEGRAPH_LIBS=$libs
-work=$(mktemp -d "${TMPDIR:-/tmp}/jf-pyrecord.XXXXXX")
-export HOME=$work/home && mkdir -p "$HOME"
+. "$here/../support/record_env.sh"
 trap 'kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; cat "$work/prog.out"; exit 1; }
 # The sanitizer runtime preloaded for the interpreter (tests/python/CMakeLists.txt)

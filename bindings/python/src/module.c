@@ -171,24 +171,19 @@ static int follow_sinks(void *unused)
     (void)unused;
     unsigned now = jf_enabled_sinks();
     PyInterpreterState *interp = PyInterpreterState_Main();
+    if (now & JF_SINK_PERFMAP)
+        jfpy_hook_keep_dead_trampolines();
     if (now && !active_sinks) {
         if (!jfpy_default_evaluator_installed(interp)) {
             dprintf(STDERR_FILENO, "jitframes: enabled from outside, but another frame evaluator "
                                    "(PEP 523) is installed: Python functions get no frames\n");
             return 0;
         }
-        if (now & JF_SINK_PERFMAP)
-            jfpy_hook_keep_dead_trampolines();
-        active_sinks = now;
         jfpy_hook_install(interp);
     } else if (!now && active_sinks) {
         jfpy_hook_remove(interp);
-        active_sinks = 0;
-    } else if (now) {
-        if (now & JF_SINK_PERFMAP)
-            jfpy_hook_keep_dead_trampolines();
-        active_sinks = now;
     }
+    active_sinks = now;
     return 0;
 }
 
