@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include "clean_cmd.h"
+#include "cli_args.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -357,38 +358,54 @@ static int add_dir(clean_options *o, const char *dir)
     return 0;
 }
 
+static const jft_option clean_options_table[] = {
+    {"--dry-run", 0, 0}, {"--older-than", 0, 1}, {"--dir", 0, 1}, {NULL, 0, 0}};
+
+static int on_clean_option(void *ctx, int which, const char *value)
+{
+    clean_options *o = ctx;
+    if (which == 0)
+        o->dry_run = 1;
+    else if (which == 1)
+        return (o->older_than = parse_duration(value)) >= 0 ? 0 : -1;
+    else
+        return add_dir(o, value);
+    return 0;
+}
+
 /* --dir replaces the default directories: /tmp (perf maps always live
  * there) and $JITFRAMES_DIR. */
 static int parse_clean_options(int argc, char **argv, clean_options *o)
 {
     *o = (clean_options){.older_than = -1};
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--dry-run") == 0)
-            o->dry_run = 1;
-        else if (strcmp(argv[i], "--older-than") == 0 && i + 1 < argc && (o->older_than = parse_duration(argv[++i])) >= 0)
-            continue;
-        else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc && add_dir(o, argv[++i]) == 0)
-            continue;
-        else
-            return -1;
+    int n_operands;
+    int parsed = jft_parse_args(argc, argv, clean_options_table, on_clean_option, o, &n_operands);
+    if (parsed == JFT_ARGS_OK && n_operands) {
+        fprintf(stderr, "jitframes clean: takes no operand (%s): directories are given with --dir\n", argv[1]);
+        jft_usage_synopsis(stderr, "clean");
+        return JFT_ARGS_BAD;
     }
+    if (parsed != JFT_ARGS_OK)
+        return parsed;
     const char *env = getenv("JITFRAMES_DIR");
     if (o->n_dirs == 0) {
         add_dir(o, "/tmp");
         if (env && *env)
             add_dir(o, env);
     }
-    return 0;
+    return JFT_ARGS_OK;
 }
 
 int jft_clean_command(int argc, char **argv)
 {
     clean_options o;
-    if (parse_clean_options(argc, argv, &o) != 0) {
-        fprintf(stderr, "usage: jitframes clean [--older-than D] [--dry-run] [--dir DIR]...\n"
-                        "  D: seconds, or a number with s, m, h or d\n");
-        return EXIT_USAGE;
+    int parsed = parse_clean_options(argc, argv, &o);
+    if (parsed == JFT_ARGS_HELP) {
+        jft_usage(stdout, "clean");
+        return EXIT_DONE;
     }
+    if (parsed != JFT_ARGS_OK)
+        return EXIT_USAGE;
     held_files held = {0};
     collect_held_files(&held);
     tally t = {0};

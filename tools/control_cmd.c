@@ -8,6 +8,7 @@
  *   4  no such process, it does not listen (no JITFRAMES_CONTROL=1), or it
  *      could not be reached
  */
+#include "cli_args.h"
 #include "control_cmd.h"
 #include "control_client.h"
 #include "json_out.h"
@@ -125,23 +126,19 @@ static void print_status_json(pid_t pid, const jf_ctl_reply *r)
 
 static int usage_error(const char *cmd, const char *why)
 {
-    fprintf(stderr, "jitframes %s: %s\nusage: jitframes enable|disable PID SINKS, jitframes status PID [--json]\n",
-            cmd, why);
+    fprintf(stderr, "jitframes %s: %s\n", cmd, why);
+    jft_usage_synopsis(stderr, cmd);
     return EXIT_USAGE;
 }
 
-/* Operands after the command, --json taken out: PID [SINKS]. */
-static int parse_operands(int argc, char **argv, int *json, const char **ops, int *n_ops)
+/* status takes --json; enable and disable no option. */
+static const jft_option status_options[] = {{"--json", 0, 0}, {NULL, 0, 0}};
+static const jft_option no_options[] = {{NULL, 0, 0}};
+
+static int on_json(void *ctx, int which, const char *value)
 {
-    *n_ops = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            *json = 1;
-        else if (*n_ops < 2)
-            ops[(*n_ops)++] = argv[i];
-        else
-            return -1;
-    }
+    (void)which, (void)value;
+    *(int *)ctx = 1;
     return 0;
 }
 
@@ -163,13 +160,21 @@ static int report(pid_t pid, const char *cmd, int json, unsigned asked, const jf
     return EXIT_DONE;
 }
 
-int jft_control_command(int argc, char **argv, int json)
+int jft_control_command(int argc, char **argv)
 {
-    const char *cmd = argv[0], *ops[2];
-    int n_ops;
+    const char *cmd = argv[0];
+    int json = 0, n_ops;
     int wants_sinks = strcmp(cmd, "status") != 0;
-    if (parse_operands(argc, argv, &json, ops, &n_ops) != 0 || n_ops != 1 + wants_sinks)
-        return usage_error(cmd, "wrong number of operands");
+    int parsed = jft_parse_args(argc, argv, wants_sinks ? no_options : status_options, on_json, &json, &n_ops);
+    if (parsed == JFT_ARGS_HELP) {
+        jft_usage(stdout, cmd);
+        return EXIT_DONE;
+    }
+    if (parsed != JFT_ARGS_OK)
+        return EXIT_USAGE;
+    if (n_ops != 1 + wants_sinks)
+        return usage_error(cmd, wants_sinks ? "wants PID SINKS" : "wants one PID");
+    const char *const *ops = (const char *const *)argv + 1;
     pid_t pid;
     if (parse_pid(ops[0], &pid) != 0)
         return usage_error(cmd, "PID must be a positive process id");

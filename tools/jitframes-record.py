@@ -71,7 +71,7 @@ def parse_args():
     ap = argparse.ArgumentParser(prog="jitframes record",
                                  description="Profile a running process started with "
                                              "JITFRAMES_CONTROL=1.")
-    ap.add_argument("pid", type=int)
+    ap.add_argument("pid", type=int, metavar="PID", help="the process, as this side sees it")
     ap.add_argument("--duration", type=float, default=10.0, metavar="S",
                     help="seconds to record (default 10; Ctrl-C ends early)")
     ap.add_argument("--call-graph", choices=("fp", "dwarf"), default="dwarf",

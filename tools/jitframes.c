@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "clean_cmd.h"
+#include "cli_args.h"
 #include "control_cmd.h"
 #include "record_cmd.h"
 #include "elf_reader.h"
@@ -387,61 +388,6 @@ static int run_elf(const job *j, const uint8_t *buf, size_t len)
     return EXIT_VALID;
 }
 
-static const char usage_text[] =
-    "usage: jitframes [--format=FORMAT] [--json] check FILE...\n"
-    "       jitframes [--format=FORMAT] [--json] dump FILE...\n"
-    "       jitframes clean [--older-than D] [--dry-run] [--dir DIR]...\n"
-    "       jitframes enable PID SINKS\n"
-    "       jitframes disable PID SINKS\n"
-    "       jitframes status PID [--json]\n"
-    "       jitframes record PID [--duration S] [--call-graph dwarf|fp] [-o DIR] [--keep]\n"
-    "       jitframes --help | --version\n"
-    "\n"
-    "FILE is a perf map (perf-<pid>.map), a jitdump (jit-<pid>.dump) or a GDB JIT\n"
-    "symfile (an ELF64 object); - reads standard input. Only regular files of at\n"
-    "most 1 GiB are read.\n"
-    "  check          validate each file; a summary line, or FILE:WHERE: problem\n"
-    "  dump           print every entry or record, then the first problem if any\n"
-    "  --format=F     perfmap, jitdump or symfile; default: from the content (magic\n"
-    "                 numbers), then the name (jit-*.dump), else perfmap\n"
-    "  --json         one JSON object per file on standard output (see tools/README.md)\n"
-    "Exit status: 0 every file valid; 1 a file breaks a rule; 2 usage error, or a file\n"
-    "that cannot be read or is refused; 3 valid for perf, with warnings (rules perf\n"
-    "does not enforce, e.g. an unknown ELF machine in a jitdump header).\n"
-    "\n"
-    "clean removes the perf maps, jitdumps and jitted-*.so files that processes\n"
-    "which no longer exist left in /tmp and $JITFRAMES_DIR (or each --dir), owned\n"
-    "by you (root: anyone), with the content their names say, that no running\n"
-    "process holds; kept files are listed with the reason.\n"
-    "  --older-than D only files last written more than D ago (90, 90s, 30m, 12h, 7d)\n"
-    "  --dry-run      say what would be removed, remove nothing\n"
-    "Exit status: 0 done; 1 a file could not be removed; 2 usage error.\n"
-    "\n"
-    "enable, disable and status talk to a running process started with\n"
-    "JITFRAMES_CONTROL=1 (or JF_CONFIG_CONTROL): PID as this side sees it (the\n"
-    "process may run in its own pid, mount and, for root, network namespaces).\n"
-    "Only the process's own user or root is obeyed.\n"
-    "  enable         turn sinks on (SINKS as in $JITFRAMES: perfmap,jitdump,gdb,\n"
-    "                 unwind, all); regions already live are written at once\n"
-    "  disable        turn sinks off; files written so far stay\n"
-    "  status         enabled sinks, live regions, counters and files (--json: one\n"
-    "                 JSON object, see tools/README.md)\n"
-    "Exit status: 0 done; 1 the process answered with an error (not your process,\n"
-    "a sink could not start), printed; 2 usage error; 4 no such process, or it does\n"
-    "not listen (not started with JITFRAMES_CONTROL=1), or cannot be reached.\n"
-    "\n"
-    "record turns on what a recording needs (the perf map; with --call-graph dwarf,\n"
-    "the default, the jitdump too), runs perf record -p PID for S seconds (default\n"
-    "10; Ctrl-C ends it early), puts the sinks back as they were, and leaves\n"
-    "perf.data (and perf.jit.data) and flamegraph.html in DIR; it removes the files\n"
-    "it caused outside DIR unless --keep. jitframes record --help: every option.\n";
-
-static int usage(FILE *out, int status)
-{
-    fputs(usage_text, out);
-    return status;
-}
-
 static int parse_format(const char *name, enum file_kind *kind)
 {
     for (int k = KIND_PERFMAP; k <= KIND_ELF; k++) {
@@ -484,41 +430,84 @@ static int run_file(job j)
     return rc;
 }
 
-int main(int argc, char **argv)
+/* check and dump: their options, then each FILE. */
+static const jft_option file_options[] = {{"--json", 0, 0}, {"--format", 0, 1}, {NULL, 0, 0}};
+
+static int on_file_option(void *ctx, int which, const char *value)
 {
-    job j = {NULL, NULL, KIND_UNKNOWN, "given with --format", 0};
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
-        if (strcmp(argv[i], "--help") == 0)
-            return usage(stdout, EXIT_VALID);
-        if (strcmp(argv[i], "--version") == 0) {
-            printf("jitframes %s\n", JITFRAMES_VERSION);
-            return EXIT_VALID;
-        }
-        if (strcmp(argv[i], "--json") == 0)
-            j.json = 1;
-        else if (strncmp(argv[i], "--format=", 9) != 0 || parse_format(argv[i] + 9, &j.kind) != 0)
-            return usage(stderr, EXIT_USAGE);
+    job *j = ctx;
+    if (which == 0)
+        j->json = 1;
+    else
+        return parse_format(value, &j->kind);
+    return 0;
+}
+
+static int run_file_command(int argc, char **argv)
+{
+    job j = {argv[0], NULL, KIND_UNKNOWN, "given with --format", 0};
+    int n;
+    int parsed = jft_parse_args(argc, argv, file_options, on_file_option, &j, &n);
+    if (parsed == JFT_ARGS_HELP)
+        return jft_usage(stdout, j.cmd), EXIT_VALID;
+    if (parsed != JFT_ARGS_OK)
+        return EXIT_USAGE;
+    if (n == 0) {
+        fprintf(stderr, "jitframes %s: no FILE given\n", j.cmd);
+        jft_usage_synopsis(stderr, j.cmd);
+        return EXIT_USAGE;
     }
-    if (i < argc && strcmp(argv[i], "-h") == 0)
-        return usage(stdout, EXIT_VALID);
-    if (i < argc && strcmp(argv[i], "clean") == 0)
-        return jft_clean_command(argc - i, argv + i);
-    if (i < argc && strcmp(argv[i], "record") == 0)
-        return jft_record_command(argc - i, argv + i);
-    if (i < argc && jft_is_control_command(argv[i]))
-        return jft_control_command(argc - i, argv + i, j.json);
-    if (argc - i < 2 || (strcmp(argv[i], "dump") != 0 && strcmp(argv[i], "check") != 0))
-        return usage(stderr, EXIT_USAGE);
-    j.cmd = argv[i++];
     /* The worst file decides: refused/unreadable, then invalid, then warnings. */
     static const int severity[] = {0, 2, 3, 1}; /* by exit status */
     int status = EXIT_VALID;
-    for (; i < argc; i++) {
+    for (int i = 1; i <= n; i++) {
         j.path = argv[i];
         int rc = run_file(j);
         if (severity[rc] > severity[status])
             status = rc;
     }
     return status;
+}
+
+/* Options before the verb are the verb's own (`jitframes --json check F`
+ * as `jitframes check --json F`): move the verb in front of them. */
+static char **verb_first(char **argv, int verb_at)
+{
+    char *verb = argv[verb_at];
+    memmove(argv + 2, argv + 1, (size_t)(verb_at - 1) * sizeof *argv);
+    argv[1] = verb;
+    return argv + 1;
+}
+
+int main(int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return jft_usage(stdout, NULL), EXIT_VALID;
+        if (strcmp(argv[i], "--version") == 0) {
+            printf("jitframes %s\n", JITFRAMES_VERSION);
+            return EXIT_VALID;
+        }
+    }
+    if (i == argc || argv[i][0] == '-') {
+        fprintf(stderr, "jitframes: no command given\n");
+        jft_usage_synopsis(stderr, NULL);
+        return EXIT_USAGE;
+    }
+    const char *verb = argv[i];
+    char **args = verb_first(argv, i);
+    int n = argc - 1;
+    if (strcmp(verb, "check") == 0 || strcmp(verb, "dump") == 0)
+        return run_file_command(n, args);
+    if (strcmp(verb, "clean") == 0)
+        return jft_clean_command(n, args);
+    if (strcmp(verb, "record") == 0)
+        return jft_record_command(n, args);
+    if (jft_is_control_command(verb))
+        return jft_control_command(n, args);
+    fprintf(stderr, "jitframes: unknown command '%s' (check, dump, clean, enable, disable, status, record)\n",
+            verb);
+    jft_usage_synopsis(stderr, NULL);
+    return EXIT_USAGE;
 }

@@ -111,6 +111,34 @@ expect jitted-so-refused 2 "" \
   "$dir/jitted-123-1.so: perf inject's jitted-*.so is an ELF shared object, not a GDB JIT symfile: not checked (--format=symfile applies the symfile rules)" \
   -- check "$dir/jitted-123-1.so"
 expect jitted-so-forced 0 "valid symfile" "" -- --format=symfile check "$dir/jitted-123-1.so"
+# Git-style command lines: every verb answers --help with its own usage
+# (exit 0); options go before or after the operands; -- ends them.
+for verb in check dump clean enable disable status; do
+  expect "$verb-help" 0 "usage: jitframes $verb" "" -- "$verb" --help
+  expect "$verb-h" 0 "usage: jitframes $verb" "" -- "$verb" -h
+done
+expect record-help 0 "PID" "" -- record --help
+expect check-json-after-verb 0 '"entries": 2' "" -- check --json "$dir/good.map"
+expect check-json-after-file 0 '"entries": 2' "" -- check "$dir/good.map" --json
+expect check-format-spaced 1 "" "$dir/good.map:0x0: not a jitdump (bad magic)" \
+  -- check "$dir/good.map" --format jitdump
+expect dump-format-after 1 "" "$dir/good.map:0x0: not a jitdump (bad magic)" \
+  -- dump --format=jitdump "$dir/good.map"
+cp "$dir/good.map" "$dir/--help"
+expect double-dash-ends-options 0 "valid perf map: 2 entries" "" -- check -- "$dir/--help"
+(cd "$dir" && "$tool" check -- --help >"$dir/out" 2>&1) && grep -qF -- "--help: valid perf map" "$dir/out" ||
+  fail "check -- --help did not check the file named --help: $(cat "$dir/out")"
+expect check-unknown-option 2 "" "" -- check --frobnicate "$dir/good.map"
+grep -qF "jitframes check: unknown option --frobnicate" "$dir/err" && grep -qF "usage: jitframes check" "$dir/err" || fail "unknown option: $(cat "$dir/err")"
+expect check-no-file 2 "" "" -- check --json
+# status's --json before or after the PID: both reach the (absent) channel
+expect status-json-after 4 "" "" -- status 1 --json
+expect status-json-before 4 "" "" -- status --json 1
+expect enable-no-json 2 "" "" -- enable 1 perfmap --json
+mkdir "$dir/empty-dir"
+expect clean-options-after 0 "clean: would remove 0 files" "" -- clean --dir "$dir/empty-dir" --dry-run
+expect clean-operand-refused 2 "" "" -- clean "$dir/empty-dir"
+
 # --json: one valid JSON object per file, with the format and the verdict
 "$tool" --json check "$dir/good.map" "$dir/overlap.map" "$dir/good.dump" >"$dir/json"
 python3 - "$dir/json" <<'PY' || fail "--json output: $(cat "$dir/json")"

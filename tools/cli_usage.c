@@ -1,0 +1,120 @@
+/*
+ * What the jitframes tool says about itself: `jitframes --help` prints every
+ * section, `jitframes VERB --help` that verb's, and a usage error that
+ * verb's synopsis. (`record --help` is answered by the recording script,
+ * which knows its options; its section here is the overview.)
+ */
+#include "cli_args.h"
+
+#include <string.h>
+
+typedef struct usage_section {
+    const char *verbs[4];   /* the verbs it covers */
+    const char *synopsis;   /* "usage:" lines, indented alike */
+    const char *text;
+} usage_section;
+
+static const usage_section sections[] = {
+    {{"check", "dump"},
+     "jitframes check [--format=FORMAT] [--json] FILE...\n"
+     "jitframes dump [--format=FORMAT] [--json] FILE...\n",
+     "FILE is a perf map (perf-<pid>.map), a jitdump (jit-<pid>.dump) or a GDB JIT\n"
+     "symfile (an ELF64 object); - reads standard input. Only regular files of at\n"
+     "most 1 GiB are read.\n"
+     "  check          validate each file; a summary line, or FILE:WHERE: problem\n"
+     "  dump           print every entry or record, then the first problem if any\n"
+     "  --format=F     perfmap, jitdump or symfile; default: from the content (magic\n"
+     "                 numbers), then the name (jit-*.dump), else perfmap\n"
+     "  --json         one JSON object per file on standard output (see tools/README.md)\n"
+     "Exit status: 0 every file valid; 1 a file breaks a rule; 2 usage error, or a file\n"
+     "that cannot be read or is refused; 3 valid for perf, with warnings (rules perf\n"
+     "does not enforce, e.g. an unknown ELF machine in a jitdump header).\n"},
+    {{"clean"},
+     "jitframes clean [--older-than D] [--dry-run] [--dir DIR]...\n",
+     "clean removes the perf maps, jitdumps and jitted-*.so files that processes\n"
+     "which no longer exist left in /tmp and $JITFRAMES_DIR (or each --dir), owned\n"
+     "by you (root: anyone), with the content their names say, that no running\n"
+     "process holds; kept files are listed with the reason.\n"
+     "  --older-than D only files last written more than D ago (90, 90s, 30m, 12h, 7d)\n"
+     "  --dry-run      say what would be removed, remove nothing\n"
+     "Exit status: 0 done; 1 a file could not be removed; 2 usage error.\n"},
+    {{"enable", "disable", "status"},
+     "jitframes enable PID SINKS\n"
+     "jitframes disable PID SINKS\n"
+     "jitframes status [--json] PID\n",
+     "enable, disable and status talk to a running process started with\n"
+     "JITFRAMES_CONTROL=1 (or JF_CONFIG_CONTROL): PID as this side sees it (the\n"
+     "process may run in its own pid, mount and, for root, network namespaces).\n"
+     "Only the process's own user or root is obeyed.\n"
+     "  enable         turn sinks on (SINKS as in $JITFRAMES: perfmap,jitdump,gdb,\n"
+     "                 unwind, all); regions already live are written at once\n"
+     "  disable        turn sinks off; files written so far stay\n"
+     "  status         enabled sinks, live regions, counters and files (--json: one\n"
+     "                 JSON object, see tools/README.md)\n"
+     "Exit status: 0 done; 1 the process answered with an error (not your process,\n"
+     "a sink could not start), printed; 2 usage error; 4 no such process, or it does\n"
+     "not listen (not started with JITFRAMES_CONTROL=1), or cannot be reached.\n"},
+    {{"record"},
+     "jitframes record [--duration S] [--call-graph dwarf|fp] [-o DIR] [--keep] PID\n",
+     "record turns on what a recording needs (the perf map; with --call-graph dwarf,\n"
+     "the default, the jitdump too), runs perf record -p PID for S seconds (default\n"
+     "10; Ctrl-C ends it early), puts the sinks back as they were, and leaves\n"
+     "perf.data (and perf.jit.data) and flamegraph.html in DIR; it removes the files\n"
+     "it caused outside DIR unless --keep. jitframes record --help: every option.\n"},
+};
+
+enum { N_SECTIONS = sizeof sections / sizeof sections[0] };
+
+static const char general_text[] =
+    "Options may come before or after the operands; -- ends them. Every verb\n"
+    "takes --help (or -h): its own part of this text.\n";
+
+/* verb NULL: every section. */
+static int covers(const usage_section *s, const char *verb)
+{
+    for (int v = 0; v < 4 && s->verbs[v]; v++)
+        if (!verb || strcmp(s->verbs[v], verb) == 0)
+            return 1;
+    return 0;
+}
+
+/* "jitframes VERB ..." (verb NULL: any line). */
+static int line_of(const char *line, const char *verb)
+{
+    size_t n = verb ? strlen(verb) : 0;
+    return !verb || (strncmp(line, "jitframes ", 10) == 0 && strncmp(line + 10, verb, n) == 0 &&
+                     line[10 + n] == ' ');
+}
+
+/* The synopsis lines of `verb`, the first after "usage: ", the others under
+ * it; returns the updated `first`. */
+static int print_synopsis(FILE *out, const usage_section *s, const char *verb, int first)
+{
+    for (const char *line = s->synopsis; *line;) {
+        const char *end = strchr(line, '\n');
+        if (line_of(line, verb)) {
+            fprintf(out, "%s%.*s\n", first ? "usage: " : "       ", (int)(end - line), line);
+            first = 0;
+        }
+        line = end + 1;
+    }
+    return first;
+}
+
+void jft_usage_synopsis(FILE *out, const char *verb)
+{
+    int first = 1;
+    for (int i = 0; i < N_SECTIONS; i++)
+        first = print_synopsis(out, &sections[i], verb, first);
+    if (!verb)
+        fputs("       jitframes --help | --version | VERB --help\n", out);
+}
+
+void jft_usage(FILE *out, const char *verb)
+{
+    jft_usage_synopsis(out, verb);
+    fprintf(out, "\n%s", general_text);
+    for (int i = 0; i < N_SECTIONS; i++)
+        if (covers(&sections[i], verb))
+            fprintf(out, "\n%s", sections[i].text);
+}
