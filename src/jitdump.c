@@ -863,8 +863,9 @@ static int jitdump_start(const char *dir, jf_sink_stats *stats)
         return jf__fail(JF_EINVAL, "jitdump directory path too long: %s", dir);
     int reused;
     int fd = jf__safe_file_open(dir, name, O_RDWR, &reused);
-    if (fd < 0)
-        return fd;
+    if (fd < 0) /* say where the directory comes from, so it can be changed */
+        return jf__fail(fd, "%s (jitdumps go to $JITFRAMES_DIR or jf_config.dump_dir, default /tmp)",
+                        jf_last_error());
     dump.fd = fd;
     struct stat st;
     int rc = fstat(fd, &st) == 0 ? 0 : jf__fail(jf__errno_code(errno), "%s: fstat: %s", dump.path,

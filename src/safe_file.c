@@ -105,6 +105,20 @@ static int check_existing(int fd, const char *path)
     return 0;
 }
 
+/* Why `path` could not be created, in the words of the case: the common
+ * ones name the directory at fault. */
+static int create_failed(const char *dir, const char *path, int err)
+{
+    int code = jf__errno_code(err);
+    switch (err) {
+    case ENOENT: return jf__fail(code, "cannot create %s: the directory %s does not exist", path, dir);
+    case ENOTDIR: return jf__fail(code, "cannot create %s: %s is not a directory", path, dir);
+    case EACCES: return jf__fail(code, "cannot create %s: no permission to write in %s", path, dir);
+    case EROFS: return jf__fail(code, "cannot create %s: %s is on a read-only file system", path, dir);
+    default: return jf__fail(code, "cannot create %s: %s", path, strerror(err));
+    }
+}
+
 int jf__safe_file_open(const char *dir, const char *name, int extra_flags, int *reused)
 {
     char path[PATH_MAX];
@@ -119,7 +133,7 @@ int jf__safe_file_open(const char *dir, const char *name, int extra_flags, int *
         if (fd >= 0)
             return fd;
         if (errno != EEXIST)
-            return jf__fail(jf__errno_code(errno), "cannot create %s: %s", path, strerror(errno));
+            return create_failed(dir, path, errno);
         /* O_NONBLOCK: a FIFO planted at the path must not block us. */
         fd = open(path, flags | O_NONBLOCK);
         if (fd < 0) {

@@ -214,6 +214,9 @@ class Errors(ChildCase):
 """)
         out, _ = self.run_child([path], env={"JITFRAMES_DIR": "/nonexistent/dir"})
         self.assertIn("OSError: jitframes: cannot start a sink", out)
+        # Worded for the case, the code's text once (the library's message has it).
+        self.assertIn("the directory /nonexistent/dir does not exist", out)
+        self.assertEqual(out.count("(JF_ENOENT"), 1, out)
 
     def test_unsupported_version_is_import_error(self):
         out, _ = self.run_child(["-c", textwrap.dedent("""
@@ -226,6 +229,29 @@ class Errors(ChildCase):
 """)])
         self.assertIn("ImportError: jitframes supports CPython 3.11, 3.12, 3.13; this is cpython 3.10",
                       out)
+
+    def test_build_for_another_interpreter_says_which_and_how(self):
+        """A package built for another interpreter (its C module has that
+        one's suffix) names the interpreter it was built for and how to
+        build it for this one."""
+        package = os.path.dirname(__import__("jitframes").__file__)
+        copy = os.path.join(self.tmp, "other", "jitframes")
+        shutil.copytree(package, copy)
+        suffix = sysconfig.get_config_var("EXT_SUFFIX")
+        os.rename(os.path.join(copy, "_jitframes" + suffix),
+                  os.path.join(copy, "_jitframes.cpython-399-x86_64-linux-gnu.so"))
+        with open(os.path.join(copy, "_built_for.py"), "w") as f:
+            f.write('VERSION = "3.99.0"\nINTERPRETER = "/opt/python3.99"\n'
+                    'EXT_SUFFIX = ".cpython-399-x86_64-linux-gnu.so"\n')
+        out, _ = self.run_child(["-c", textwrap.dedent("""
+    try:
+        import jitframes
+    except ImportError as e:
+        print("ImportError:", e)
+""")], env={"PYTHONPATH": os.path.dirname(copy)})
+        self.assertIn("ImportError: this jitframes package was built for CPython 3.99.0 (/opt/python3.99)", out)
+        self.assertIn("this is cpython %d.%d.%d (%s)" % (*sys.version_info[:3], sys.executable), out)
+        self.assertIn("-DJITFRAMES_PYTHON_INTERPRETERS=%s" % sys.executable, out)
 
     def test_another_evaluator_is_refused_and_kept(self):
         """Over another PEP 523 evaluator activate raises RuntimeError and
@@ -524,7 +550,8 @@ class StartUp(ChildCase):
         self.assertIn("py::baz:%s" % path, names(read_map(self.pids[-1])))
         out, err = self.run_child([path], env=dict(env, JITFRAMES="perfmap,nope"), python=python)
         self.assertIn("active=()", out)
-        self.assertIn("jitframes: not activated from JITFRAMES=perfmap,nope", err)
+        # Once: site runs a venv's .pth files twice (venv() and main() both add its site-packages).
+        self.assertEqual(err.count("jitframes: not activated from JITFRAMES=perfmap,nope"), 1, err)
         out, _ = self.run_child([path], env=env, python=python)
         self.assertIn("active=()", out)
 

@@ -28,14 +28,36 @@ if sys.implementation.name != "cpython" or sys.version_info[:2] not in SUPPORTED
         % (", ".join("%d.%d" % v for v in SUPPORTED), sys.implementation.name,
            sys.version_info[0], sys.version_info[1]))
 
-from ._jitframes import activate, deactivate, standby, is_active, active_sinks, stats  # noqa: E402
+try:
+    from ._jitframes import activate, deactivate, standby, is_active, active_sinks, stats  # noqa: E402
+except ModuleNotFoundError as e:
+    if e.name != __name__ + "._jitframes":
+        raise
+    from . import _built_for  # noqa: E402
+    raise ImportError(
+        "this jitframes package was built for CPython %s (%s); this is %s %d.%d.%d (%s), which "
+        "cannot load its C module (_jitframes%s). Build it for this interpreter: cmake -S "
+        "<jitframes sources> -B build -DJITFRAMES_PYTHON_INTERPRETERS=%s && cmake --build build "
+        "(the package: build/bindings/python/python%d.%d.%d/jitframes; or install it with cmake --install)"
+        % (_built_for.VERSION, _built_for.INTERPRETER, sys.implementation.name, *sys.version_info[:3],
+           sys.executable, _built_for.EXT_SUFFIX, sys.executable, *sys.version_info[:3]),
+        name=__name__) from None
 
 __all__ = ["activate", "deactivate", "standby", "is_active", "active_sinks", "stats"]
 
 
+_environment_read = False
+
+
 def _activate_from_environment():
     """Called at start-up by jitframes.pth when $JITFRAMES or
-    $JITFRAMES_CONTROL is set."""
+    $JITFRAMES_CONTROL is set. In a virtual environment site runs the .pth
+    line twice (its venv() and main() both add the site-packages): the
+    second call does nothing, so a warning is printed once."""
+    global _environment_read
+    if _environment_read:
+        return
+    _environment_read = True
     import os
     sinks = os.environ.get("JITFRAMES", "").strip()
     control = os.environ.get("JITFRAMES_CONTROL", "").strip()

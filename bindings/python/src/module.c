@@ -30,7 +30,10 @@ static PyObject *raise_jf_error(int err, const char *doing)
     PyObject *type = err == JF_EINVAL ? PyExc_ValueError
                    : err == JF_ENOMEM ? PyExc_MemoryError
                                       : PyExc_OSError;
-    return PyErr_Format(type, "jitframes: %s: %s (%s)", doing, jf_last_error(), jf_strerror(err));
+    const char *msg = jf_last_error(), *code = jf_strerror(err);
+    if (strstr(msg, code)) /* the library's message names the code already */
+        return PyErr_Format(type, "jitframes: %s: %s", doing, msg);
+    return PyErr_Format(type, "jitframes: %s: %s (%s)", doing, msg, code);
 }
 
 /* ---- $JITFRAMES_LOG: the library is initialised with JF_CONFIG_IGNORE_ENV
