@@ -2,7 +2,9 @@
 # 1,000 enable/disable cycles from outside (the tool, a process of its own
 # each time) of the perf map, the jitdump and the gdb sink, while the target
 # registers and unregisters regions from 4 threads besides its 100 stable
-# ones. No region is lost: every enable replays every live region, so the map
+# ones (a few rounds per change of its sinks: what the files hold grows with
+# the cycles, not with the time they take on a busy machine; both stay far
+# below the checker's 1 GiB). No region is lost: every enable replays every live region, so the map
 # and the dump each hold each stable region exactly once per enable (1,000
 # times); both files pass `jitframes check`; gdb, attached at the end, names
 # the stable regions; the target registered without one failure.
@@ -31,6 +33,14 @@ for i in 0 37 $((regions - 1)); do
   n=$("$tool" dump "$dump" | grep -c "name \"ctl_region_$i\"")
   [ "$n" -eq "$cycles" ] || fail "jitdump: ctl_region_$i loaded $n times, want $cycles"
 done
+# Bounded by counts: per cycle, the replay (the stable regions and the
+# churn's live ones) and the churn's few rounds while enabled.
+per_cycle=2000
+lines=$(grep -c . "$map")
+echo "perf map: $lines lines ($(stat -c %s "$map") bytes); jitdump: $(stat -c %s "$dump") bytes"
+[ "$lines" -le $((cycles * per_cycle)) ] || fail "perf map: $lines lines, over $per_cycle per cycle"
+loads=$("$tool" check --json "$dump" | sed -n 's/.*"loads": \([0-9]*\).*/\1/p')
+[ -n "$loads" ] && [ "$loads" -le $((cycles * per_cycle)) ] || fail "jitdump: ${loads:-?} loads, over $per_cycle per cycle"
 expect_rc check-map 0 "$tool" check "$map"
 echo "$out"
 expect_rc check-dump 0 "$tool" check "$dump"

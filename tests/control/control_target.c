@@ -1,7 +1,8 @@
 /* A host for the control channel's tests: initialises jitframes from the
  * environment (JITFRAMES_CONTROL=1, no sinks), registers --regions N
  * regions named ctl_region_<i>, optionally keeps --threads T threads
- * registering and unregistering their own regions, prints "ready <pid>"
+ * registering and unregistering their own regions (a few rounds each time
+ * the enabled sinks change: see churn), prints "ready <pid>"
  * and runs until its standard input closes; then it stops the threads,
  * calls jf_shutdown and exits 0 (non-zero if any jitframes call failed). */
 #define _GNU_SOURCE
@@ -11,9 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-enum { MAX_REGIONS = 100000, MAX_THREADS = 16, CHURN_REGIONS = 64 };
+enum { MAX_REGIONS = 100000, MAX_THREADS = 16, CHURN_REGIONS = 64, ROUNDS_PER_CHANGE = 2 };
 
 static unsigned char code[MAX_REGIONS * 16];
 static unsigned char churn_code[MAX_THREADS][CHURN_REGIONS * 16];
@@ -29,22 +31,41 @@ static void check(int rc, const char *what)
     }
 }
 
+/* One round: register this thread's regions, then unregister them. */
+static void churn_round(unsigned char *mine)
+{
+    char name[48];
+    for (int i = 0; i < CHURN_REGIONS; i++) {
+        snprintf(name, sizeof name, "ctl_churn_%p_%d", (void *)mine, i);
+        jf_region r = JF_REGION_INIT;
+        r.addr = mine + 16 * i;
+        r.size = 16;
+        r.name = name;
+        int rc = jf_register(&r);
+        check(rc == JF_ERANGE ? 0 : rc, "jf_register");
+    }
+    for (int i = 0; i < CHURN_REGIONS; i++)
+        check(jf_unregister(mine + 16 * i), "jf_unregister");
+}
+
+/* ROUNDS_PER_CHANGE rounds each time the enabled sinks change (an enable
+ * or a disable from outside): the churn overlaps every replay, and what it
+ * makes the sinks write is bounded by the number of changes, never by how
+ * long they take on a busy machine. */
 static void *churn(void *arg)
 {
     unsigned char *mine = arg;
-    char name[48];
+    unsigned seen = jf_enabled_sinks();
+    churn_round(mine);
     while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-        for (int i = 0; i < CHURN_REGIONS; i++) {
-            snprintf(name, sizeof name, "ctl_churn_%p_%d", (void *)mine, i);
-            jf_region r = JF_REGION_INIT;
-            r.addr = mine + 16 * i;
-            r.size = 16;
-            r.name = name;
-            int rc = jf_register(&r);
-            check(rc == JF_ERANGE ? 0 : rc, "jf_register");
+        unsigned now = jf_enabled_sinks();
+        if (now == seen) {
+            nanosleep(&(struct timespec){0, 100000}, NULL);
+            continue;
         }
-        for (int i = 0; i < CHURN_REGIONS; i++)
-            check(jf_unregister(mine + 16 * i), "jf_unregister");
+        seen = now;
+        for (int k = 0; k < ROUNDS_PER_CHANGE; k++)
+            churn_round(mine);
     }
     return NULL;
 }

@@ -55,10 +55,31 @@ check_after() {
   kill -0 "$pid" || fail "$name: the program died"
 }
 
+# record_cpu OUT CPU_MS ARGS...: `jitframes record $pid -o OUT ARGS...` until
+# the program has run CPU_MS ms of CPU time once perf started (perf samples
+# the process's CPU time: at 999 Hz, about one sample per ms, however busy the
+# machine), then ended with Ctrl-C (SIGINT) as a user would; the log in
+# OUT.log. At most 100 s of wall-clock time.
+record_cpu() {
+  local out=$1 want=$2; shift 2
+  local hz start rec
+  hz=$(getconf CLK_TCK)
+  "$tool" record "$pid" --duration 100 -o "$out" "$@" >"$out.log" 2>&1 &
+  rec=$!
+  while kill -0 "$rec" 2>/dev/null && [ ! -e "$out/perf.data" ]; do sleep 0.05; done
+  start=$(cpu_ticks "$pid")
+  while kill -0 "$rec" 2>/dev/null; do
+    [ $(( ($(cpu_ticks "$pid") - start) * 1000 / hz )) -ge "$want" ] && { kill -INT "$rec"; break; }
+    sleep 0.05
+  done
+  wait "$rec"
+}
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime
+
 # minijit: its JIT code, with DWARF call chains through it (the default).
 start minijit "$minijit" --seconds 60
 [ -z "$(litter "$pid" minijit)" ] || fail "standby wrote: $(litter "$pid" minijit)"
-"$tool" record "$pid" --duration 2 -o "$work/mj" >"$work/mj.log" 2>&1 || { cat "$work/mj.log"; fail "record minijit"; }
+record_cpu "$work/mj" 2000 || { cat "$work/mj.log"; fail "record minijit"; }
 cat "$work/mj.log"
 [ -s "$work/mj/perf.jit.data" ] || fail "minijit: no perf.jit.data (perf inject --jit)"
 check_recording minijit "$work/mj" '"mj_(frameless|framed|stencils|lines)"'
@@ -107,7 +128,7 @@ if [ "$(id -u)" -eq 0 ] && unshare --pid --mount --fork sh -c 'mount -t tmpfs tm
   done
   jobs_to_kill+=("$pid")
   "$tool" status "$pid" | grep -q "in its own namespace" || fail "container: not in its own namespace"
-  "$tool" record "$pid" --duration 2 -o "$work/ns" >"$work/ns.log" 2>&1 || { cat "$work/ns.log"; fail "record in a container"; }
+  record_cpu "$work/ns" 2000 || { cat "$work/ns.log"; fail "record in a container"; }
   cat "$work/ns.log"
   check_recording "minijit in a container" "$work/ns" '"mj_(frameless|framed|stencils|lines)"'
   [ -s "$work/ns/perf.jit.data" ] || fail "container: no perf.jit.data"
@@ -121,7 +142,7 @@ fi
 # minivm: an interpreter's trampolines, with the perf map and frame pointers.
 start minivm "$minivm" "$calls" 100000000
 [ -z "$(litter "$pid" minivm)" ] || fail "standby wrote: $(litter "$pid" minivm)"
-"$tool" record "$pid" --duration 2 --call-graph fp -o "$work/vm" >"$work/vm.log" 2>&1 || { cat "$work/vm.log"; fail "record minivm"; }
+record_cpu "$work/vm" 1000 --call-graph fp || { cat "$work/vm.log"; fail "record minivm"; }
 cat "$work/vm.log"
 [ ! -e "$work/vm/perf.jit.data" ] || fail "minivm: --call-graph fp needs no jitdump"
 check_recording minivm "$work/vm" '"mvm:(is_even|is_odd|work|compute|parse|digit_sum|helper)'
