@@ -60,7 +60,9 @@ check_namespaced pid_mount_net --pid --mount --net
 # Without root, another network namespace cannot be entered: a clear error.
 start_target netns unshare --net env -u JITFRAMES JITFRAMES_CONTROL=1 "$target" || finish
 nobody=$(id -u nobody)
-expect_rc netns-nobody 4 setpriv --reuid="$nobody" --regid="$nobody" --clear-groups "$tool" status "$netns_pid"
+. "$(dirname "$0")/../support/for_other_users.sh"
+tool_for_nobody=$(runnable_by_anyone "$dir" "$tool") || fail "cannot copy the tool for nobody"
+expect_rc netns-nobody 4 setpriv --reuid="$nobody" --regid="$nobody" --clear-groups "$tool_for_nobody" status "$netns_pid"
 case $err in *"may be in another network namespace, which only root can enter"*) ;; *) fail "netns as nobody: $err" ;; esac
 stop_target netns
 finish

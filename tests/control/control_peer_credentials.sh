@@ -8,7 +8,10 @@
 tool=$1
 target=$2
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../support/for_other_users.sh"
 require_root "to run processes as other users"
+# nobody runs both: copies in $dir (0755 under /tmp), not the build tree's.
+tool=$(runnable_by_anyone "$dir" "$tool") && target=$(runnable_by_anyone "$dir" "$target") || exit 1
 as() { local uid=$1; shift; setpriv --reuid="$uid" --regid="$uid" --clear-groups "$@"; }
 nobody=$(id -u nobody)
 other=54321

@@ -66,6 +66,7 @@ rc=$?
 command -v perf >/dev/null 2>&1 || { echo "SKIP: perf is not installed"; exit 77; }
 export HOME="$work/home"
 mkdir -p "$HOME"
+hz=$(getconf CLK_TCK)
 for run in $(seq 1 "$perf_runs"); do
   d="$work/perf$run"
   mkdir "$d"
@@ -74,9 +75,14 @@ for run in $(seq 1 "$perf_runs"); do
   for _ in $(seq 1 100); do [ -s "$d/spin" ] && break; sleep 0.05; done
   [ -s "$d/spin" ] || { kill "$rec"; fail "run $run: the spinning child did not start: $(cat "$d/out")"; }
   read -r spin_pid spin_addr <"$d/spin"
-  # Long enough for dozens of samples even when the suite's other tests
-  # share the two cores (-j2): the instant within the child's life is random.
-  sleep "0.$((500 + RANDOM % 400))"
+  # Killed once it has run a random 50-90 ms of CPU time (at 4000 Hz, 200
+  # samples or more, wanted: 30), however busy the machine: a count of
+  # samples, not a wall-clock window. At most 60 s.
+  want=$(( (50 + RANDOM % 41) * hz / 1000 + 1 ))
+  for _ in $(seq 6000); do
+    [ "$(awk '{print $14 + $15}' "/proc/$spin_pid/stat" 2>/dev/null || echo "$want")" -ge "$want" ] && break
+    sleep 0.01
+  done
   kill -KILL "$spin_pid"
   wait "$rec" 2>/dev/null # perf record ends with its workload's SIGKILL
   map=/tmp/perf-$spin_pid.map
