@@ -202,20 +202,26 @@ def summarize(script_out, n=8):
     return total, top(leaf), top(jit)
 
 
+def unwritable(path):
+    """Why this existing directory cannot be written, or None."""
+    if os.access(path, os.W_OK | os.X_OK):
+        return None
+    return "is on a read-only file system" if os.statvfs(path).f_flag & os.ST_RDONLY else "is not writable"
+
+
 def output_dir_problem(path):
     """Why DIR cannot be the output directory, or None; nothing is created."""
     if os.path.lexists(path):
         if not os.path.isdir(path):
             return "exists and is not a directory"
-        return None if os.access(path, os.W_OK | os.X_OK) else "is not writable"
+        return unwritable(path)
     parent = os.path.dirname(os.path.abspath(path))
     while not os.path.lexists(parent):
         parent = os.path.dirname(parent)
     if not os.path.isdir(parent):
         return "%s is not a directory" % parent
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return "cannot create it: %s is not writable" % parent
-    return None
+    why = unwritable(parent)
+    return "cannot create it: %s %s" % (parent, why) if why else None
 
 
 def make_output_dir(path):
