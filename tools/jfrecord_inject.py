@@ -150,11 +150,11 @@ def stage_jitdump(dump_dir_fd, name, inodes, stage_dir, host_pid):
     return path
 
 
-def run_perf_inject(data, out, env):
+def run_perf_inject(perf, data, out):
     """perf inject --jit; as root in a pid namespace of its own, where the
     recorded process is not in /proc, so perf never enters its mount
     namespace (a user's own process is never entered: perf lacks the right)."""
-    cmd = ["perf", "inject", "--jit", "-i", data, "-o", out]
+    cmd = perf + ["inject", "--jit", "-i", data, "-o", out]
     if os.geteuid() == 0:
         cmd = ["unshare", "--pid", "--fork", "--mount-proc"] + cmd
-    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return subprocess.run(cmd, capture_output=True, text=True)

@@ -111,8 +111,8 @@ def flamegraph_tools(libs):
 class Recording:
     """perf record -p PID, with a progress line; Ctrl-C stops it cleanly."""
 
-    def __init__(self, args, data, with_jitdump, env):
-        cmd = ["perf", "record", "-q", "-p", str(args.pid), "-F", str(args.frequency),
+    def __init__(self, args, data, with_jitdump, perf):
+        cmd = perf + ["record", "-q", "-p", str(args.pid), "-F", str(args.frequency),
                "--call-graph", args.call_graph, "-o", data]
         if with_jitdump:
             cmd += ["-k", "1"]  # CLOCK_MONOTONIC, as the jitdump's timestamps
@@ -120,7 +120,6 @@ class Recording:
         self.args = args
         self.data = data
         self.interrupted = False
-        self.env = env
 
     def _on_sigint(self, signum, frame):
         self.interrupted = True
@@ -128,8 +127,7 @@ class Recording:
             self.proc.send_signal(signal.SIGINT)
 
     def run(self):
-        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, start_new_session=True,
-                                     env=self.env)
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, start_new_session=True)
         previous = signal.signal(signal.SIGINT, self._on_sigint)
         start = time.monotonic()
         # One line rewritten in place on a terminal; elsewhere a line every 2 s.
@@ -155,9 +153,9 @@ class Recording:
         sys.stderr.flush()
 
 
-def perf_script(data, fields, env):
-    p = subprocess.run(["perf", "script", "-i", data, "-F", fields, "--no-inline"],
-                       capture_output=True, text=True, errors="replace", env=env)
+def perf_script(data, fields, perf):
+    p = subprocess.run(perf + ["script", "-i", data, "-F", fields, "--no-inline"],
+                       capture_output=True, text=True, errors="replace")
     return p.stdout
 
 
@@ -269,7 +267,7 @@ def files_to_watch(target, st, want):
     return files, dump_fd
 
 
-def inject(target, dump_fd, data, out_dir, env):
+def inject(target, dump_fd, data, out_dir, perf):
     """perf inject --jit into out_dir/perf.jit.data: its path, or None with why."""
     name = "jit-%d.dump" % target.nspid
     stage = os.path.join(out_dir, "jit")
@@ -286,7 +284,7 @@ def inject(target, dump_fd, data, out_dir, env):
     except (jfrecord_inject.InjectError, OSError) as e:
         return None, str(e)
     jit = os.path.join(out_dir, "perf.jit.data")
-    p = jfrecord_inject.run_perf_inject(repointed, jit, env)
+    p = jfrecord_inject.run_perf_inject(perf, repointed, jit)
     os.unlink(repointed)
     os.unlink(dump)
     if p.returncode != 0:
@@ -313,16 +311,18 @@ def main():
     turned_on = sorted(want - had)
     files, dump_fd = files_to_watch(target, before, want)
     make_output_dir(out_dir)
-    # perf's build-id cache (it copies every DSO and jitted-*.so) stays in DIR.
+    # perf's build-id cache (it copies every DSO and jitted-*.so) stays in
+    # DIR, and goes: ~/.debug is left as it was. (perf sets PERF_BUILDID_DIR
+    # for its children but does not read it: the option is the way.)
     cache = tempfile.mkdtemp(prefix=".perf-buildid-", dir=out_dir)
-    env = dict(os.environ, PERF_BUILDID_DIR=cache)
+    perf = ["perf", "--buildid-dir", cache]
     try:
-        return record(args, target, out_dir, env, turned_on, want, files, dump_fd, told)
+        return record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 
 
-def record(args, target, out_dir, env, turned_on, want, files, dump_fd, told):
+def record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told):
     if turned_on:
         p = cli("enable", str(args.pid), ",".join(turned_on), check=False)
         if p.returncode != 0:  # some may be on: put them back before saying why
@@ -338,7 +338,7 @@ def record(args, target, out_dir, env, turned_on, want, files, dump_fd, told):
 
     data = os.path.join(out_dir, "perf.data")
     try:
-        rc, seconds = Recording(args, data, "jitdump" in want, env).run()
+        rc, seconds = Recording(args, data, "jitdump" in want, perf).run()
     finally:
         # Put the sinks back as they were, unless the pid is no longer the process.
         if turned_on and not target.exited():
@@ -348,12 +348,12 @@ def record(args, target, out_dir, env, turned_on, want, files, dump_fd, told):
 
     read, problems = data, []
     if "jitdump" in want:
-        jit, why = inject(target, dump_fd, data, out_dir, env)
+        jit, why = inject(target, dump_fd, data, out_dir, perf)
         if jit:
             read = jit
         else:
             problems.append("no perf.jit.data: " + why)
-    script_out = perf_script(read, "ip,sym,dso", env)
+    script_out = perf_script(read, "ip,sym,dso", perf)
     title = "process %d, %.1f s (jitframes record)" % (args.pid, seconds)
     names_only = re.sub(r"[ \t]+\([^()\n]*\)$", "", script_out, flags=re.M)  # flamegraph.py reads "ip sym"
     page = write_flamegraph(args, names_only, out_dir, title)

@@ -16,9 +16,7 @@ tool=$(realpath "$1") listener=$(realpath "$2") build=$3
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../support/record_env.sh"
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (the liar runs as nobody, record as root)"; exit 77; }
-pids=() planted=()
-trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -f "${planted[@]}"; rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+planted=() on_exit='rm -f "${planted[@]}"'
 
 # nobody must reach the listener and its directories (mktemp -d is 0700),
 # and runs the system python3 (a pyenv shim under /root is out of its reach).

@@ -10,9 +10,6 @@ set -uo pipefail
 tool=$(realpath "$1") build=$2
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../support/record_env.sh"
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; umount "$work/ro" 2>/dev/null; rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 # refused NAME STATUS PATTERN COMMAND...: COMMAND exits STATUS with one line
 # on stderr matching PATTERN, nothing on stdout, no traceback.

@@ -12,9 +12,7 @@ set -uo pipefail
 tool=$(realpath "$1") minijit=$(realpath "$2") build=$3
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../support/record_env.sh"
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -f /tmp/perf-"$pid".map /tmp/jitted-"$pid"-*.so; rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+on_exit='rm -f /tmp/perf-"$pid".map /tmp/jitted-"$pid"-*.so'
 
 # record_until_killed NAME [ARGS...]: record minijit, SIGKILL it once the
 # recording has its jitdump and some samples, then end the recording (SIGINT).
@@ -59,6 +57,7 @@ left=$(ls "$dumps" /tmp | grep -E "jitted-$pid-")
 [ -z "$left" ] || fail "jitted-*.so outside the output directory: $left"
 ! grep -q "left " "$log" || fail "record says it left something"
 names_jit_code exits
+debug_cache_unchanged exits
 
 # --keep: the files stay, and the recording still reads after the process is gone.
 record_until_killed keep --keep
