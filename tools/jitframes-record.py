@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """jitframes record PID: profile a running process on demand.
 
-    jitframes record PID [--duration S] [--call-graph dwarf|fp] [-o DIR] [--keep]
+    jitframes record PID [--duration S] [--call-graph dwarf|fp] [-o DIR] [--keep] [--children]
 
 The process must have been started with JITFRAMES_CONTROL=1 (its jitframes
 library then listens, writing nothing). This turns on what the recording
@@ -86,6 +86,10 @@ def parse_args():
                          "jitframes-record-PID-TIME in the current directory)")
     ap.add_argument("--frequency", type=int, default=999, metavar="HZ",
                     help="samples per second (default 999)")
+    ap.add_argument("--children", action="store_true",
+                    help="also count the samples of the processes PID forks during the recording "
+                         "(perf follows them; by default the summary and the flame graph are "
+                         "PID's alone and say how many samples of children were left out)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the perf map, jitdump and jitted-*.so files the recording caused")
     ap.add_argument("--flamegraph-libs", default=os.environ.get("JITFRAMES_FLAMEGRAPH_LIBS"),
@@ -153,8 +157,10 @@ class Recording:
         sys.stderr.flush()
 
 
-def perf_script(data, fields, perf):
-    p = subprocess.run(perf + ["script", "-i", data, "-F", fields, "--no-inline"],
+def perf_script(data, fields, perf, pid=None):
+    """perf script's output; with pid, of that process's samples alone."""
+    only = ["--pid", str(pid)] if pid else []
+    p = subprocess.run(perf + ["script", "-i", data, "-F", fields, "--no-inline"] + only,
                        capture_output=True, text=True, errors="replace")
     return p.stdout
 
@@ -353,7 +359,9 @@ def record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told):
             read = jit
         else:
             problems.append("no perf.jit.data: " + why)
-    script_out = perf_script(read, "ip,sym,dso", perf)
+    script_out = perf_script(read, "ip,sym,dso", perf, None if args.children else args.pid)
+    children = 0 if args.children else sum(
+        1 for line in perf_script(read, "pid", perf).split() if line != str(args.pid))
     title = "process %d, %.1f s (jitframes record)" % (args.pid, seconds)
     names_only = re.sub(r"[ \t]+\([^()\n]*\)$", "", script_out, flags=re.M)  # flamegraph.py reads "ip sym"
     page = write_flamegraph(args, names_only, out_dir, title)
@@ -363,6 +371,8 @@ def record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told):
             problems.append("left %s: %s" % (path, why))
 
     print_summary(args, script_out, seconds, read, page)
+    if children:
+        print("  %d samples of processes it forked are left out (--children counts them)" % children)
     if told:
         problems.append("process %d's answers contradict the kernel (%s)" % (args.pid, ", ".join(told)))
     for p in problems:
@@ -372,8 +382,9 @@ def record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told):
 
 def print_summary(args, script_out, seconds, read, page):
     total, leaves, jitted = summarize(script_out)
-    print("recorded %d samples of process %d in %.1f s%s" % (
-        total, args.pid, seconds, " (ended early)" if seconds + 0.5 < args.duration else ""))
+    print("recorded %d samples of process %d%s in %.1f s%s" % (
+        total, args.pid, " and the processes it forked" if args.children else "", seconds,
+        " (ended early)" if seconds + 0.5 < args.duration else ""))
     print("  most sampled functions (self):")
     for name, count in leaves:
         print("  %5.1f%%  %s" % (100.0 * count / max(total, 1), name))
