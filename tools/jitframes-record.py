@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """jitframes record PID: profile a running process on demand.
 
-    jitframes record PID [--duration S] [--call-graph dwarf|fp] [-o DIR] [--keep]
+    jitframes record PID [--duration S] [--call-graph dwarf|fp] [-o DIR] [--keep] [--children]
 
 The process must have been started with JITFRAMES_CONTROL=1 (its jitframes
 library then listens, writing nothing). This turns on what the recording
@@ -15,14 +15,18 @@ the jitdump was on, and leaves in DIR:
     perf.data        the recording (perf.jit.data: after perf inject)
     flamegraph.html  a self-contained flame graph page (no network needed)
 
-Then it removes what it caused outside DIR (the perf map, jitdump and
-jitted-*.so files that were not there before), unless --keep: with --keep,
-`perf report -i DIR/perf.jit.data` can still name everything later.
+Then it removes what it caused outside DIR (the perf map and jitdump that
+were not there before), unless --keep, whether the process still runs or
+has exited. perf inject's jitted-*.so files are made in DIR/jit, and perf's
+build-id cache is kept in DIR while perf runs, so nothing else is written.
+
+The process is untrusted (jfrecord_target.py): its identity and files come
+from the kernel, its answers are only hints, and what cannot be proven to be
+the recording's doing is left and listed (exit status 1).
 
 Run by the `jitframes` tool, which passes its own path in $JITFRAMES_CLI.
 """
 import argparse
-import glob
 import json
 import os
 import re
@@ -30,9 +34,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import jfrecord_inject  # noqa: E402
+import jfrecord_target  # noqa: E402
 
 
 def fail(message, status=1):
@@ -61,12 +69,6 @@ def enabled_sinks(st):
     return {name for name, s in st["sinks"].items() if s.get("enabled")}
 
 
-def sink_path(st, name):
-    """The file of a sink as reachable from here, or None."""
-    s = st["sinks"].get(name, {})
-    return s.get("file_from_here") or s.get("file")
-
-
 def parse_args():
     ap = argparse.ArgumentParser(prog="jitframes record",
                                  description="Profile a running process started with "
@@ -84,6 +86,10 @@ def parse_args():
                          "jitframes-record-PID-TIME in the current directory)")
     ap.add_argument("--frequency", type=int, default=999, metavar="HZ",
                     help="samples per second (default 999)")
+    ap.add_argument("--children", action="store_true",
+                    help="also count the samples of the processes PID forks during the recording "
+                         "(perf follows them; by default the summary and the flame graph are "
+                         "PID's alone and say how many samples of children were left out)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the perf map, jitdump and jitted-*.so files the recording caused")
     ap.add_argument("--flamegraph-libs", default=os.environ.get("JITFRAMES_FLAMEGRAPH_LIBS"),
@@ -109,8 +115,8 @@ def flamegraph_tools(libs):
 class Recording:
     """perf record -p PID, with a progress line; Ctrl-C stops it cleanly."""
 
-    def __init__(self, args, data, with_jitdump):
-        cmd = ["perf", "record", "-q", "-p", str(args.pid), "-F", str(args.frequency),
+    def __init__(self, args, data, with_jitdump, perf):
+        cmd = perf + ["record", "-q", "-p", str(args.pid), "-F", str(args.frequency),
                "--call-graph", args.call_graph, "-o", data]
         if with_jitdump:
             cmd += ["-k", "1"]  # CLOCK_MONOTONIC, as the jitdump's timestamps
@@ -151,8 +157,10 @@ class Recording:
         sys.stderr.flush()
 
 
-def perf_script(data, fields):
-    p = subprocess.run(["perf", "script", "-i", data, "-F", fields, "--no-inline"],
+def perf_script(data, fields, perf, pid=None):
+    """perf script's output; with pid, of that process's samples alone."""
+    only = ["--pid", str(pid)] if pid else []
+    p = subprocess.run(perf + ["script", "-i", data, "-F", fields, "--no-inline"] + only,
                        capture_output=True, text=True, errors="replace")
     return p.stdout
 
@@ -198,15 +206,96 @@ def summarize(script_out, n=8):
     return total, top(leaf), top(jit)
 
 
-def files_present(st):
-    paths = [sink_path(st, n) for n in ("perfmap", "jitdump")]
-    return {p for p in paths if p and os.path.exists(p)}
+def unwritable(path):
+    """Why this existing directory cannot be written, or None."""
+    if os.access(path, os.W_OK | os.X_OK):
+        return None
+    return "is on a read-only file system" if os.statvfs(path).f_flag & os.ST_RDONLY else "is not writable"
 
 
-def injected_files(dump_path, pid):
-    if not dump_path:
-        return set()
-    return set(glob.glob(os.path.join(os.path.dirname(dump_path), "jitted-%d-*.so" % pid)))
+def output_dir_problem(path):
+    """Why DIR cannot be the output directory, or None; nothing is created."""
+    if os.path.lexists(path):
+        if not os.path.isdir(path):
+            return "exists and is not a directory"
+        return unwritable(path)
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return "%s is not a directory" % parent
+    why = unwritable(parent)
+    return "cannot create it: %s %s" % (parent, why) if why else None
+
+
+def make_output_dir(path):
+    try:
+        os.makedirs(path, exist_ok=True)
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise PermissionError(13, "not writable")
+    except OSError as e:
+        fail("-o %s: %s" % (path, e.strerror), 2)
+
+
+def open_target(pid):
+    try:
+        return jfrecord_target.Target(pid)
+    except jfrecord_target.TargetError as e:
+        fail(str(e), 4)
+
+
+def lies(target, st):
+    """What the process's answer says about itself that the kernel contradicts."""
+    said = []
+    if st.get("pid_inside") != target.nspid:
+        said.append("pid %s (the kernel: %d)" % (st.get("pid_inside"), target.nspid))
+    if st.get("uid") != target.uid:
+        said.append("uid %s (the kernel: %d)" % (st.get("uid"), target.uid))
+    return said
+
+
+def files_to_watch(target, st, want):
+    """The files the recording may cause (opened before it), and the
+    jitdump's directory descriptor (None without the jitdump)."""
+    try:
+        files = [jfrecord_target.perf_map(target, target.open_dir("/tmp"))]
+    except jfrecord_target.TargetError as e:
+        fail("process %d's /tmp cannot be reached safely: %s" % (target.pid, e))
+    dump_fd = None
+    if "jitdump" in want:
+        dump_dir = st.get("dump_dir") or ""
+        try:
+            dump_fd = target.open_dir(dump_dir)
+        except jfrecord_target.TargetError as e:
+            fail("process %d's jitdump directory cannot be reached safely from its root: %s "
+                 "(--call-graph fp records without the jitdump)" % (target.pid, e))
+        files.append(jfrecord_target.jitdump(target, dump_fd, dump_dir))
+    return files, dump_fd
+
+
+def inject(target, dump_fd, data, out_dir, perf):
+    """perf inject --jit into out_dir/perf.jit.data: its path, or None with why."""
+    name = "jit-%d.dump" % target.nspid
+    stage = os.path.join(out_dir, "jit")
+    try:
+        inodes = jfrecord_inject.jit_mmap_inodes(data, target.pid, name)
+        if not inodes:
+            return None, "the process mapped no %s during the recording" % name
+        os.makedirs(stage, exist_ok=True)
+        for old in os.listdir(stage):  # an earlier recording into the same DIR
+            os.unlink(os.path.join(stage, old))
+        dump = jfrecord_inject.stage_jitdump(dump_fd, name, inodes, stage, target.pid)
+        repointed = os.path.join(stage, "perf.data")
+        jfrecord_inject.repoint_jit_mmaps(data, repointed, target.pid, name, dump)
+    except (jfrecord_inject.InjectError, OSError) as e:
+        return None, str(e)
+    jit = os.path.join(out_dir, "perf.jit.data")
+    p = jfrecord_inject.run_perf_inject(perf, repointed, jit)
+    os.unlink(repointed)
+    os.unlink(dump)
+    if p.returncode != 0:
+        return None, "perf inject --jit: " + (p.stderr.strip() or "exit status %d" % p.returncode)
+    return jit, None
 
 
 def main():
@@ -214,14 +303,32 @@ def main():
     if not shutil.which("perf"):
         fail("perf is not installed (Debian: apt-get install linux-perf)")
     out_dir = args.output or "jitframes-record-%d-%s" % (args.pid, time.strftime("%Y%m%d-%H%M%S"))
-    os.makedirs(out_dir, exist_ok=True)
+    problem = output_dir_problem(out_dir)
+    if problem:
+        fail("-o %s: %s" % (out_dir, problem), 2)
+    target = open_target(args.pid)
     before = status(args.pid)
-    inner_pid = before.get("pid_inside", args.pid)
+    told = lies(target, before)
+    if told:
+        print("jitframes record: process %d says it is %s: its answers are not trusted" % (
+            args.pid, ", ".join(told)), file=sys.stderr)
     had = enabled_sinks(before)
     want = {"perfmap"} | ({"jitdump"} if args.call_graph == "dwarf" else set())
     turned_on = sorted(want - had)
-    existed = files_present(before)
-    existed_injected = injected_files(sink_path(before, "jitdump"), inner_pid)
+    files, dump_fd = files_to_watch(target, before, want)
+    make_output_dir(out_dir)
+    # perf's build-id cache (it copies every DSO and jitted-*.so) stays in
+    # DIR, and goes: ~/.debug is left as it was. (perf sets PERF_BUILDID_DIR
+    # for its children but does not read it: the option is the way.)
+    cache = tempfile.mkdtemp(prefix=".perf-buildid-", dir=out_dir)
+    perf = ["perf", "--buildid-dir", cache]
+    try:
+        return record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told):
     if turned_on:
         p = cli("enable", str(args.pid), ",".join(turned_on), check=False)
         if p.returncode != 0:  # some may be on: put them back before saying why
@@ -237,40 +344,47 @@ def main():
 
     data = os.path.join(out_dir, "perf.data")
     try:
-        rc, seconds = Recording(args, data, "jitdump" in want).run()
+        rc, seconds = Recording(args, data, "jitdump" in want, perf).run()
     finally:
-        if turned_on:  # put the sinks back as they were, whatever happened
+        # Put the sinks back as they were, unless the pid is no longer the process.
+        if turned_on and not target.exited():
             cli("disable", str(args.pid), ",".join(turned_on), check=False)
     if not os.path.exists(data):
         fail("perf record failed (exit status %s)" % rc)
 
-    dump_path = sink_path(during, "jitdump")
-    read = data
+    read, problems = data, []
     if "jitdump" in want:
-        jit = os.path.join(out_dir, "perf.jit.data")
-        p = subprocess.run(["perf", "inject", "--jit", "-i", data, "-o", jit],
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            fail("perf inject --jit: " + (p.stderr.strip() or "exit status %d" % p.returncode))
-        read = jit
-    script_out = perf_script(read, "ip,sym,dso")
+        jit, why = inject(target, dump_fd, data, out_dir, perf)
+        if jit:
+            read = jit
+        else:
+            problems.append("no perf.jit.data: " + why)
+    script_out = perf_script(read, "ip,sym,dso", perf, None if args.children else args.pid)
+    children = 0 if args.children else sum(
+        1 for line in perf_script(read, "pid", perf).split() if line != str(args.pid))
     title = "process %d, %.1f s (jitframes record)" % (args.pid, seconds)
     names_only = re.sub(r"[ \t]+\([^()\n]*\)$", "", script_out, flags=re.M)  # flamegraph.py reads "ip sym"
     page = write_flamegraph(args, names_only, out_dir, title)
 
     if not args.keep:  # what this recording caused, outside out_dir
-        after = status(args.pid, check=False) or during  # the process may be gone
-        caused = (files_present(after) | files_present(during)) - existed
-        caused |= injected_files(dump_path, inner_pid) - existed_injected
-        for path in sorted(caused):
-            try:
-                os.unlink(path)
-            except OSError as e:
-                print("jitframes record: cannot remove %s: %s" % (path, e), file=sys.stderr)
+        for path, why in jfrecord_target.clean_up(target, files):
+            problems.append("left %s: %s" % (path, why))
 
+    print_summary(args, script_out, seconds, read, page)
+    if children:
+        print("  %d samples of processes it forked are left out (--children counts them)" % children)
+    if told:
+        problems.append("process %d's answers contradict the kernel (%s)" % (args.pid, ", ".join(told)))
+    for p in problems:
+        print("jitframes record: " + p, file=sys.stderr)
+    return 1 if problems else 0
+
+
+def print_summary(args, script_out, seconds, read, page):
     total, leaves, jitted = summarize(script_out)
-    print("recorded %d samples of process %d in %.1f s%s" % (
-        total, args.pid, seconds, " (ended early)" if seconds + 0.5 < args.duration else ""))
+    print("recorded %d samples of process %d%s in %.1f s%s" % (
+        total, args.pid, " and the processes it forked" if args.children else "", seconds,
+        " (ended early)" if seconds + 0.5 < args.duration else ""))
     print("  most sampled functions (self):")
     for name, count in leaves:
         print("  %5.1f%%  %s" % (100.0 * count / max(total, 1), name))
@@ -278,10 +392,9 @@ def main():
         print("  generated code on the stack (inclusive):")
         for name, count in jitted:
             print("  %5.1f%%  %s" % (100.0 * count / max(total, 1), name))
-    print("  %s" % os.path.join(out_dir, os.path.basename(read)))
+    print("  %s" % read)
     if page:
         print("  %s" % page)
-    return 0
 
 
 if __name__ == "__main__":

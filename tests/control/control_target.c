@@ -2,16 +2,21 @@
  * environment (JITFRAMES_CONTROL=1, no sinks), registers --regions N
  * regions named ctl_region_<i>, optionally keeps --threads T threads
  * registering and unregistering their own regions (a few rounds each time
- * the enabled sinks change: see churn), prints "ready <pid>"
+ * the enabled sinks change: see churn), with --forking 1 a
+ * thread forking child processes that each spin 50 ms in child_spin (what
+ * a recording of this pid alone leaves out), prints "ready <pid>"
  * and runs until its standard input closes; then it stops the threads,
  * calls jf_shutdown and exits 0 (non-zero if any jitframes call failed). */
 #define _GNU_SOURCE
 #include "jitframes.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,17 +75,51 @@ static void *churn(void *arg)
     return NULL;
 }
 
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) static void child_spin(void)
+{
+    for (double end = now() + 0.05; now() < end;)
+        ;
+}
+
+/* Children come and go: each spins 50 ms, then the parent rests 50 ms. */
+static void *forker(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+        pid_t child = fork();
+        if (child == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            child_spin();
+            _exit(0);
+        }
+        if (child > 0)
+            waitpid(child, NULL, 0);
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
-    long regions = 100, threads = 0;
+    long regions = 100, threads = 0, forking = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--regions") == 0)
             regions = strtol(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--threads") == 0)
             threads = strtol(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--forking") == 0)
+            forking = strtol(argv[i + 1], NULL, 10);
     }
     if (regions < 0 || regions > MAX_REGIONS || threads < 0 || threads > MAX_THREADS) {
-        fprintf(stderr, "usage: control_target [--regions 0-%d] [--threads 0-%d]\n", MAX_REGIONS, MAX_THREADS);
+        fprintf(stderr, "usage: control_target [--regions 0-%d] [--threads 0-%d] [--forking 0|1]\n", MAX_REGIONS,
+                MAX_THREADS);
         return 2;
     }
     int rc = jf_init(NULL);
@@ -101,6 +140,9 @@ int main(int argc, char **argv)
     for (long t = 0; t < threads; t++)
         if (pthread_create(&tids[t], NULL, churn, churn_code[t]) != 0)
             return 1;
+    pthread_t forking_thread;
+    if (forking && pthread_create(&forking_thread, NULL, forker, NULL) != 0)
+        return 1;
     printf("ready %ld\n", (long)getpid());
     fflush(stdout);
     char buf[256];
@@ -109,6 +151,8 @@ int main(int argc, char **argv)
     __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     for (long t = 0; t < threads; t++)
         pthread_join(tids[t], NULL);
+    if (forking)
+        pthread_join(forking_thread, NULL);
     check(jf_shutdown(), "jf_shutdown");
     return failures ? 1 : 0;
 }

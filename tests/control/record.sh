@@ -5,7 +5,8 @@
 # pointers). Before: nothing written. record: exit 0, perf.data and a flame
 # graph page naming their functions. After: the sinks are as before (none),
 # the perf map, jitdump and jitted-*.so it caused are gone (`jitframes clean`
-# finds nothing left to remove), the program runs on. Ctrl-C (SIGINT) ends a
+# finds nothing left to remove), ~/.debug is as it was (perf's build-id cache
+# is kept in the output directory), the program runs on. Ctrl-C (SIGINT) ends a
 # long recording early and still gives the result; a sink that cannot start
 # fails it and leaves no sink on; and minijit in a container (its own pid and
 # mount namespaces, a private /tmp) is recorded from outside.
@@ -14,16 +15,13 @@ set -uo pipefail
 tool=$(realpath "$1") minijit=$(realpath "$2") minivm=$(realpath "$3") calls=$(realpath "$4") build=$5
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../support/record_env.sh"
-jobs_to_kill=()
-trap 'kill "${jobs_to_kill[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 # start NAME COMMAND...: run in standby; sets pid, and waits until it listens.
 start() {
   local name=$1; shift
   mkdir -p "$work/$name.dumps"
   env -u JITFRAMES JITFRAMES_CONTROL=1 JITFRAMES_DIR="$work/$name.dumps" "$@" >"$work/$name.out" 2>&1 &
-  pid=$!; jobs_to_kill+=("$pid")
+  pid=$!; pids+=("$pid")
   for _ in $(seq 200); do
     "$tool" status "$pid" >/dev/null 2>&1 && return 0
     sleep 0.05
@@ -53,6 +51,7 @@ check_after() {
   out=$("$tool" clean --dry-run --dir /tmp --dir "$work/$name.dumps" | grep -E "(perf|jit|jitted)-$pid[.-]")
   [ -z "$out" ] || fail "$name: clean would still remove: $out"
   kill -0 "$pid" || fail "$name: the program died"
+  debug_cache_unchanged "$name"
 }
 
 # record_cpu OUT CPU_MS ARGS...: `jitframes record $pid -o OUT ARGS...` until
@@ -120,13 +119,13 @@ if [ "$(id -u)" -eq 0 ] && unshare --pid --mount --fork sh -c 'mount -t tmpfs tm
   unshare --pid --mount --fork sh -c 'cd "$(dirname "$0")" && mount -t tmpfs tmpfs /tmp &&
     exec env -u JITFRAMES JITFRAMES_CONTROL=1 "./$(basename "$0")" --seconds 60' "$minijit" \
     >"$work/ns.out" 2>&1 &
-  job=$!; jobs_to_kill+=("$job")
+  job=$!; pids+=("$job")
   for _ in $(seq 200); do
     pid=$(awk '{print $1}' "/proc/$job/task/$job/children" 2>/dev/null)
     [ -n "$pid" ] && "$tool" status "$pid" >/dev/null 2>&1 && break
     sleep 0.05
   done
-  jobs_to_kill+=("$pid")
+  pids+=("$pid")
   "$tool" status "$pid" | grep -q "in its own namespace" || fail "container: not in its own namespace"
   record_cpu "$work/ns" 2000 || { cat "$work/ns.log"; fail "record in a container"; }
   cat "$work/ns.log"

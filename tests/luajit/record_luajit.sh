@@ -26,4 +26,5 @@ grep -qE '"TRACE_[0-9]+::[^"]*hot\.lua:[0-9]+' "$work/out/flamegraph.html" || fa
 "$tool" status "$pid" --json | grep -q '"enabled": \[\]' || fail "sinks left on"
 [ -z "$(left)" ] || fail "left behind: $(left)"
 kill -0 "$pid" || fail "luajit died"
+debug_cache_unchanged record
 echo PASS

@@ -55,4 +55,5 @@ sed -n '4p' "$work/prog.out" | grep -q "^active False" || fail "the hook did not
 jft status "$pid" --json | grep -q '"enabled": \[\]' || fail "sinks left on"
 left=$(ls /tmp/perf-$pid.map "$work/jit-$pid.dump" "$work"/jitted-$pid-*.so 2>/dev/null)
 [ -z "$left" ] || fail "left behind: $left"
+debug_cache_unchanged record
 echo PASS

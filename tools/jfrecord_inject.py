@@ -1,0 +1,160 @@
+"""`perf inject --jit` for `jitframes record`, writing only into its output
+directory.
+
+By itself perf inject opens the jitdump at the path the process mapped it
+under (entering the process's mount namespace while it lives) and writes its
+jitted-PID-N.so files beside it: as root, into a directory the process
+controls, following any symlink planted there, and leaving them behind when
+the process is gone. Instead, the jitdump the process mapped (proven by its
+inode, read from a directory opened from the process's root) is copied into
+the output directory, the recording's mmap records of it are pointed at the
+copy, and perf inject runs where it cannot see the process (its own pid
+namespace, as root), so it stays in ours: the .so files land beside the copy.
+The copy is named for, and its records carry, the pid perf saw (outside any
+pid namespace), as perf then expects.
+"""
+import os
+import shutil
+import stat
+import struct
+import subprocess
+
+from jfrecord_target import jitdump_byte_order
+
+PERF_MAGIC = b"PERFILE2"
+HEADER = struct.Struct("<8sQQQQQQQQ32s")  # magic, size, attr_size, attrs, data, event_types, features
+RECORD = struct.Struct("<IHH")            # type, misc, size
+MMAP2 = 10
+MMAP2_FIXED = 64  # pid, tid, addr, len, pgoff, maj, min, ino, ino_generation, prot, flags
+
+
+class InjectError(Exception):
+    pass
+
+
+def _mmap2_file(body):
+    """(pid, inode, file name, bytes the padded name takes) of an MMAP2 body."""
+    pid = struct.unpack_from("<I", body, 0)[0]
+    ino = struct.unpack_from("<Q", body, 40)[0]
+    end = body.find(b"\0", MMAP2_FIXED)
+    if end < 0:
+        return pid, ino, None, 0
+    return pid, ino, body[MMAP2_FIXED:end], (end - MMAP2_FIXED + 8) & ~7
+
+
+def _records(f, offset, size):
+    """(header, body) of each record of the data section."""
+    f.seek(offset)
+    done = 0
+    while done + RECORD.size <= size:
+        head = f.read(RECORD.size)
+        rtype, misc, rsize = RECORD.unpack(head)
+        if rsize < RECORD.size or done + rsize > size:
+            raise InjectError("perf.data: a record of %d bytes at %d" % (rsize, offset + done))
+        yield (rtype, misc, rsize), f.read(rsize - RECORD.size)
+        done += rsize
+
+
+def _header(f):
+    fields = HEADER.unpack(f.read(HEADER.size))
+    if fields[0] != PERF_MAGIC:
+        raise InjectError("perf.data is not in perf's native little-endian file format")
+    return fields
+
+
+def jit_mmap_inodes(data, pid, name):
+    """Inodes of the files named `name` that process `pid` mapped, as the kernel recorded them."""
+    with open(data, "rb") as f:
+        h = _header(f)
+        inodes = set()
+        for (rtype, _, _), body in _records(f, h[5], h[6]):
+            if rtype == MMAP2:
+                rpid, ino, fname, _ = _mmap2_file(body)
+                if rpid == pid and fname and os.path.basename(fname) == name.encode():
+                    inodes.add(ino)
+        return inodes
+
+
+def repoint_jit_mmaps(src, dst, pid, name, new_path):
+    """Copy perf.data src to dst, its MMAP2 records of `name` by `pid` now naming new_path."""
+    new = new_path.encode() + b"\0"
+    new += b"\0" * (-len(new) % 8)
+    with open(src, "rb") as f, open(dst, "xb") as out:
+        h = list(_header(f))
+        data_offset, data_size = h[5], h[6]
+        f.seek(0)
+        out.write(f.read(data_offset))
+        written = 0
+        for (rtype, misc, rsize), body in _records(f, data_offset, data_size):
+            if rtype == MMAP2:
+                rpid, _, fname, taken = _mmap2_file(body)
+                if rpid == pid and fname and os.path.basename(fname) == name.encode():
+                    body = body[:MMAP2_FIXED] + new + body[MMAP2_FIXED + taken:]
+                    rsize = RECORD.size + len(body)
+            out.write(RECORD.pack(rtype, misc, rsize) + body)
+            written += rsize
+        delta = written - data_size
+        # The feature sections follow the data: their table's offsets move by delta.
+        features = bin(int.from_bytes(h[9], "little")).count("1")
+        f.seek(data_offset + data_size)
+        for _ in range(features):
+            offset, size = struct.unpack("<QQ", f.read(16))
+            out.write(struct.pack("<QQ", offset + delta if offset >= data_offset + data_size else offset,
+                                  size))
+        shutil.copyfileobj(f, out)
+        h[6] = written
+        out.seek(0)
+        out.write(HEADER.pack(*h))
+
+
+def _rewrite_pids(path, host_pid):
+    """CODE_LOAD and CODE_MOVE records (and the header) name host_pid."""
+    with open(path, "r+b") as f:
+        header = f.read(40)
+        order = jitdump_byte_order(header)
+        u32 = struct.Struct(order + "I")
+        f.seek(20)
+        f.write(u32.pack(host_pid))
+        offset = u32.unpack_from(header, 8)[0]
+        size = os.fstat(f.fileno()).st_size
+        while offset + 24 <= size:
+            f.seek(offset)
+            rid, rsize = struct.unpack(order + "II", f.read(8))
+            if rsize < 16:
+                break
+            if rid in (0, 1) and offset + 24 <= size:  # JIT_CODE_LOAD, JIT_CODE_MOVE: pid, tid
+                f.seek(offset + 16)
+                f.write(u32.pack(host_pid) * 2)
+            offset += rsize
+
+
+def stage_jitdump(dump_dir_fd, name, inodes, stage_dir, host_pid):
+    """Copy the jitdump the process mapped into stage_dir as jit-HOST_PID.dump:
+    its path, or InjectError saying why not."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=dump_dir_fd)
+    except OSError as e:
+        raise InjectError("cannot open %s: %s" % (name, e.strerror))
+    with os.fdopen(fd, "rb") as src:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_ino not in inodes:
+            raise InjectError("%s is not the file the process mapped" % name)
+        if jitdump_byte_order(src.read(40)) is None:
+            raise InjectError("%s is not a jitdump" % name)
+        src.seek(0)
+        path = os.path.join(stage_dir, "jit-%d.dump" % host_pid)
+        with open(path, "xb") as out:
+            shutil.copyfileobj(src, out)
+    _rewrite_pids(path, host_pid)
+    return path
+
+
+def run_perf_inject(perf, data, out):
+    """perf inject --jit; as root in a pid namespace of its own, where the
+    recorded process is not in /proc, so perf never enters its mount
+    namespace (a user's own process is never entered: perf lacks the right)."""
+    cmd = perf + ["inject", "--jit", "-i", data, "-o", out]
+    if os.geteuid() == 0:
+        cmd = ["unshare", "--pid", "--fork", "--mount-proc"] + cmd
+    return subprocess.run(cmd, capture_output=True, text=True)
