@@ -227,6 +227,23 @@ static int looks_like_jitdump(const unsigned char *buf, size_t len, long pid)
     return (le || be) && header_pid == (uint32_t)pid;
 }
 
+/* The largest pid Linux hands out (PID_MAX_LIMIT, 4 << 20 on 64-bit). */
+#define PID_MAX_LIMIT 4194304L
+
+/* A number in canonical decimal at s: "0" or digits without a leading zero,
+ * at most `max`; its end in *end, or NULL. The pid a writer puts in a name
+ * is printed this way; "perf-0123.map" is someone else's name for a file
+ * that is not pid 123's. */
+static const char *canonical_number(const char *s, unsigned long long max, unsigned long long *v)
+{
+    size_t n = strspn(s, "0123456789");
+    if (n == 0 || n > 20 || (s[0] == '0' && n > 1))
+        return NULL;
+    errno = 0;
+    *v = strtoull(s, NULL, 10);
+    return errno || *v > max ? NULL : s + n;
+}
+
 /* The pid in NAME if it has one of the three forms, with its kind. */
 static int parse_name(const char *name, long *pid, file_kind *kind)
 {
@@ -236,21 +253,18 @@ static int parse_name(const char *name, long *pid, file_kind *kind)
     } forms[] = {{"perf-", ".map", CLEAN_MAP}, {"jit-", ".dump", CLEAN_DUMP}, {"jitted-", ".so", CLEAN_INJECTED}};
     for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
         size_t plen = strlen(forms[f].prefix);
-        if (strncmp(name, forms[f].prefix, plen) != 0 || !isdigit((unsigned char)name[plen]))
+        if (strncmp(name, forms[f].prefix, plen) != 0)
             continue;
-        char *end;
-        errno = 0;
-        long v = strtol(name + plen, &end, 10);
-        if (errno || v <= 0)
+        unsigned long long v, index;
+        const char *end = canonical_number(name + plen, PID_MAX_LIMIT, &v);
+        if (!end || v == 0)
             return 0;
-        if (forms[f].kind == CLEAN_INJECTED) { /* jitted-<pid>-<n>.so */
-            if (*end != '-' || !isdigit((unsigned char)end[1]))
-                return 0;
-            (void)strtoull(end + 1, &end, 10);
-        }
+        if (forms[f].kind == CLEAN_INJECTED && /* jitted-<pid>-<n>.so */
+            (*end != '-' || !(end = canonical_number(end + 1, UINT64_MAX, &index))))
+            return 0;
         if (strcmp(end, forms[f].suffix) != 0)
             return 0;
-        *pid = v;
+        *pid = (long)v;
         *kind = forms[f].kind;
         return 1;
     }
@@ -280,6 +294,10 @@ static const char *keep_reason(int dirfd, const char *name, const struct stat *s
 {
     if (!S_ISREG(st->st_mode))
         return "not a regular file";
+    /* Another name for the same file may be anyone's: removing ours would
+     * not free it, and the name we saw proves nothing about the file. */
+    if (st->st_nlink > 1)
+        return "it has more than one hard link";
     if (o->older_than >= 0 && (long long)(time(NULL) - st->st_mtime) < o->older_than)
         return "newer than --older-than";
     if (!(*why_gone = gone_reason(pid, st)))

@@ -25,7 +25,7 @@ dump_header() { # PID: a little-endian jitdump header naming PID
 
 make_files() {
   rm -rf "${d:?}"/*
-  dead=$(dead_pid); dead2=$(dead_pid); dead3=$(dead_pid); dead4=$(dead_pid); dead5=$(dead_pid)
+  dead=$(dead_pid); dead2=$(dead_pid); dead3=$(dead_pid); dead4=$(dead_pid); dead5=$(dead_pid); dead6=$(dead_pid)
   sleep 30 & live=$!; pids+=("$live")
   map_line >"$d/perf-$dead.map"                     # litter
   dump_header "$dead" >"$d/jit-$dead.dump"          # litter
@@ -39,6 +39,10 @@ make_files() {
   sleep 30 & reused=$!; pids+=("$reused")            # a pid whose file predates it
   map_line >"$d/perf-$reused.map"; touch -d '1 hour ago' "$d/perf-$reused.map"
   map_line >"$d/perf-fresh.map"                     # not the pattern
+  map_line >"$d/perf-0$dead.map"                    # not a pid in canonical form
+  map_line >"$d/perf-4194305.map"                   # above any pid
+  printf '\177ELF' >"$d/jitted-$dead-07.so"          # its index not canonical
+  map_line >"$d/perf-$dead6.map"; ln "$d/perf-$dead6.map" "$d/hard-link" # two links
   sleep 0.2
 }
 
@@ -57,6 +61,8 @@ out=$("$tool" clean --dir "$d"); rc=$?; echo "$out"
 [ $rc -eq 0 ] || fail "exit status $rc"
 expect_absent "perf-$dead.map" "jit-$dead.dump" "jitted-$dead-7.so" "perf-$reused.map"
 expect_present "perf-$live.map" "perf-$dead2.map" "perf-$dead3.map" "perf-$dead4.map" "jit-$dead5.dump" perf-fresh.map
+expect_present "perf-0$dead.map" perf-4194305.map "jitted-$dead-07.so" "perf-$dead6.map" hard-link
+grep -q "kept $d/perf-$dead6.map: it has more than one hard link" <<<"$out" || fail "hard link not explained"
 grep -q "kept $d/perf-$live.map: its process is running" <<<"$out" || fail "no reason for the running process's map"
 grep -q "kept $d/perf-$dead4.map: a running process has it open" <<<"$out" || fail "held file not explained"
 grep -q "kept $d/perf-$dead2.map: its content is not" <<<"$out" || fail "stranger's file not explained"
