@@ -6,7 +6,11 @@
  *   - its name is one of those three patterns, and it is a regular file
  *     (lstat: a symlink is never followed nor removed);
  *   - its content is what the name says (perf map lines, the jitdump magic
- *     with the name's pid in its header, an ELF object);
+ *     with the name's pid in its header, an ELF object), or it is a jitdump
+ *     whose writer died before its header was complete: empty, all zeros,
+ *     or a partial header and zeros;
+ *   - it has one link (another name for it may be anyone's file), and its
+ *     name's pid is in canonical decimal (perf-0123.map is not pid 123's);
  *   - the caller owns it (root: anyone does);
  *   - its process is gone: no /proc/<pid>, or the process there started
  *     after the file was last written (the pid was reused);
@@ -271,13 +275,51 @@ static int parse_name(const char *name, long *pid, file_kind *kind)
     return 0;
 }
 
+/* The largest dump a writer killed during start-up leaves: its first
+ * reservation (jitframes': 260 KiB) with room to spare. */
+#define UNWRITTEN_DUMP_MAX ((off_t)4 << 20)
+
+static int all_zero(const unsigned char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+/* A dump its writer was killed before finishing the header of: empty, or
+ * all zeros (reserved and mapped, nothing written), or a partial header
+ * (the magic, no pid or this one) and zeros after it. Nothing in it. */
+static int unwritten_jitdump(int dirfd, const char *name, long pid)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return 0;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= UNWRITTEN_DUMP_MAX;
+    unsigned char buf[65536];
+    ssize_t n;
+    for (off_t at = 0; ok && (n = read(fd, buf, sizeof buf)) > 0; at += n) {
+        size_t skip = 0;
+        if (at == 0 && n >= 24 && !all_zero(buf, 24)) {
+            unsigned char no_pid[4] = {0};
+            ok = (memcmp(buf, "DTiJ", 4) == 0 || memcmp(buf, "JiTD", 4) == 0) &&
+                 (memcmp(buf + 20, no_pid, 4) == 0 || looks_like_jitdump(buf, (size_t)n, pid));
+            skip = n < 40 ? (size_t)n : 40; /* the header's other fields: any value */
+        }
+        ok = ok && all_zero(buf + skip, (size_t)n - skip);
+    }
+    close(fd);
+    return ok;
+}
+
 static int content_matches(int dirfd, const char *name, file_kind kind, long pid)
 {
     unsigned char buf[4096];
     size_t len = read_head(dirfd, name, buf, sizeof buf);
     switch (kind) {
     case CLEAN_MAP: return looks_like_perf_map(buf, len);
-    case CLEAN_DUMP: return looks_like_jitdump(buf, len, pid);
+    case CLEAN_DUMP: return looks_like_jitdump(buf, len, pid) || unwritten_jitdump(dirfd, name, pid);
     default: return len >= 4 && memcmp(buf, "\177ELF", 4) == 0;
     }
 }
