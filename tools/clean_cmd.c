@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "clean_cmd.h"
+#include "clean_litter.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -37,28 +38,10 @@
 #include <unistd.h>
 
 enum { EXIT_DONE = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
-enum { MAX_DIRS = 16 };
 
-typedef struct clean_options {
-    const char *dirs[MAX_DIRS];
-    int n_dirs;
-    int dry_run;
-    long long older_than; /* seconds; -1: any age */
-} clean_options;
 
-typedef enum file_kind { CLEAN_MAP, CLEAN_DUMP, CLEAN_INJECTED } file_kind;
 
 /* ---- the files running processes hold ----------------------------------- */
-
-typedef struct file_id {
-    dev_t dev;
-    ino_t ino;
-} file_id;
-
-typedef struct held_files {
-    file_id *ids;
-    size_t n, cap;
-} held_files;
 
 static void hold_id(held_files *h, dev_t dev, ino_t ino)
 {
@@ -120,7 +103,7 @@ static void collect_held_files(held_files *h)
     closedir(d);
 }
 
-static int is_held(const held_files *h, const struct stat *st)
+int jft_clean_is_held(const held_files *h, const struct stat *st)
 {
     for (size_t i = 0; i < h->n; i++)
         if (h->ids[i].ino == st->st_ino && h->ids[i].dev == st->st_dev)
@@ -159,7 +142,7 @@ static long long process_start(long pid)
 }
 
 /* Why the file's process is gone, or NULL if it may still be writing. */
-static const char *gone_reason(long pid, const struct stat *st)
+const char *jft_clean_gone_reason(long pid, const struct stat *st)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%ld", pid);
@@ -238,7 +221,7 @@ static int looks_like_jitdump(const unsigned char *buf, size_t len, long pid)
  * at most `max`; its end in *end, or NULL. The pid a writer puts in a name
  * is printed this way; "perf-0123.map" is someone else's name for a file
  * that is not pid 123's. */
-static const char *canonical_number(const char *s, unsigned long long max, unsigned long long *v)
+const char *jft_clean_canonical_number(const char *s, unsigned long long max, unsigned long long *v)
 {
     size_t n = strspn(s, "0123456789");
     if (n == 0 || n > 20 || (s[0] == '0' && n > 1))
@@ -249,7 +232,7 @@ static const char *canonical_number(const char *s, unsigned long long max, unsig
 }
 
 /* The pid in NAME if it has one of the three forms, with its kind. */
-static int parse_name(const char *name, long *pid, file_kind *kind)
+int jft_clean_parse_name(const char *name, long *pid, file_kind *kind)
 {
     static const struct {
         const char *prefix, *suffix;
@@ -260,11 +243,11 @@ static int parse_name(const char *name, long *pid, file_kind *kind)
         if (strncmp(name, forms[f].prefix, plen) != 0)
             continue;
         unsigned long long v, index;
-        const char *end = canonical_number(name + plen, PID_MAX_LIMIT, &v);
+        const char *end = jft_clean_canonical_number(name + plen, PID_MAX_LIMIT, &v);
         if (!end || v == 0)
             return 0;
         if (forms[f].kind == CLEAN_INJECTED && /* jitted-<pid>-<n>.so */
-            (*end != '-' || !(end = canonical_number(end + 1, UINT64_MAX, &index))))
+            (*end != '-' || !(end = jft_clean_canonical_number(end + 1, UINT64_MAX, &index))))
             return 0;
         if (strcmp(end, forms[f].suffix) != 0)
             return 0;
@@ -326,10 +309,6 @@ static int content_matches(int dirfd, const char *name, file_kind kind, long pid
 
 /* ---- one directory ------------------------------------------------------- */
 
-typedef struct tally {
-    unsigned long long removed, bytes, kept, failed;
-} tally;
-
 /* Why the file stays (printed), or NULL when it may go. */
 static const char *keep_reason(int dirfd, const char *name, const struct stat *st, file_kind kind, long pid,
                                const clean_options *o, const held_files *held, const char **why_gone)
@@ -342,9 +321,9 @@ static const char *keep_reason(int dirfd, const char *name, const struct stat *s
         return "it has more than one hard link";
     if (o->older_than >= 0 && (long long)(time(NULL) - st->st_mtime) < o->older_than)
         return "newer than --older-than";
-    if (!(*why_gone = gone_reason(pid, st)))
+    if (!(*why_gone = jft_clean_gone_reason(pid, st)))
         return "its process is running";
-    if (is_held(held, st))
+    if (jft_clean_is_held(held, st))
         return "a running process has it open or mapped";
     if (!content_matches(dirfd, name, kind, pid))
         return "its content is not what its name says";
@@ -364,7 +343,7 @@ static void clean_dir(const char *dir, const clean_options *o, const held_files 
         long pid;
         file_kind kind;
         struct stat st;
-        if (!parse_name(e->d_name, &pid, &kind) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        if (!jft_clean_parse_name(e->d_name, &pid, &kind) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
         if (me != 0 && st.st_uid != me)
             continue; /* another user's files are none of ours: not even mentioned */
@@ -417,8 +396,22 @@ static int add_dir(clean_options *o, const char *dir)
     return 0;
 }
 
+/* perf's build-id cache as perf finds it: $PERF_BUILDID_DIR, else
+ * ~/.debug; NULL if neither is set. */
+static const char *default_cache_dir(void)
+{
+    static char path[4096];
+    const char *env = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+    if (env && *env)
+        return env;
+    if (!home || !*home || snprintf(path, sizeof path, "%s/.debug", home) >= (int)sizeof path)
+        return NULL;
+    return path;
+}
+
 /* --dir replaces the default directories: /tmp (perf maps always live
- * there) and $JITFRAMES_DIR. */
+ * there), $JITFRAMES_DIR and perf's build-id cache, which then is cleaned
+ * only if --buildid-dir names it. */
 static int parse_clean_options(int argc, char **argv, clean_options *o)
 {
     *o = (clean_options){.older_than = -1};
@@ -429,6 +422,8 @@ static int parse_clean_options(int argc, char **argv, clean_options *o)
             continue;
         else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc && add_dir(o, argv[++i]) == 0)
             continue;
+        else if (strcmp(argv[i], "--buildid-dir") == 0 && i + 1 < argc)
+            o->cache_dir = argv[++i];
         else
             return -1;
     }
@@ -437,6 +432,8 @@ static int parse_clean_options(int argc, char **argv, clean_options *o)
         add_dir(o, "/tmp");
         if (env && *env)
             add_dir(o, env);
+        if (!o->cache_dir)
+            o->cache_dir = default_cache_dir();
     }
     return 0;
 }
@@ -445,7 +442,7 @@ int jft_clean_command(int argc, char **argv)
 {
     clean_options o;
     if (parse_clean_options(argc, argv, &o) != 0) {
-        fprintf(stderr, "usage: jitframes clean [--older-than D] [--dry-run] [--dir DIR]...\n"
+        fprintf(stderr, "usage: jitframes clean [--older-than D] [--dry-run] [--dir DIR]... [--buildid-dir DIR]\n"
                         "  D: seconds, or a number with s, m, h or d\n");
         return EXIT_USAGE;
     }
@@ -454,6 +451,8 @@ int jft_clean_command(int argc, char **argv)
     tally t = {0};
     for (int i = 0; i < o.n_dirs; i++)
         clean_dir(o.dirs[i], &o, &held, &t);
+    if (o.cache_dir)
+        jft_clean_build_id_cache(&o, &held, &t);
     free(held.ids);
     printf("clean: %s %llu files (%llu bytes), kept %llu\n", o.dry_run ? "would remove" : "removed", t.removed,
            t.bytes, t.kept);
