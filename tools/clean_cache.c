@@ -58,6 +58,15 @@ static DIR *reopen_dir(int fd)
     return d;
 }
 
+/* The next entry other than "." and "..", or NULL. */
+static struct dirent *next_entry(DIR *d)
+{
+    struct dirent *e;
+    while ((e = readdir(d)) && (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0))
+        ;
+    return e;
+}
+
 static int owned(const cache_walk *w, const struct stat *st)
 {
     return w->me == 0 || st->st_uid == w->me;
@@ -83,10 +92,8 @@ static const char *check_build_id_dir(const cache_walk *w, int parent, const cha
     }
     const char *why = NULL;
     int files = 0;
-    for (struct dirent *e; !why && (e = readdir(d));) {
+    for (struct dirent *e; !why && (e = next_entry(d));) {
         struct stat st;
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
         if (++files > MAX_FILES || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
             !S_ISREG(st.st_mode))
             why = "it holds something other than perf's regular files";
@@ -110,10 +117,8 @@ static const char *check_entry(const cache_walk *w, int fd, unsigned long long *
     }
     const char *why = NULL;
     int ids = 0;
-    for (struct dirent *e; !why && (e = readdir(d));) {
+    for (struct dirent *e; !why && (e = next_entry(d));) {
         struct stat st;
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
         if (++ids > MAX_BUILD_IDS || !is_build_id(e->d_name) ||
             fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
             why = "it holds something other than build-id directories";
@@ -157,8 +162,8 @@ static int remove_entry(const cache_walk *w, int parent, const char *name, int f
             continue;
         int id_fd = open_dir_at(dirfd(d), e->d_name);
         DIR *files = id_fd >= 0 ? fdopendir(id_fd) : NULL;
-        for (struct dirent *f; files && (f = readdir(files));)
-            if (strcmp(f->d_name, ".") != 0 && strcmp(f->d_name, "..") != 0 && unlinkat(dirfd(files), f->d_name, 0))
+        for (struct dirent *f; files && (f = next_entry(files));)
+            if (unlinkat(dirfd(files), f->d_name, 0) != 0)
                 rc = -1;
         if (files)
             closedir(files);
@@ -220,10 +225,9 @@ static int walk(const cache_walk *w, int dir, const char *rel, int depth)
         return 0;
     }
     int removed = 0;
-    for (struct dirent *e; (e = readdir(d));) {
+    for (struct dirent *e; (e = next_entry(d));) {
         struct stat st;
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-            (depth == 0 && strcmp(e->d_name, ".build-id") == 0) ||
+        if ((depth == 0 && strcmp(e->d_name, ".build-id") == 0) ||
             fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
             continue;
         char sub[PATH_MAX];

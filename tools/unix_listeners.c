@@ -64,8 +64,12 @@ static int read_dump(int fd, jfc_listener_fn fn, void *arg)
             continue;
         if (n <= 0)
             return -1;
-        int len = (int)n;
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+        /* NLMSG_OK and NLMSG_NEXT, without their mixed-sign comparisons. */
+        for (size_t at = 0, size; n - (ssize_t)at >= (ssize_t)sizeof(struct nlmsghdr); at += NLMSG_ALIGN(size)) {
+            struct nlmsghdr *h = (struct nlmsghdr *)(buf + at);
+            size = h->nlmsg_len;
+            if (size < sizeof *h || size > (size_t)n - at)
+                break;
             if (h->nlmsg_type == NLMSG_DONE)
                 return 0;
             if (h->nlmsg_type == NLMSG_ERROR) {
