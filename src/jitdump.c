@@ -22,6 +22,10 @@
  *   where LOAD_PAD_MAX says so.)
  * - A marker mapping of the first page (PROT_READ|PROT_EXEC, MAP_PRIVATE) is
  *   how perf finds the file; it stays mapped for the life of the process.
+ * - The file is born complete: created unnamed (O_TMPFILE), its header
+ *   written, then linked under its name and only then mapped as the marker
+ *   (perf takes the path from the mapping). A SIGKILL during start-up
+ *   leaves either nothing or a dump with its whole header.
  *
  * The registry lock serialises every entry point, which makes each batch's
  * record group atomic with respect to other threads.
@@ -808,6 +812,14 @@ static int map_marker(const struct stat *st)
     return 0;
 }
 
+/* State that starts afresh with each new file. */
+static void reset_file_state(void)
+{
+    perf_keeps_move_unwind = 0;
+    nonce_seed = mix64(jf__monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL));
+    prev_load.valid = 0;
+}
+
 static int begin_file(const struct stat *st)
 {
     int rc = ensure_room(FILE_HEADER_SIZE);
@@ -816,9 +828,7 @@ static int begin_file(const struct stat *st)
     if (rc)
         return rc;
     write_file_header();
-    perf_keeps_move_unwind = 0;
-    nonce_seed = mix64(jf__monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL));
-    prev_load.valid = 0;
+    reset_file_state();
     return 0;
 }
 
@@ -847,20 +857,63 @@ static void close_file(void)
     dump.fd = -1;
 }
 
-static int jitdump_start(const char *dir, jf_sink_stats *stats)
+/* Replace dump.fd by a descriptor opened through dump.path, checked to be
+ * the same file (no one else can rename ours away in a sticky /tmp, but
+ * an unprivileged directory owner could). */
+static int reopen_by_name(struct stat *st)
 {
-    (void)stats;
-    if (dump.fd >= 0)
-        return 0;
-    dump_pid = (uint32_t)getpid();
-    if (JITDUMP_ELF_MACHINE == 0)
-        return jf__fail(JF_ENOTSUP, "jitdump: unknown ELF machine for this architecture");
-    if (!no_fde_cfi && jf_cfi_new(&no_fde_cfi) != 0)
-        no_fde_cfi = NULL; /* then moves carry no unwind data (see write_move_group) */
-    char name[64];
-    snprintf(name, sizeof name, "jit-%ld.dump", (long)getpid());
-    if (snprintf(dump.path, sizeof dump.path, "%s/%s", dir, name) >= (int)sizeof dump.path)
-        return jf__fail(JF_EINVAL, "jitdump directory path too long: %s", dir);
+    struct stat unnamed;
+    int fd = open(dump.path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return jf__fail(jf__errno_code(errno), "%s: cannot open it again: %s", dump.path, strerror(errno));
+    if (fstat(fd, st) != 0 || fstat(dump.fd, &unnamed) != 0 || st->st_dev != unnamed.st_dev ||
+        st->st_ino != unnamed.st_ino) {
+        close(fd);
+        return jf__fail(JF_EUNSAFE, "%s was replaced while it was being created", dump.path);
+    }
+    close(dump.fd);
+    dump.fd = fd;
+    return 0;
+}
+
+/* Our new file with its header written before it gets its name, so that
+ * no reader, `jitframes clean` included, ever sees a dump without one (a
+ * SIGKILL before the link leaves nothing). 1: a file of this process is at
+ * the name already (resume it); JF_ENOTSUP: no unnamed files here. */
+static int start_complete_file(const char *dir, const char *name)
+{
+    int fd = jf__safe_file_create_unnamed(dir);
+    if (fd < 0)
+        return fd;
+    dump.fd = fd;
+    int rc = ensure_room(FILE_HEADER_SIZE);
+    if (rc == 0) {
+        write_file_header();
+        rc = jf__safe_file_link(fd, dir, name);
+    }
+    /* Mapped through its name: perf records the mapping's path, and an
+     * unnamed file's descriptor keeps the unnamed path. */
+    struct stat st;
+    if (rc == 0)
+        rc = reopen_by_name(&st);
+    int named = rc == 0; /* the name is ours, checked */
+    if (rc == 0)
+        rc = map_marker(&st);
+    if (rc) {
+        close_file();
+        if (named)
+            unlink(dump.path); /* ours, just linked, and useless without a marker */
+        return rc;
+    }
+    reset_file_state();
+    return 0;
+}
+
+/* Where unnamed files cannot be made, or to resume our own file: open it
+ * by name (a SIGKILL may then leave a file without a header behind, which
+ * `jitframes clean` recognises as litter). */
+static int start_named_file(const char *dir, const char *name)
+{
     int reused;
     int fd = jf__safe_file_open(dir, name, O_RDWR, &reused);
     if (fd < 0) /* say where the directory comes from, so it can be changed */
@@ -877,6 +930,27 @@ static int jitdump_start(const char *dir, jf_sink_stats *stats)
         if (!reused)
             unlink(dump.path); /* ours, just created, and useless without a marker */
     }
+    return rc;
+}
+
+static int jitdump_start(const char *dir, jf_sink_stats *stats)
+{
+    (void)stats;
+    if (dump.fd >= 0)
+        return 0;
+    dump_pid = (uint32_t)getpid();
+    if (JITDUMP_ELF_MACHINE == 0)
+        return jf__fail(JF_ENOTSUP, "jitdump: unknown ELF machine for this architecture");
+    if (!no_fde_cfi && jf_cfi_new(&no_fde_cfi) != 0)
+        no_fde_cfi = NULL; /* then moves carry no unwind data (see write_move_group) */
+    char name[64];
+    snprintf(name, sizeof name, "jit-%ld.dump", (long)getpid());
+    if (snprintf(dump.path, sizeof dump.path, "%s/%s", dir, name) >= (int)sizeof dump.path)
+        return jf__fail(JF_EINVAL, "jitdump directory path too long: %s", dir);
+    /* A file we stopped writing earlier is resumed, not replaced. */
+    int rc = marker == MAP_FAILED ? start_complete_file(dir, name) : 1;
+    if (rc == 1 || rc == JF_ENOTSUP)
+        rc = start_named_file(dir, name);
     return rc;
 }
 

@@ -84,7 +84,10 @@ static int belongs_to_this_process(const struct stat *st, int fd)
     return start == 0 || mtime >= start - 20000000;
 }
 
-static int check_existing(int fd, const char *path)
+/* An existing file at path: 1 if this process writes or wrote it, 0 if it
+ * is stale (ours, left by a dead process that had our pid), or a negative
+ * JF_E* code if it is not ours to touch. */
+static int inspect_existing(int fd, const char *path)
 {
     struct stat st;
     if (fstat(fd, &st) != 0)
@@ -97,8 +100,14 @@ static int check_existing(int fd, const char *path)
     if (st.st_nlink != 1)
         return jf__fail(JF_EUNSAFE, "%s: has %lu hard links; refusing to use it", path,
                         (unsigned long)st.st_nlink);
-    if (belongs_to_this_process(&st, fd))
-        return 1;
+    return belongs_to_this_process(&st, fd);
+}
+
+static int check_existing(int fd, const char *path)
+{
+    int kept = inspect_existing(fd, path);
+    if (kept != 0)
+        return kept;
     if (ftruncate(fd, 0) != 0 || fchmod(fd, 0600) != 0)
         return jf__fail(jf__errno_code(errno), "%s: cannot replace stale file: %s", path,
                         strerror(errno));
@@ -119,6 +128,21 @@ static int create_failed(const char *dir, const char *path, int err)
     }
 }
 
+/* Open the file already at path (flags without O_CREAT): the fd, -1 with
+ * errno ENOENT if it went away meanwhile, or a negative JF_E* code. */
+static int open_existing(const char *path, int flags)
+{
+    /* O_NONBLOCK: a FIFO planted at the path must not block us. */
+    int fd = open(path, flags | O_NONBLOCK);
+    if (fd >= 0 || errno == ENOENT)
+        return fd;
+    if (errno == ELOOP)
+        return jf__fail(JF_EUNSAFE, "%s is a symbolic link; refusing to follow it", path);
+    if (errno == ENXIO || errno == EISDIR) /* FIFO without reader, socket, directory */
+        return jf__fail(JF_EUNSAFE, "%s: not a regular file; refusing to use it", path);
+    return jf__fail(jf__errno_code(errno), "cannot open %s: %s", path, strerror(errno));
+}
+
 int jf__safe_file_open(const char *dir, const char *name, int extra_flags, int *reused)
 {
     char path[PATH_MAX];
@@ -134,17 +158,11 @@ int jf__safe_file_open(const char *dir, const char *name, int extra_flags, int *
             return fd;
         if (errno != EEXIST)
             return create_failed(dir, path, errno);
-        /* O_NONBLOCK: a FIFO planted at the path must not block us. */
-        fd = open(path, flags | O_NONBLOCK);
-        if (fd < 0) {
-            if (errno == ENOENT)
-                continue; /* removed in between: create it again */
-            if (errno == ELOOP)
-                return jf__fail(JF_EUNSAFE, "%s is a symbolic link; refusing to follow it", path);
-            if (errno == ENXIO || errno == EISDIR) /* FIFO without reader, socket, directory */
-                return jf__fail(JF_EUNSAFE, "%s: not a regular file; refusing to use it", path);
-            return jf__fail(jf__errno_code(errno), "cannot open %s: %s", path, strerror(errno));
-        }
+        fd = open_existing(path, flags);
+        if (fd == -1)
+            continue; /* removed in between: create it again */
+        if (fd < 0)
+            return fd;
         int kept = check_existing(fd, path);
         if (kept < 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
             close(fd);
@@ -154,6 +172,66 @@ int jf__safe_file_open(const char *dir, const char *name, int extra_flags, int *
         return fd;
     }
     return jf__fail(JF_EIO, "%s keeps disappearing; giving up", path);
+}
+
+int jf__safe_file_create_unnamed(const char *dir)
+{
+#ifdef O_TMPFILE
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+    return jf__fail(errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL ? JF_ENOTSUP
+                                                                               : jf__errno_code(errno),
+                    "%s: cannot create an unnamed file: %s", dir, strerror(errno));
+#else
+    return jf__fail(JF_ENOTSUP, "%s: no O_TMPFILE here", dir);
+#endif
+}
+
+/* linkat() of an unnamed file: through /proc/self/fd, which needs no
+ * privilege, else AT_EMPTY_PATH (CAP_DAC_READ_SEARCH on older kernels). */
+static int link_fd(int fd, const char *path)
+{
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    if (linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
+        return 0;
+    if (errno == EEXIST)
+        return -1;
+    return linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH);
+}
+
+/* A file at path where ours should go: 1 if this process's, 0 once a stale
+ * one is removed (or it went away), else a negative JF_E* code. */
+static int clear_stale(const char *path)
+{
+    int fd = open_existing(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd == -1)
+        return 0;
+    if (fd < 0)
+        return fd;
+    int kept = inspect_existing(fd, path);
+    close(fd);
+    if (kept == 0 && unlink(path) != 0 && errno != ENOENT)
+        return jf__fail(jf__errno_code(errno), "%s: cannot replace stale file: %s", path, strerror(errno));
+    return kept;
+}
+
+int jf__safe_file_link(int fd, const char *dir, const char *name)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+        return jf__fail(JF_EINVAL, "path too long: %s/%s", dir, name);
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (link_fd(fd, path) == 0)
+            return 0;
+        if (errno != EEXIST)
+            return create_failed(dir, path, errno);
+        int kept = clear_stale(path);
+        if (kept != 0)
+            return kept;
+    }
+    return jf__fail(JF_EIO, "%s keeps reappearing; giving up", path);
 }
 
 int jf__safe_file_check_size_limit(off_t new_size)

@@ -6,7 +6,11 @@
  *   - its name is one of those three patterns, and it is a regular file
  *     (lstat: a symlink is never followed nor removed);
  *   - its content is what the name says (perf map lines, the jitdump magic
- *     with the name's pid in its header, an ELF object);
+ *     with the name's pid in its header, an ELF object), or it is a jitdump
+ *     whose writer died before its header was complete: empty, all zeros,
+ *     or a partial header and zeros;
+ *   - it has one link (another name for it may be anyone's file), and its
+ *     name's pid is in canonical decimal (perf-0123.map is not pid 123's);
  *   - the caller owns it (root: anyone does);
  *   - its process is gone: no /proc/<pid>, or the process there started
  *     after the file was last written (the pid was reused);
@@ -19,6 +23,7 @@
 #define _GNU_SOURCE
 #include "clean_cmd.h"
 #include "cli_args.h"
+#include "clean_litter.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -34,28 +39,10 @@
 #include <unistd.h>
 
 enum { EXIT_DONE = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
-enum { MAX_DIRS = 16 };
 
-typedef struct clean_options {
-    const char *dirs[MAX_DIRS];
-    int n_dirs;
-    int dry_run;
-    long long older_than; /* seconds; -1: any age */
-} clean_options;
 
-typedef enum file_kind { CLEAN_MAP, CLEAN_DUMP, CLEAN_INJECTED } file_kind;
 
 /* ---- the files running processes hold ----------------------------------- */
-
-typedef struct file_id {
-    dev_t dev;
-    ino_t ino;
-} file_id;
-
-typedef struct held_files {
-    file_id *ids;
-    size_t n, cap;
-} held_files;
 
 static void hold_id(held_files *h, dev_t dev, ino_t ino)
 {
@@ -117,7 +104,7 @@ static void collect_held_files(held_files *h)
     closedir(d);
 }
 
-static int is_held(const held_files *h, const struct stat *st)
+int jft_clean_is_held(const held_files *h, const struct stat *st)
 {
     for (size_t i = 0; i < h->n; i++)
         if (h->ids[i].ino == st->st_ino && h->ids[i].dev == st->st_dev)
@@ -156,7 +143,7 @@ static long long process_start(long pid)
 }
 
 /* Why the file's process is gone, or NULL if it may still be writing. */
-static const char *gone_reason(long pid, const struct stat *st)
+const char *jft_clean_gone_reason(long pid, const struct stat *st)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%ld", pid);
@@ -228,8 +215,25 @@ static int looks_like_jitdump(const unsigned char *buf, size_t len, long pid)
     return (le || be) && header_pid == (uint32_t)pid;
 }
 
+/* The largest pid Linux hands out (PID_MAX_LIMIT, 4 << 20 on 64-bit). */
+#define PID_MAX_LIMIT 4194304L
+
+/* A number in canonical decimal at s: "0" or digits without a leading zero,
+ * at most `max`; its end in *end, or NULL. The pid a writer puts in a name
+ * is printed this way; "perf-0123.map" is someone else's name for a file
+ * that is not pid 123's. */
+const char *jft_clean_canonical_number(const char *s, unsigned long long max, unsigned long long *v)
+{
+    size_t n = strspn(s, "0123456789");
+    if (n == 0 || n > 20 || (s[0] == '0' && n > 1))
+        return NULL;
+    errno = 0;
+    *v = strtoull(s, NULL, 10);
+    return errno || *v > max ? NULL : s + n;
+}
+
 /* The pid in NAME if it has one of the three forms, with its kind. */
-static int parse_name(const char *name, long *pid, file_kind *kind)
+int jft_clean_parse_name(const char *name, long *pid, file_kind *kind)
 {
     static const struct {
         const char *prefix, *suffix;
@@ -237,25 +241,60 @@ static int parse_name(const char *name, long *pid, file_kind *kind)
     } forms[] = {{"perf-", ".map", CLEAN_MAP}, {"jit-", ".dump", CLEAN_DUMP}, {"jitted-", ".so", CLEAN_INJECTED}};
     for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
         size_t plen = strlen(forms[f].prefix);
-        if (strncmp(name, forms[f].prefix, plen) != 0 || !isdigit((unsigned char)name[plen]))
+        if (strncmp(name, forms[f].prefix, plen) != 0)
             continue;
-        char *end;
-        errno = 0;
-        long v = strtol(name + plen, &end, 10);
-        if (errno || v <= 0)
+        unsigned long long v, index;
+        const char *end = jft_clean_canonical_number(name + plen, PID_MAX_LIMIT, &v);
+        if (!end || v == 0)
             return 0;
-        if (forms[f].kind == CLEAN_INJECTED) { /* jitted-<pid>-<n>.so */
-            if (*end != '-' || !isdigit((unsigned char)end[1]))
-                return 0;
-            (void)strtoull(end + 1, &end, 10);
-        }
+        if (forms[f].kind == CLEAN_INJECTED && /* jitted-<pid>-<n>.so */
+            (*end != '-' || !(end = jft_clean_canonical_number(end + 1, UINT64_MAX, &index))))
+            return 0;
         if (strcmp(end, forms[f].suffix) != 0)
             return 0;
-        *pid = v;
+        *pid = (long)v;
         *kind = forms[f].kind;
         return 1;
     }
     return 0;
+}
+
+/* The largest dump a writer killed during start-up leaves: its first
+ * reservation (jitframes': 260 KiB) with room to spare. */
+#define UNWRITTEN_DUMP_MAX ((off_t)4 << 20)
+
+static int all_zero(const unsigned char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+/* A dump its writer was killed before finishing the header of: empty, or
+ * all zeros (reserved and mapped, nothing written), or a partial header
+ * (the magic, no pid or this one) and zeros after it. Nothing in it. */
+static int unwritten_jitdump(int dirfd, const char *name, long pid)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return 0;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= UNWRITTEN_DUMP_MAX;
+    unsigned char buf[65536];
+    ssize_t n;
+    for (off_t at = 0; ok && (n = read(fd, buf, sizeof buf)) > 0; at += n) {
+        size_t skip = 0;
+        if (at == 0 && n >= 24 && !all_zero(buf, 24)) {
+            unsigned char no_pid[4] = {0};
+            ok = (memcmp(buf, "DTiJ", 4) == 0 || memcmp(buf, "JiTD", 4) == 0) &&
+                 (memcmp(buf + 20, no_pid, 4) == 0 || looks_like_jitdump(buf, (size_t)n, pid));
+            skip = n < 40 ? (size_t)n : 40; /* the header's other fields: any value */
+        }
+        ok = ok && all_zero(buf + skip, (size_t)n - skip);
+    }
+    close(fd);
+    return ok;
 }
 
 static int content_matches(int dirfd, const char *name, file_kind kind, long pid)
@@ -264,16 +303,12 @@ static int content_matches(int dirfd, const char *name, file_kind kind, long pid
     size_t len = read_head(dirfd, name, buf, sizeof buf);
     switch (kind) {
     case CLEAN_MAP: return looks_like_perf_map(buf, len);
-    case CLEAN_DUMP: return looks_like_jitdump(buf, len, pid);
+    case CLEAN_DUMP: return looks_like_jitdump(buf, len, pid) || unwritten_jitdump(dirfd, name, pid);
     default: return len >= 4 && memcmp(buf, "\177ELF", 4) == 0;
     }
 }
 
 /* ---- one directory ------------------------------------------------------- */
-
-typedef struct tally {
-    unsigned long long removed, bytes, kept, failed;
-} tally;
 
 /* Why the file stays (printed), or NULL when it may go. */
 static const char *keep_reason(int dirfd, const char *name, const struct stat *st, file_kind kind, long pid,
@@ -281,11 +316,15 @@ static const char *keep_reason(int dirfd, const char *name, const struct stat *s
 {
     if (!S_ISREG(st->st_mode))
         return "not a regular file";
+    /* Another name for the same file may be anyone's: removing ours would
+     * not free it, and the name we saw proves nothing about the file. */
+    if (st->st_nlink > 1)
+        return "it has more than one hard link";
     if (o->older_than >= 0 && (long long)(time(NULL) - st->st_mtime) < o->older_than)
         return "newer than --older-than";
-    if (!(*why_gone = gone_reason(pid, st)))
+    if (!(*why_gone = jft_clean_gone_reason(pid, st)))
         return "its process is running";
-    if (is_held(held, st))
+    if (jft_clean_is_held(held, st))
         return "a running process has it open or mapped";
     if (!content_matches(dirfd, name, kind, pid))
         return "its content is not what its name says";
@@ -305,7 +344,7 @@ static void clean_dir(const char *dir, const clean_options *o, const held_files 
         long pid;
         file_kind kind;
         struct stat st;
-        if (!parse_name(e->d_name, &pid, &kind) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        if (!jft_clean_parse_name(e->d_name, &pid, &kind) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
         if (me != 0 && st.st_uid != me)
             continue; /* another user's files are none of ours: not even mentioned */
@@ -358,8 +397,22 @@ static int add_dir(clean_options *o, const char *dir)
     return 0;
 }
 
+/* perf's build-id cache as perf finds it: $PERF_BUILDID_DIR, else
+ * ~/.debug; NULL if neither is set. */
+static const char *default_cache_dir(void)
+{
+    static char path[4096];
+    const char *env = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+    if (env && *env)
+        return env;
+    if (!home || !*home || snprintf(path, sizeof path, "%s/.debug", home) >= (int)sizeof path)
+        return NULL;
+    return path;
+}
+
 static const jft_option clean_options_table[] = {
-    {"--dry-run", 0, 0}, {"--older-than", 0, 1}, {"--dir", 0, 1}, {NULL, 0, 0}};
+    {"--dry-run", 0, 0}, {"--older-than", 0, 1}, {"--dir", 0, 1},
+    {"--buildid-dir", 0, 1}, {NULL, 0, 0}};
 
 static int on_clean_option(void *ctx, int which, const char *value)
 {
@@ -368,13 +421,16 @@ static int on_clean_option(void *ctx, int which, const char *value)
         o->dry_run = 1;
     else if (which == 1)
         return (o->older_than = parse_duration(value)) >= 0 ? 0 : -1;
-    else
+    else if (which == 2)
         return add_dir(o, value);
+    else
+        o->cache_dir = value;
     return 0;
 }
 
 /* --dir replaces the default directories: /tmp (perf maps always live
- * there) and $JITFRAMES_DIR. */
+ * there), $JITFRAMES_DIR and perf's build-id cache, which then is cleaned
+ * only if --buildid-dir names it. */
 static int parse_clean_options(int argc, char **argv, clean_options *o)
 {
     *o = (clean_options){.older_than = -1};
@@ -392,6 +448,8 @@ static int parse_clean_options(int argc, char **argv, clean_options *o)
         add_dir(o, "/tmp");
         if (env && *env)
             add_dir(o, env);
+        if (!o->cache_dir)
+            o->cache_dir = default_cache_dir();
     }
     return JFT_ARGS_OK;
 }
@@ -411,6 +469,8 @@ int jft_clean_command(int argc, char **argv)
     tally t = {0};
     for (int i = 0; i < o.n_dirs; i++)
         clean_dir(o.dirs[i], &o, &held, &t);
+    if (o.cache_dir)
+        jft_clean_build_id_cache(&o, &held, &t);
     free(held.ids);
     printf("clean: %s %llu files (%llu bytes), kept %llu\n", o.dry_run ? "would remove" : "removed", t.removed,
            t.bytes, t.kept);

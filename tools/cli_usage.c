@@ -30,13 +30,16 @@ static const usage_section sections[] = {
      "that cannot be read or is refused; 3 valid for perf, with warnings (rules perf\n"
      "does not enforce, e.g. an unknown ELF machine in a jitdump header).\n"},
     {{"clean"},
-     "jitframes clean [--older-than D] [--dry-run] [--dir DIR]...\n",
+     "jitframes clean [--older-than D] [--dry-run] [--dir DIR]... [--buildid-dir DIR]\n",
      "clean removes the perf maps, jitdumps and jitted-*.so files that processes\n"
      "which no longer exist left in /tmp and $JITFRAMES_DIR (or each --dir), owned\n"
      "by you (root: anyone), with the content their names say, that no running\n"
-     "process holds; kept files are listed with the reason.\n"
-     "  --older-than D only files last written more than D ago (90, 90s, 30m, 12h, 7d)\n"
-     "  --dry-run      say what would be removed, remove nothing\n"
+     "process holds, and perf's build-id cache entries of their jitted-*.so files\n"
+     "($PERF_BUILDID_DIR or ~/.debug; with --dir only if --buildid-dir names it);\n"
+     "kept files are listed with the reason.\n"
+     "  --older-than D   only files last written more than D ago (90, 90s, 30m, 12h, 7d)\n"
+     "  --dry-run        say what would be removed, remove nothing\n"
+     "  --buildid-dir DIR  perf's build-id cache to clean\n"
      "Exit status: 0 done; 1 a file could not be removed; 2 usage error.\n"},
     {{"enable", "disable", "status"},
      "jitframes enable PID SINKS\n"

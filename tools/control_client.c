@@ -4,15 +4,21 @@
  * The process may see itself under another pid (its own pid namespace) and
  * another /tmp (its own mount namespace), so nothing it could tell us by
  * name is used to find it: its socket descriptors are listed from
- * /proc/PID/fd ("socket:[INODE]"), and the one listening under an
- * "@jitframes/" name is picked from /proc/PID/net/unix, which lists the
- * sockets of PID's network namespace. Abstract names live per network
- * namespace, so a client in another one enters PID's first (setns, root
- * only). Whoever answers is checked with SO_PEERCRED: its pid, translated
- * into our pid namespace by the kernel, must be PID.
+ * /proc/PID/fd ("socket:[INODE]"), and those listening under an
+ * "@jitframes/" name are found by inode among the listening sockets of
+ * PID's network namespace, as sock_diag reports them (exact names with
+ * their lengths). Abstract names live per network namespace, so a client
+ * in another one enters PID's first (setns, root only). /proc/PID/net/unix
+ * is read only without sock_diag or that namespace; there a name holding a
+ * newline spills into what looks like a line of its own, so its lines only
+ * propose candidates. Every candidate is tried, however many (a cap is
+ * what anyone who binds look-alike names could fill), within one shared
+ * timeout. Whoever answers is checked with SO_PEERCRED: its pid,
+ * translated into our pid namespace by the kernel, must be PID.
  */
 #define _GNU_SOURCE
 #include "control_client.h"
+#include "unix_listeners.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -26,11 +32,12 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NO_CHANNEL_HINT "start it with JITFRAMES_CONTROL=1"
 
-enum { MAX_SOCKETS = 4096, MAX_CANDIDATES = 8, IO_TIMEOUT_S = 10 };
+enum { MAX_SOCKETS = 4096, IO_TIMEOUT_S = 10 };
 
 /* /proc/net/unix Flags of a listening socket (__SO_ACCEPTCON). */
 #define UNIX_LISTENING 0x10000ul
@@ -76,79 +83,6 @@ static int has_inode(const unsigned long *inodes, int n, unsigned long inode)
     return 0;
 }
 
-/* Without PID's descriptors: a name "jitframes/PID.<tag>" (the pid the
- * process saw at start; right when we share its pid namespace). */
-static int name_carries_pid(const char *name, pid_t pid)
-{
-    char *end;
-    long named = strtol(name + strlen(JF_CTL_NAME_PREFIX), &end, 10);
-    return *end == '.' && named == (long)pid;
-}
-
-typedef struct candidates {
-    int n;
-    char names[MAX_CANDIDATES][108];
-} candidates;
-
-/* Scan /proc/PID/net/unix for listening "@jitframes/" sockets that are
- * PID's (inodes) or, with n_inodes < 0, whose names carry PID. A child
- * just forked may still hold its parent's socket too: every one found is
- * a candidate, and jfc_connect keeps the one PID answers on. */
-static int scan_unix_table(pid_t pid, const unsigned long *inodes, int n_inodes, candidates *c)
-{
-    char path[64], line[512];
-    snprintf(path, sizeof path, "/proc/%ld/net/unix", (long)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    c->n = 0;
-    while (c->n < MAX_CANDIDATES && fgets(line, sizeof line, f)) {
-        unsigned long flags, inode;
-        char sock_path[256];
-        if (sscanf(line, "%*s %*s %*s %lx %*s %*s %lu %255s", &flags, &inode, sock_path) != 3)
-            continue;
-        if (!(flags & UNIX_LISTENING) || strncmp(sock_path, "@" JF_CTL_NAME_PREFIX, 11) != 0 ||
-            strlen(sock_path + 1) >= sizeof c->names[0])
-            continue;
-        if (n_inodes >= 0 ? has_inode(inodes, n_inodes, inode) : name_carries_pid(sock_path + 1, pid))
-            snprintf(c->names[c->n++], sizeof c->names[0], "%s", sock_path + 1);
-    }
-    fclose(f);
-    return c->n;
-}
-
-static int find_candidates(pid_t pid, candidates *c, jfc_error *err)
-{
-    char path[64];
-    struct stat st;
-    snprintf(path, sizeof path, "/proc/%ld", (long)pid);
-    if (pid <= 0 || stat(path, &st) != 0)
-        return fail(err, JFC_NO_PROCESS, "no process %ld", (long)pid);
-    static unsigned long inodes[MAX_SOCKETS];
-    int n = socket_inodes(pid, inodes, MAX_SOCKETS);
-    int fd_errno = errno;
-    int found = scan_unix_table(pid, inodes, n, c);
-    if (found < 0)
-        return fail(err, JFC_UNREACHABLE, "process %ld: cannot read /proc/%ld/net/unix: %s", (long)pid,
-                    (long)pid, strerror(errno));
-    if (found)
-        return 0;
-    if (n < 0)
-        return fail(err, JFC_UNREACHABLE, "process %ld: cannot list /proc/%ld/fd (%s) and no control "
-                    "socket carries its pid: run as its user or as root", (long)pid, (long)pid,
-                    strerror(fd_errno));
-    return fail(err, JFC_NO_CHANNEL, "process %ld does not listen: " NO_CHANNEL_HINT, (long)pid);
-}
-
-int jfc_find_socket(pid_t pid, char *name, size_t cap, jfc_error *err)
-{
-    static candidates c;
-    if (find_candidates(pid, &c, err) != 0)
-        return -1;
-    snprintf(name, cap, "%s", c.names[0]);
-    return 0;
-}
-
 /* Enter PID's network namespace if it is not ours. *unknown: we cannot
  * tell (another user's process): try ours. */
 static int join_network_namespace(pid_t pid, int *unknown, jfc_error *err)
@@ -173,15 +107,154 @@ static int join_network_namespace(pid_t pid, int *unknown, jfc_error *err)
     return 0;
 }
 
-static int connect_to(const char *name, jfc_error *err)
+/* Without PID's descriptors: a name "jitframes/PID.<tag>" (the pid the
+ * process saw at start; right when we share its pid namespace). */
+static int name_carries_pid(const char *name, pid_t pid)
 {
+    char *end;
+    long named = strtol(name + strlen(JF_CTL_NAME_PREFIX), &end, 10);
+    return *end == '.' && named == (long)pid;
+}
+
+/* Every name found, however many: a cap would let anyone who binds enough
+ * look-alike names push the real one out. */
+typedef struct candidates {
+    size_t n, cap;
+    char (*names)[108];
+} candidates;
+
+/* What a socket must be to be a candidate: PID's (inodes) or, with
+ * n_inodes < 0, named for PID. */
+typedef struct search {
+    pid_t pid;
+    const unsigned long *inodes;
+    int n_inodes;
+    candidates *c;
+} search;
+
+static int add_candidate(candidates *c, const char *name)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 8;
+        void *bigger = realloc(c->names, cap * sizeof c->names[0]);
+        if (!bigger)
+            return -1;
+        c->names = bigger;
+        c->cap = cap;
+    }
+    snprintf(c->names[c->n++], sizeof c->names[0], "%s", name);
+    return 0;
+}
+
+/* A listening abstract socket `name` (len bytes): a candidate? Nonzero
+ * (stop) when out of memory. */
+static int consider(unsigned long inode, const char *name, size_t len, void *arg)
+{
+    search *s = arg;
+    size_t prefix = strlen(JF_CTL_NAME_PREFIX);
+    char buf[sizeof s->c->names[0]];
+    if (len <= prefix || len >= sizeof buf || memcmp(name, JF_CTL_NAME_PREFIX, prefix) != 0 ||
+        memchr(name, '\0', len))
+        return 0;
+    memcpy(buf, name, len);
+    buf[len] = '\0';
+    if (s->n_inodes >= 0 ? has_inode(s->inodes, s->n_inodes, inode) : name_carries_pid(buf, s->pid))
+        return add_candidate(s->c, buf) != 0;
+    return 0;
+}
+
+/* Without sock_diag, or when we could not enter PID's network namespace:
+ * the listening sockets of PID's network namespace from /proc/PID/net/unix.
+ * A name there runs to the end of its line, and one holding a newline
+ * continues on the next, which then looks like an entry of its own: every
+ * well-formed line is considered, none is trusted (jfc_connect keeps only
+ * the socket PID answers on). */
+static int scan_unix_table(pid_t pid, search *s)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%ld/net/unix", (long)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    int stop = 0;
+    while (!stop && fgets(line, sizeof line, f)) {
+        unsigned long flags, inode;
+        int name_at = 0;
+        if (sscanf(line, "%*x: %*x %*x %lx %*x %*x %lu @%n", &flags, &inode, &name_at) != 2 || name_at == 0)
+            continue;
+        size_t len = strcspn(line + name_at, "\n");
+        if (flags & UNIX_LISTENING)
+            stop = consider(inode, line + name_at, len, s);
+    }
+    fclose(f);
+    return 0;
+}
+
+static int find_candidates(pid_t pid, candidates *c, int *unknown_ns, jfc_error *err)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%ld", (long)pid);
+    if (pid <= 0 || stat(path, &st) != 0)
+        return fail(err, JFC_NO_PROCESS, "no process %ld", (long)pid);
+    if (join_network_namespace(pid, unknown_ns, err) != 0)
+        return -1;
+    static unsigned long inodes[MAX_SOCKETS];
+    int n = socket_inodes(pid, inodes, MAX_SOCKETS);
+    int fd_errno = errno;
+    search s = {pid, inodes, n, c};
+    c->n = 0;
+    /* In PID's network namespace (or ours, if it is the same): ask the
+     * kernel, which gives exact names; else read PID's table. */
+    if ((*unknown_ns || jfc_each_abstract_listener(consider, &s) != 0) && scan_unix_table(pid, &s) != 0)
+        return fail(err, JFC_UNREACHABLE, "process %ld: cannot read /proc/%ld/net/unix: %s", (long)pid,
+                    (long)pid, strerror(errno));
+    if (c->n)
+        return 0;
+    if (n < 0)
+        return fail(err, JFC_UNREACHABLE, "process %ld: cannot list /proc/%ld/fd (%s) and no control "
+                    "socket carries its pid: run as its user or as root", (long)pid, (long)pid,
+                    strerror(fd_errno));
+    return fail(err, JFC_NO_CHANNEL, "process %ld does not listen: " NO_CHANNEL_HINT, (long)pid);
+}
+
+int jfc_find_socket(pid_t pid, char *name, size_t cap, jfc_error *err)
+{
+    candidates c = {0};
+    int unknown_ns;
+    int rc = find_candidates(pid, &c, &unknown_ns, err);
+    if (rc == 0)
+        snprintf(name, cap, "%s", c.names[0]);
+    free(c.names);
+    return rc;
+}
+
+static long long now_ms(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static void set_timeouts(int fd, long long ms)
+{
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000 * 1000)};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+/* connect() waits on a full backlog for at most the send timeout: what is
+ * left of the deadline shared by every candidate, so that sockets of other
+ * processes (a full backlog each) cannot hold us longer than one timeout. */
+static int connect_to(const char *name, long long deadline, jfc_error *err)
+{
+    long long wait_ms = deadline - now_ms();
+    if (wait_ms <= 0)
+        return fail(err, JFC_UNREACHABLE, "connect to @%s: timed out", name);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return fail(err, JFC_UNREACHABLE, "socket: %s", strerror(errno));
-    /* connect() waits on a full backlog for at most the send timeout. */
-    struct timeval tv = {IO_TIMEOUT_S, 0};
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    set_timeouts(fd, wait_ms);
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     size_t n = strlen(name);
     if (n >= sizeof addr.sun_path - 1) {
@@ -194,6 +267,7 @@ static int connect_to(const char *name, jfc_error *err)
         close(fd);
         return fail(err, JFC_UNREACHABLE, "connect to @%s: %s", name, strerror(e));
     }
+    set_timeouts(fd, IO_TIMEOUT_S * 1000LL);
     return fd;
 }
 
@@ -214,25 +288,35 @@ static int answered_by(int fd, pid_t pid)
     return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.pid == pid;
 }
 
-int jfc_connect(pid_t pid, jfc_error *err)
+/* The first candidate PID answers on, or -1 with *err. */
+static int connect_to_pid(pid_t pid, const candidates *c, int unknown_ns, jfc_error *err)
 {
-    static candidates c;
-    int unknown_ns;
-    if (find_candidates(pid, &c, err) != 0 || join_network_namespace(pid, &unknown_ns, err) != 0)
-        return -1;
-    for (int i = 0; i < c.n; i++) {
-        int fd = connect_to(c.names[i], err);
+    long long deadline = now_ms() + IO_TIMEOUT_S * 1000LL;
+    for (size_t i = 0; i < c->n; i++) {
+        int fd = connect_to(c->names[i], deadline, err);
         if (fd >= 0 && answered_by(fd, pid))
             return fd;
         if (fd >= 0)
             close(fd);
-        else if (c.n == 1 && unknown_ns)
+        else if (c->n == 1 && unknown_ns)
             return namespace_hint(pid, err);
-        else if (c.n == 1)
+        else if (c->n == 1)
             return -1;
     }
+    if (c->n == 1)
+        return fail(err, JFC_NO_CHANNEL, "process %ld does not listen: " NO_CHANNEL_HINT
+                    " (@%s belongs to another process)", (long)pid, c->names[0]);
     return fail(err, JFC_NO_CHANNEL, "process %ld does not listen: " NO_CHANNEL_HINT
-                " (@%s belongs to another process)", (long)pid, c.names[0]);
+                " (none of the %zu sockets found for it is its own)", (long)pid, c->n);
+}
+
+int jfc_connect(pid_t pid, jfc_error *err)
+{
+    candidates c = {0};
+    int unknown_ns;
+    int fd = find_candidates(pid, &c, &unknown_ns, err) == 0 ? connect_to_pid(pid, &c, unknown_ns, err) : -1;
+    free(c.names);
+    return fd;
 }
 
 /* Read exactly len bytes (or up to EOF): the count read, -1 on error. */

@@ -25,11 +25,12 @@ typedef struct jfc_error {
 
 /* PID's control socket name (abstract, without its leading NUL, e.g.
  * "jitframes/1.0123456789abcdef"; the first if several: a child just
- * forked may still hold its parent's): 0, or -1 with *err. The name is looked up
- * among PID's own descriptors (/proc/PID/fd) in PID's network namespace
- * (/proc/PID/net/unix), so PID may run in its own pid and mount namespaces.
- * When PID's descriptors cannot be listed (another user's process), a name
- * carrying PID is tried (jfc_connect then checks who answers). */
+ * forked may still hold its parent's): 0, or -1 with *err. The name is that
+ * of a listening socket among PID's own descriptors (/proc/PID/fd), looked
+ * up by inode in PID's network namespace (entered first when it differs
+ * and we may: root), so PID may run in its own pid and mount namespaces.
+ * When PID's descriptors cannot be listed (another user's process), names
+ * carrying PID are tried (jfc_connect then checks who answers). */
 int jfc_find_socket(pid_t pid, char *name, size_t cap, jfc_error *err);
 
 /* A connected socket to PID's channel (entering PID's network namespace

@@ -3,7 +3,8 @@
  * fork (the child writes its own dump, never the parent's), RLIMIT_FSIZE
  * with SIGXFSZ at its default action, a symlink at the path, and — in
  * private mount namespaces — a read-only directory, a noexec directory and
- * a full disk. Scenarios run in children that report through their exit
+ * a full disk; SIGKILLs all through start-up never leave a dump without a
+ * complete header. Scenarios run in children that report through their exit
  * status; the dumps are then read back by the parent.
  */
 #define _GNU_SOURCE
@@ -27,6 +28,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* In a child: report the failed line through the exit status. */
@@ -192,6 +194,104 @@ static void sigkill_loses_no_registered_group(void **state)
     assert_true(d.file_size > d.records_end);
     assert_true(d.tail_is_zero);
     dump_free(&d);
+}
+
+/* Nanoseconds on the monotonic clock. */
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* A child that starts the jitdump sink, registers one region and idles. */
+static pid_t start_child(int ready_fd)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        init_in(test_dir, 0);
+        CHECK(register_region(0, 48, 128, NULL) == 0);
+        CHECK(ready_fd < 0 || write(ready_fd, "r", 1) == 1);
+        for (int i = 0; i < 2000; i++) /* bounded: the parent kills us */
+            usleep(10000);
+        _exit(1);
+    }
+    return pid;
+}
+
+/* How long a child takes from fork to its region registered (the slowest
+ * of a few), in ns. */
+static long long start_up_time(void)
+{
+    long long slowest = 0;
+    for (int i = 0; i < 5; i++) {
+        int ready[2];
+        assert_int_equal(pipe(ready), 0);
+        long long t0 = now_ns();
+        pid_t pid = start_child(ready[1]);
+        close(ready[1]);
+        char c;
+        assert_int_equal(read(ready[0], &c, 1), 1);
+        long long took = now_ns() - t0;
+        close(ready[0]);
+        kill(pid, SIGKILL);
+        wait_child(pid);
+        unlink(dump_path(test_dir, (long)pid));
+        slowest = took > slowest ? took : slowest;
+    }
+    return slowest;
+}
+
+/* A dump a reader may see must start with a complete header naming its
+ * writer: -1 if there is none, 0 if complete, else 1 (its size in *size). */
+static int header_state(long pid, long long *size)
+{
+    const char *path = dump_path(test_dir, pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    uint8_t h[40];
+    struct stat st;
+    ssize_t n = fstat(fd, &st) == 0 ? read(fd, h, sizeof h) : -1;
+    close(fd);
+    *size = (long long)st.st_size;
+    return n == (ssize_t)sizeof h && dump_u32(h) == 0x4A695444u && dump_u32(h + 8) == 40 &&
+                   dump_u32(h + 20) == (uint32_t)pid
+               ? 0
+               : 1;
+}
+
+static void sigkill_during_start_never_leaves_a_dump_without_header(void **state)
+{
+    (void)state;
+    enum { KILLS = 150 };
+    /* Kills spread evenly over twice the start-up: most land inside it
+     * (creating the file, reserving, mapping, writing the header). */
+    long long span = 2 * start_up_time();
+    int none = 0, complete = 0, broken = 0;
+    for (int k = 0; k < KILLS; k++) {
+        long long delay = span * k / KILLS, t0 = now_ns();
+        pid_t pid = start_child(-1);
+        while (now_ns() - t0 < delay)
+            ;
+        kill(pid, SIGKILL);
+        wait_child(pid);
+        long long size = 0;
+        int verdict = header_state((long)pid, &size);
+        none += verdict < 0;
+        complete += verdict == 0;
+        if (verdict > 0) {
+            broken++;
+            fprintf(stderr, "kill %d after %lld us: jit-%ld.dump of %lld bytes lacks a complete header\n", k,
+                    delay / 1000, (long)pid, size);
+        }
+        unlink(dump_path(test_dir, (long)pid));
+    }
+    fprintf(stderr, "%d kills over %lld us: %d left no dump, %d a complete header, %d a broken one\n", KILLS,
+            span / 1000, none, complete, broken);
+    assert_int_equal(broken, 0);
+    assert_true(complete > 0 && none > 0); /* the kills did span the start */
 }
 
 /* ---- fork --------------------------------------------------------------- */
@@ -429,6 +529,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(sigkill_loses_no_registered_group, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(sigkill_during_start_never_leaves_a_dump_without_header, make_dir,
+                                        remove_dir),
         cmocka_unit_test_setup_teardown(fork_child_starts_its_own_dump, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(rlimit_fsize_is_efbig_not_sigxfsz, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(symlink_at_the_path_is_refused, make_dir, remove_dir),

@@ -3,10 +3,13 @@
 # map, jitdump or jitted-*.so of a process that is gone (or whose pid now
 # belongs to a younger process), with the content its name says, owned by
 # the caller (root: anyone), held by no running process, older than
-# --older-than; --dry-run removes nothing. Everything else stays: a running
-# process's map, a file another process holds open, a stranger's file named
-# like a map, a symlink, a dump whose header names another pid, another
-# user's file when not root. Works in a private directory (--dir), never on
+# --older-than; --dry-run removes nothing. A jitdump whose writer died
+# before its header was complete (empty, all zeros, a partial header) is
+# litter too. Everything else stays: a running process's map or empty dump,
+# a file another process holds open, a stranger's file named like a map, a
+# symlink, a dump whose header names another pid or with data after zeros,
+# a file with a second hard link, a name whose pid is not canonical decimal
+# (perf-0123.map), another user's file when not root. Works in a private directory (--dir), never on
 # the shared /tmp, so other tests' files are safe.
 # Usage: clean.sh JITFRAMES_TOOL
 set -uo pipefail
@@ -25,7 +28,8 @@ dump_header() { # PID: a little-endian jitdump header naming PID
 
 make_files() {
   rm -rf "${d:?}"/*
-  dead=$(dead_pid); dead2=$(dead_pid); dead3=$(dead_pid); dead4=$(dead_pid); dead5=$(dead_pid)
+  dead=$(dead_pid); dead2=$(dead_pid); dead3=$(dead_pid); dead4=$(dead_pid); dead5=$(dead_pid); dead6=$(dead_pid)
+  dead7=$(dead_pid); dead8=$(dead_pid); dead9=$(dead_pid); dead10=$(dead_pid)
   sleep 30 & live=$!; pids+=("$live")
   map_line >"$d/perf-$dead.map"                     # litter
   dump_header "$dead" >"$d/jit-$dead.dump"          # litter
@@ -39,6 +43,16 @@ make_files() {
   sleep 30 & reused=$!; pids+=("$reused")            # a pid whose file predates it
   map_line >"$d/perf-$reused.map"; touch -d '1 hour ago' "$d/perf-$reused.map"
   map_line >"$d/perf-fresh.map"                     # not the pattern
+  map_line >"$d/perf-0$dead.map"                    # not a pid in canonical form
+  map_line >"$d/perf-4194305.map"                   # above any pid
+  printf '\177ELF' >"$d/jitted-$dead-07.so"          # its index not canonical
+  map_line >"$d/perf-$dead6.map"; ln "$d/perf-$dead6.map" "$d/hard-link" # two links
+  # Dumps whose writer was killed before its header was complete: litter.
+  : >"$d/jit-$dead7.dump"                                           # empty
+  head -c 266240 /dev/zero >"$d/jit-$dead8.dump"                    # reserved, all zeros
+  { printf 'DTiJ\1\0\0\0'; head -c 266232 /dev/zero; } >"$d/jit-$dead9.dump" # a partial header
+  : >"$d/jit-$live.dump"                                            # its process runs
+  { head -c 4096 /dev/zero; printf x; } >"$d/jit-$dead10.dump"      # zeros, then something
   sleep 0.2
 }
 
@@ -49,14 +63,19 @@ expect_absent() { for f; do [ ! -e "$d/$f" ] && [ ! -L "$d/$f" ] || fail "$f is 
 make_files
 out=$("$tool" clean --dry-run --dir "$d"); echo "$out"
 grep -q "would remove $d/perf-$dead.map" <<<"$out" || fail "dry run does not list the litter"
-grep -q "clean: would remove 4 files" <<<"$out" || fail "dry run: wrong count"
+grep -q "clean: would remove 7 files" <<<"$out" || fail "dry run: wrong count"
 expect_present "perf-$dead.map" "jit-$dead.dump" "jitted-$dead-7.so" "perf-$reused.map"
 
-# The real run: the four litter files go, everything else stays, with its reason.
+# The real run: the seven litter files go, everything else stays, with its reason.
 out=$("$tool" clean --dir "$d"); rc=$?; echo "$out"
 [ $rc -eq 0 ] || fail "exit status $rc"
 expect_absent "perf-$dead.map" "jit-$dead.dump" "jitted-$dead-7.so" "perf-$reused.map"
+expect_absent "jit-$dead7.dump" "jit-$dead8.dump" "jit-$dead9.dump"
+expect_present "jit-$live.dump" "jit-$dead10.dump"
+grep -q "kept $d/jit-$dead10.dump: its content is not" <<<"$out" || fail "a dump with data after zeros not explained"
 expect_present "perf-$live.map" "perf-$dead2.map" "perf-$dead3.map" "perf-$dead4.map" "jit-$dead5.dump" perf-fresh.map
+expect_present "perf-0$dead.map" perf-4194305.map "jitted-$dead-07.so" "perf-$dead6.map" hard-link
+grep -q "kept $d/perf-$dead6.map: it has more than one hard link" <<<"$out" || fail "hard link not explained"
 grep -q "kept $d/perf-$live.map: its process is running" <<<"$out" || fail "no reason for the running process's map"
 grep -q "kept $d/perf-$dead4.map: a running process has it open" <<<"$out" || fail "held file not explained"
 grep -q "kept $d/perf-$dead2.map: its content is not" <<<"$out" || fail "stranger's file not explained"
