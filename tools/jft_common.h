@@ -76,4 +76,30 @@ int jft_check_name(const uint8_t *s, size_t n, size_t *bad_index, char *why, siz
 
 uint64_t jft_round_up(uint64_t v, uint64_t align);
 
+/*
+ * Where a streaming reader's bytes come from: a file descriptor (a pipe,
+ * standard input, a file read front to back) or a buffer in memory (tests,
+ * the fuzzer). The readers pull what they need and keep a bounded amount,
+ * so an endless input costs time, never unbounded memory.
+ */
+typedef struct jft_stream {
+    int fd;             /* read from here once `mem` is used up; -1: none */
+    const uint8_t *mem; /* bytes served first (a buffer, or what was peeked) */
+    size_t mem_len, mem_pos;
+    int error;          /* errno of a failed read (the stream then ends) */
+} jft_stream;
+
+void jft_stream_from_buffer(jft_stream *s, const uint8_t *buf, size_t len);
+/* `head` (len bytes already read from fd, e.g. to detect the format) comes
+ * first; the caller keeps it alive while the stream is used. */
+void jft_stream_from_fd(jft_stream *s, int fd, const uint8_t *head, size_t len);
+
+/* Read up to n bytes, fewer only at the end of the stream (or on an error,
+ * in s->error). Returns how many were read. */
+size_t jft_stream_read(jft_stream *s, uint8_t *buf, size_t n);
+
+/* Read and drop up to n bytes; returns how many were dropped and sets
+ * *all_zero to whether they were all zero (NULL: not asked). */
+uint64_t jft_stream_skip(jft_stream *s, uint64_t n, int *all_zero);
+
 #endif
