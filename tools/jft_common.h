@@ -1,8 +1,9 @@
 /*
  * Shared pieces of the jitframes tool's parsers: the first-error report,
  * a bounds-checked little/big-endian byte reader, and the name rules.
- * The parsers are pure functions over a byte buffer (no I/O, no globals),
- * so the command-line tool, the tests and the fuzzer all call them alike.
+ * The parsers read a byte buffer or a stream (jft_stream: their only I/O,
+ * read() on a descriptor the caller opened; no globals), so the
+ * command-line tool, the tests and the fuzzer all call them alike.
  */
 #ifndef JFT_COMMON_H
 #define JFT_COMMON_H

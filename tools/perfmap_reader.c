@@ -107,7 +107,8 @@ static int make_room(line_reader *lr, int *oom)
     }
     if (lr->cap >= PM_MAX_LINE + 1)
         return -1;
-    size_t cap = lr->cap ? lr->cap * 2 : 1 << 16;
+    size_t in_memory = lr->in->fd < 0 ? lr->in->mem_len - lr->in->mem_pos + 1 : SIZE_MAX;
+    size_t cap = lr->cap ? lr->cap * 2 : in_memory < 1 << 16 ? in_memory : 1 << 16;
     cap = cap > PM_MAX_LINE + 1 ? PM_MAX_LINE + 1 : cap;
     uint8_t *bigger = realloc(lr->buf, cap);
     if (!bigger) {

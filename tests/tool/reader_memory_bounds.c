@@ -138,6 +138,14 @@ static void expect(const char *test, const run *r, int exit_code, const char *te
         fail(test, "peak RSS %ld KiB is above %d KiB", r->maxrss_kib, RSS_BOUND_KIB);
 }
 
+/* `jitframes check -` fed by `feed`: its run, checked by expect(). */
+static void check_stdin(const char *test, feed_fn feed, void *state, int exit_code, const char *text, run *r)
+{
+    const char *argv[] = {tool, "check", "-", NULL};
+    run_tool(argv, feed, state, 0, r);
+    expect(test, r, exit_code, text);
+}
+
 /* ---- jitdump streams ---------------------------------------------------- */
 
 typedef struct dump_feed {
@@ -188,30 +196,29 @@ static int feed_dump(void *state, jdb *b)
     return f->sent < f->budget;
 }
 
+/* check - of generated records (see feed_dump); returns the bytes taken. */
+static uint64_t check_dump_stream(const char *test, uint64_t budget, int distinct, int exit_code, const char *text)
+{
+    dump_feed f;
+    dump_feed_init(&f, budget, distinct);
+    run r;
+    check_stdin(test, feed_dump, &f, exit_code, text, &r);
+    free(f.unwind);
+    return r.written;
+}
+
 static void check_stream_of_valid_records_in_bounded_memory(void)
 {
-    const char *argv[] = {tool, "check", "-", NULL};
-    dump_feed f;
-    dump_feed_init(&f, STREAM_BYTES, 0);
-    run r;
-    run_tool(argv, feed_dump, &f, 0, &r);
-    expect(__func__, &r, 0, "-: valid jitdump:");
-    if (r.written < STREAM_BYTES)
-        fail(__func__, "only %llu bytes were read", (unsigned long long)r.written);
-    free(f.unwind);
+    uint64_t taken = check_dump_stream(__func__, STREAM_BYTES, 0, 0, "-: valid jitdump:");
+    if (taken < STREAM_BYTES)
+        fail(__func__, "only %llu bytes were read", (unsigned long long)taken);
 }
 
 static void check_stream_of_ever_new_loads_stops_at_the_live_region_limit(void)
 {
-    const char *argv[] = {tool, "check", "-", NULL};
-    dump_feed f;
-    dump_feed_init(&f, ENDLESS_CAP, 1);
-    run r;
-    run_tool(argv, feed_dump, &f, 0, &r);
-    expect(__func__, &r, 1, "more than 524288 live code regions");
-    if (r.written >= ENDLESS_CAP)
-        fail(__func__, "the tool read the whole %llu bytes", (unsigned long long)r.written);
-    free(f.unwind);
+    uint64_t taken = check_dump_stream(__func__, ENDLESS_CAP, 1, 1, "more than 524288 live code regions");
+    if (taken >= ENDLESS_CAP)
+        fail(__func__, "the tool read the whole %llu bytes", (unsigned long long)taken);
 }
 
 /* xorshift64: the same garbage every run. */
@@ -246,10 +253,8 @@ static int feed_garbage(void *state, jdb *b)
 
 static void check_garbage(const char *test, garbage_feed g, int exit_code, const char *text)
 {
-    const char *argv[] = {tool, "check", "-", NULL};
     run r;
-    run_tool(argv, feed_garbage, &g, 0, &r);
-    expect(test, &r, exit_code, text);
+    check_stdin(test, feed_garbage, &g, exit_code, text, &r);
     if (r.written > GARBAGE_TAKEN_MAX)
         fail(test, "%llu bytes were read before it stopped", (unsigned long long)r.written);
 }
@@ -279,10 +284,9 @@ static int feed_huge_record(void *state, jdb *b)
 
 static void check_record_above_the_size_limit_is_a_violation(void)
 {
-    const char *argv[] = {tool, "check", "-", NULL};
     run r;
-    run_tool(argv, feed_huge_record, NULL, 0, &r);
-    expect(__func__, &r, 1, "-:0x2c: CODE_LOAD record of 9437184 bytes is larger than the 8388608 bytes");
+    check_stdin(__func__, feed_huge_record, NULL, 1,
+                "-:0x2c: CODE_LOAD record of 9437184 bytes is larger than the 8388608 bytes", &r);
 }
 
 /* ---- large files -------------------------------------------------------- */
@@ -345,20 +349,16 @@ static int feed_map(void *state, jdb *b)
 
 static void check_perf_map_stream_in_bounded_memory(void)
 {
-    const char *argv[] = {tool, "check", "-", NULL};
     map_feed m = {STREAM_BYTES, 0, 0, 0};
     run r;
-    run_tool(argv, feed_map, &m, 0, &r);
-    expect(__func__, &r, 0, "-: valid perf map:");
+    check_stdin(__func__, feed_map, &m, 0, "-: valid perf map:", &r);
 }
 
 static void check_perf_map_of_ever_new_regions_stops_at_the_region_limit(void)
 {
-    const char *argv[] = {tool, "check", "-", NULL};
     map_feed m = {ENDLESS_CAP, 0, 0, 1};
     run r;
-    run_tool(argv, feed_map, &m, 0, &r);
-    expect(__func__, &r, 1, "-:524289: more than 524288 distinct regions");
+    check_stdin(__func__, feed_map, &m, 1, "-:524289: more than 524288 distinct regions", &r);
 }
 
 int main(int argc, char **argv)
