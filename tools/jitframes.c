@@ -10,7 +10,7 @@
  * or a FIFO is refused, never waited on. Perf maps and jitdumps are read
  * as streams, in bounded memory whatever their size (perfmap_reader.h,
  * jitdump_reader.h); a symfile, which is read whole, is refused above
- * 16 MiB.
+ * 8 MiB.
  * `jitframes enable|disable|status PID` talk to a running process's control
  * channel (control_cmd.c), `jitframes record PID` profiles it (record_cmd.c
  * hands over to jitframes-record.py), and `jitframes clean` removes what
@@ -42,8 +42,11 @@ static const char *const kind_names[] = {"unknown", "perfmap", "jitdump", "symfi
 /* Exit statuses (documented in tools/README.md and --help). */
 enum { EXIT_VALID = 0, EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_WARNINGS = 3 };
 
-/* A GDB JIT symfile is read whole: jitframes writes a few MiB at most. */
-#define MAX_SYMFILE ((size_t)16 << 20)
+/* A GDB JIT symfile is read whole. jitframes puts at most 32,767 regions
+ * in one (src/gdbjit.c), about 100 bytes each with typical names. What the
+ * walk keeps is a few times the file at worst (8 MiB of minimal CIEs in
+ * .eh_frame: 50 MiB resident), hence a lower bound than for streams. */
+#define MAX_SYMFILE ((size_t)8 << 20)
 
 /* The first bytes of an input: enough to tell its format by content. */
 #define HEAD_SIZE 64
@@ -117,7 +120,7 @@ static uint8_t *read_whole(input *in, size_t *len_out, const char **why)
     size_t len = buf ? jft_stream_read(&in->stream, buf, MAX_SYMFILE + 1) : 0;
     *why = !buf                   ? strerror(ENOMEM)
          : in->stream.error       ? strerror(in->stream.error)
-         : len > MAX_SYMFILE      ? "a symfile larger than 16 MiB: refused"
+         : len > MAX_SYMFILE      ? "a symfile larger than 8 MiB: refused"
                                   : NULL;
     if (*why) {
         free(buf);
@@ -406,7 +409,7 @@ static const char usage_text[] =
     "FILE is a perf map (perf-<pid>.map), a jitdump (jit-<pid>.dump) or a GDB JIT\n"
     "symfile (an ELF64 object); - reads standard input. Only regular files are\n"
     "read; perf maps and jitdumps as streams in bounded memory, symfiles up to\n"
-    "16 MiB.\n"
+    "8 MiB.\n"
     "  check          validate each file; a summary line, or FILE:WHERE: problem\n"
     "  dump           print every entry or record, then the first problem if any\n"
     "  --format=F     perfmap, jitdump or symfile; default: from the content (magic\n"

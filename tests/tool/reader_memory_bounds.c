@@ -325,6 +325,85 @@ static void dump_of_a_large_file_in_bounded_memory(void)
     unlink(path);
 }
 
+/* ---- symfiles ----------------------------------------------------------- */
+
+static void put_u16(jdb *b, uint16_t v)
+{
+    jdb_u8(b, (uint8_t)v);
+    jdb_u8(b, (uint8_t)(v >> 8));
+}
+
+static void section_header(jdb *b, uint32_t name, uint32_t type, uint64_t flags, uint64_t addr, uint64_t offset,
+                           uint64_t size)
+{
+    jdb_u32(b, name);
+    jdb_u32(b, type);
+    jdb_u64(b, flags);
+    jdb_u64(b, addr);
+    jdb_u64(b, offset);
+    jdb_u64(b, size);
+    jdb_zeros(b, 24); /* link, info, addralign, entsize */
+}
+
+/*
+ * A valid ELF64 object of `size` bytes whose .eh_frame is all minimal CIEs
+ * (16 bytes each): what makes the walk keep the most per byte.
+ */
+static void build_cie_symfile(jdb *b, size_t size)
+{
+    static const char shstrtab[] = "\0.shstrtab\0.eh_frame"; /* 21 bytes with its NUL */
+    static const uint8_t cie[16] = {12, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0x78, 16}; /* + 3 DW_CFA_nop */
+    size_t eh_offset = 64 + 24, n = (size - eh_offset - 3 * 64) / sizeof cie;
+    jdb_bytes(b, "\177ELF\2\1\1", 7);
+    jdb_zeros(b, 9);
+    put_u16(b, 1);  /* ET_REL */
+    put_u16(b, 62); /* x86_64 */
+    jdb_u32(b, 1);
+    jdb_u64(b, 0);
+    jdb_u64(b, 0);                            /* no program headers */
+    jdb_u64(b, eh_offset + n * sizeof cie); /* section headers */
+    jdb_u32(b, 0);
+    put_u16(b, 64);
+    put_u16(b, 0);
+    put_u16(b, 0);
+    put_u16(b, 64);
+    put_u16(b, 3);
+    put_u16(b, 1); /* .shstrtab */
+    jdb_bytes(b, shstrtab, sizeof shstrtab);
+    jdb_zeros(b, eh_offset - b->len);
+    for (size_t i = 0; i < n; i++)
+        jdb_bytes(b, cie, sizeof cie);
+    section_header(b, 0, 0, 0, 0, 0, 0);
+    section_header(b, 1, 3, 0, 0, 64, sizeof shstrtab);
+    section_header(b, 11, 1, 2, 0x1000, eh_offset, n * sizeof cie); /* PROGBITS, SHF_ALLOC */
+}
+
+static void check_symfile(const char *test, size_t size, int exit_code, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/symfile.o", scratch);
+    jdb b;
+    jdb_init(&b, 0);
+    build_cie_symfile(&b, size);
+    FILE *f = fopen(path, "wbx");
+    if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f) != 0)
+        fail(test, "cannot write %s", path);
+    jdb_free(&b);
+    const char *argv[] = {tool, "check", path, NULL};
+    run r;
+    run_tool(argv, NULL, NULL, 0, &r);
+    expect(test, &r, exit_code, text);
+    unlink(path);
+}
+
+static void check_of_symfiles_in_bounded_memory(void)
+{
+    check_symfile("check_of_an_8_MiB_symfile_of_cies_in_bounded_memory", (size_t)8 << 20, 0,
+                  "valid symfile: 2 sections, 0 functions, 0 FDEs");
+    check_symfile("check_of_a_symfile_above_8_MiB_is_refused", (size_t)9 << 20, 2,
+                  "a symfile larger than 8 MiB: refused");
+}
+
 /* ---- perf maps ---------------------------------------------------------- */
 
 typedef struct map_feed {
@@ -381,6 +460,7 @@ int main(int argc, char **argv)
     check_stream_of_garbage_stops_at_once();
     check_record_above_the_size_limit_is_a_violation();
     dump_of_a_large_file_in_bounded_memory();
+    check_of_symfiles_in_bounded_memory();
     check_perf_map_stream_in_bounded_memory();
     check_perf_map_of_ever_new_regions_stops_at_the_region_limit();
     char out[4200];
