@@ -41,13 +41,13 @@ static int failures;
 static void fail(const char *test, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void fail(const char *test, const char *fmt, ...)
 {
+    failures++;
+    fprintf(stderr, "FAIL %s: ", test);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "FAIL %s: ", test);
     vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
     va_end(ap);
-    failures++;
+    fputc('\n', stderr);
 }
 
 /* ---- running the tool --------------------------------------------------- */
