@@ -649,6 +649,20 @@ static uint32_t max_record_size(uint32_t id)
                                                                     : JD_MAX_RECORD_SIZE;
 }
 
+/* Double the record buffer (at least 4 KiB, at most the record's size),
+ * keeping what it holds. */
+static int grow_record_buffer(walker *w, const jd_record *rec)
+{
+    size_t cap = w->cur_cap * 2 > 4096 ? w->cur_cap * 2 : 4096;
+    cap = cap > rec->total_size ? rec->total_size : cap;
+    uint8_t *bigger = realloc(w->cur, cap);
+    if (!bigger)
+        return jft_fail(w->err, rec->offset, "out of memory");
+    w->cur = bigger;
+    w->cur_cap = cap;
+    return 0;
+}
+
 /* Read the rest of the record whose 16-byte prefix is `prefix` into w->cur.
  * Returns 1 to handle it, 0 when it was skipped (too large, keep_going), -1
  * to stop. */
@@ -667,20 +681,21 @@ static int read_record(walker *w, const jd_record *rec, const uint8_t *prefix)
                             (unsigned long long)(JD_PREFIX_SIZE + got));
         return 0;
     }
-    if (rec->total_size > w->cur_cap) {
-        size_t cap = w->cur_cap * 2 > rec->total_size ? w->cur_cap * 2 : rec->total_size;
-        cap = cap < 4096 ? 4096 : cap > JD_MAX_RECORD_SIZE ? JD_MAX_RECORD_SIZE : cap;
-        free(w->cur); /* nothing in it is kept */
-        w->cur = malloc(cap);
-        w->cur_cap = w->cur ? cap : 0;
-        if (!w->cur)
-            return jft_fail(w->err, rec->offset, "out of memory");
-    }
+    /* The buffer grows as the bytes arrive: a size the data does not back
+     * costs nothing. */
+    if (w->cur_cap < JD_PREFIX_SIZE && grow_record_buffer(w, rec))
+        return -1;
     memcpy(w->cur, prefix, JD_PREFIX_SIZE);
-    size_t got = jft_stream_read(w->in, w->cur + JD_PREFIX_SIZE, body);
-    if (got < body)
-        return jft_fail(w->err, rec->offset, "%s record of %u bytes runs past the end of the file (%zu bytes left)",
-                        jd_record_name(rec->id), rec->total_size, JD_PREFIX_SIZE + got);
+    size_t have = JD_PREFIX_SIZE;
+    while (have < rec->total_size) {
+        if (have == w->cur_cap && grow_record_buffer(w, rec))
+            return -1;
+        size_t end = rec->total_size < w->cur_cap ? rec->total_size : w->cur_cap;
+        have += jft_stream_read(w->in, w->cur + have, end - have);
+        if (have < end)
+            return jft_fail(w->err, rec->offset, "%s record of %u bytes runs past the end of the file (%zu bytes left)",
+                            jd_record_name(rec->id), rec->total_size, have);
+    }
     return 1;
 }
 

@@ -287,7 +287,7 @@ static int add_region(region_set *set, const pm_entry *e, jft_error *err)
                             "for overlaps", PM_MAX_REGIONS);
         }
         if (set->n >= set->cap / 2) {
-            size_t cap = set->cap ? set->cap * 2 : 1024;
+            size_t cap = set->cap ? set->cap * 2 : 64;
             region *bigger = realloc(set->items, cap * sizeof *bigger);
             if (!bigger) {
                 set->done = 1;
