@@ -663,6 +663,13 @@ static int grow_record_buffer(walker *w, const jd_record *rec)
     return 0;
 }
 
+/* The stream ended `left` bytes into the record. */
+static int runs_past_end(walker *w, const jd_record *rec, size_t left)
+{
+    return jft_fail(w->err, rec->offset, "%s record of %u bytes runs past the end of the file (%zu bytes left)",
+                    jd_record_name(rec->id), rec->total_size, left);
+}
+
 /* Read the rest of the record whose 16-byte prefix is `prefix` into w->cur.
  * Returns 1 to handle it, 0 when it was skipped (too large, keep_going), -1
  * to stop. */
@@ -675,11 +682,7 @@ static int read_record(walker *w, const jd_record *rec, const uint8_t *prefix)
                           max_record_size(rec->id)))
             return -1;
         uint64_t got = jft_stream_skip(w->in, body, NULL);
-        if (got < body)
-            return jft_fail(w->err, rec->offset, "%s record of %u bytes runs past the end of the file "
-                            "(%llu bytes left)", jd_record_name(rec->id), rec->total_size,
-                            (unsigned long long)(JD_PREFIX_SIZE + got));
-        return 0;
+        return got < body ? runs_past_end(w, rec, JD_PREFIX_SIZE + (size_t)got) : 0;
     }
     /* The buffer grows as the bytes arrive: a size the data does not back
      * costs nothing. */
@@ -693,8 +696,7 @@ static int read_record(walker *w, const jd_record *rec, const uint8_t *prefix)
         size_t end = rec->total_size < w->cur_cap ? rec->total_size : w->cur_cap;
         have += jft_stream_read(w->in, w->cur + have, end - have);
         if (have < end)
-            return jft_fail(w->err, rec->offset, "%s record of %u bytes runs past the end of the file (%zu bytes left)",
-                            jd_record_name(rec->id), rec->total_size, have);
+            return runs_past_end(w, rec, have);
     }
     return 1;
 }

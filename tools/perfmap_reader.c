@@ -7,6 +7,9 @@
  * entry, other readers the last), so they are reported with both lines.
  * Blank lines are unused reserved space, lines starting "##" unpublished
  * ones (see perfmap_reader.h): both are counted, never errors.
+ * The map is read once, line by line, as a stream: the overlap check keeps
+ * each distinct region in 32 bytes and sorts them when its array is full
+ * (dropping exact repeats), so memory is bounded (perfmap_reader.h).
  */
 #include "perfmap_reader.h"
 
