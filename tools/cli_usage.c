@@ -19,8 +19,9 @@ static const usage_section sections[] = {
      "jitframes check [--format=FORMAT] [--json] FILE...\n"
      "jitframes dump [--format=FORMAT] [--json] FILE...\n",
      "FILE is a perf map (perf-<pid>.map), a jitdump (jit-<pid>.dump) or a GDB JIT\n"
-     "symfile (an ELF64 object); - reads standard input. Only regular files of at\n"
-     "most 1 GiB are read.\n"
+     "symfile (an ELF64 object); - reads standard input. Only regular files are\n"
+     "read; perf maps and jitdumps as streams in bounded memory, symfiles up to\n"
+     "8 MiB.\n"
      "  check          validate each file; a summary line, or FILE:WHERE: problem\n"
      "  dump           print every entry or record, then the first problem if any\n"
      "  --format=F     perfmap, jitdump or symfile; default: from the content (magic\n"

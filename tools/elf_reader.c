@@ -293,9 +293,19 @@ static int walk(walker *w)
     uint64_t shoff = 0, phoff = 0;
     if (read_ehdr(w, &shoff, &phoff) || read_sections(w, shoff) || check_sections(w, shoff))
         return -1;
-    for (size_t k = 1; k < w->info.shnum; k++)
-        if (w->sections[k].type == SHT_SYMTAB && read_symtab(w, &w->sections[k]))
+    /* One symbol table, as ELF allows: many headers naming the same bytes
+     * would multiply what the walk keeps per symbol. */
+    const elf_section *symtab = NULL;
+    for (size_t k = 1; k < w->info.shnum; k++) {
+        if (w->sections[k].type != SHT_SYMTAB)
+            continue;
+        if (symtab)
+            return jft_violation(&w->rules, shoff + k * SHDR_SIZE, "section %zu is a second symbol table "
+                                 "(ELF allows one)", k);
+        symtab = &w->sections[k];
+        if (read_symtab(w, symtab))
             return -1;
+    }
     if (check_functions_disjoint(w))
         return -1;
     const elf_section *eh = section_named(w, ".eh_frame");

@@ -1,9 +1,11 @@
 /* Shared helpers of the tool's parsers (see jft_common.h). */
 #include "jft_common.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int jft_vfail(jft_error *err, uint64_t where, const char *fmt, va_list ap)
 {
@@ -196,4 +198,57 @@ int jft_check_name(const uint8_t *s, size_t n, size_t *bad_index, char *why, siz
 uint64_t jft_round_up(uint64_t v, uint64_t align)
 {
     return (v + align - 1) / align * align;
+}
+
+void jft_stream_from_buffer(jft_stream *s, const uint8_t *buf, size_t len)
+{
+    jft_stream_from_fd(s, -1, buf, len);
+}
+
+void jft_stream_from_fd(jft_stream *s, int fd, const uint8_t *head, size_t len)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = fd;
+    s->mem = head;
+    s->mem_len = head ? len : 0;
+}
+
+size_t jft_stream_read(jft_stream *s, uint8_t *buf, size_t n)
+{
+    size_t got = 0;
+    size_t from_mem = s->mem_len - s->mem_pos < n ? s->mem_len - s->mem_pos : n;
+    if (from_mem) {
+        memcpy(buf, s->mem + s->mem_pos, from_mem);
+        s->mem_pos += from_mem;
+        got = from_mem;
+    }
+    while (got < n && s->fd >= 0 && !s->error) {
+        ssize_t r = read(s->fd, buf + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            s->error = errno;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    return got;
+}
+
+uint64_t jft_stream_skip(jft_stream *s, uint64_t n, int *all_zero)
+{
+    uint8_t chunk[1 << 14];
+    uint64_t done = 0;
+    if (all_zero)
+        *all_zero = 1;
+    while (done < n) {
+        size_t want = n - done < sizeof chunk ? (size_t)(n - done) : sizeof chunk;
+        size_t got = jft_stream_read(s, chunk, want);
+        for (size_t i = 0; all_zero && *all_zero && i < got; i++)
+            *all_zero = chunk[i] == 0;
+        done += got;
+        if (got < want)
+            break;
+    }
+    return done;
 }

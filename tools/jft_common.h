@@ -1,8 +1,9 @@
 /*
  * Shared pieces of the jitframes tool's parsers: the first-error report,
  * a bounds-checked little/big-endian byte reader, and the name rules.
- * The parsers are pure functions over a byte buffer (no I/O, no globals),
- * so the command-line tool, the tests and the fuzzer all call them alike.
+ * The parsers read a byte buffer or a stream (jft_stream: their only I/O,
+ * read() on a descriptor the caller opened; no globals), so the
+ * command-line tool, the tests and the fuzzer all call them alike.
  */
 #ifndef JFT_COMMON_H
 #define JFT_COMMON_H
@@ -75,5 +76,31 @@ size_t jft_utf8_length(const uint8_t *s, size_t n);
 int jft_check_name(const uint8_t *s, size_t n, size_t *bad_index, char *why, size_t why_size);
 
 uint64_t jft_round_up(uint64_t v, uint64_t align);
+
+/*
+ * Where a streaming reader's bytes come from: a file descriptor (a pipe,
+ * standard input, a file read front to back) or a buffer in memory (tests,
+ * the fuzzer). The readers pull what they need and keep a bounded amount,
+ * so an endless input costs time, never unbounded memory.
+ */
+typedef struct jft_stream {
+    int fd;             /* read from here once `mem` is used up; -1: none */
+    const uint8_t *mem; /* bytes served first (a buffer, or what was peeked) */
+    size_t mem_len, mem_pos;
+    int error;          /* errno of a failed read (the stream then ends) */
+} jft_stream;
+
+void jft_stream_from_buffer(jft_stream *s, const uint8_t *buf, size_t len);
+/* `head` (len bytes already read from fd, e.g. to detect the format) comes
+ * first; the caller keeps it alive while the stream is used. */
+void jft_stream_from_fd(jft_stream *s, int fd, const uint8_t *head, size_t len);
+
+/* Read up to n bytes, fewer only at the end of the stream (or on an error,
+ * in s->error). Returns how many were read. */
+size_t jft_stream_read(jft_stream *s, uint8_t *buf, size_t n);
+
+/* Read and drop up to n bytes; returns how many were dropped and sets
+ * *all_zero to whether they were all zero (NULL: not asked). */
+uint64_t jft_stream_skip(jft_stream *s, uint64_t n, int *all_zero);
 
 #endif

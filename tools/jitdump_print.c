@@ -84,9 +84,16 @@ static void print_record(void *ctx, const jd_record *r, uint32_t elf_mach)
     }
 }
 
-int jd_dump(const uint8_t *buf, size_t len, void *out_file, jd_summary *summary, jft_error *err)
+int jd_dump_stream(jft_stream *in, void *out_file, jd_summary *summary, jft_error *err)
 {
     printer p = {out_file, 0};
     jd_visitor v = {print_header, print_record};
-    return jd_walk(buf, len, &v, &p, 1, summary, err);
+    return jd_walk_stream(in, &v, &p, 1, summary, err);
+}
+
+int jd_dump(const uint8_t *buf, size_t len, void *out_file, jd_summary *summary, jft_error *err)
+{
+    jft_stream in;
+    jft_stream_from_buffer(&in, buf, len);
+    return jd_dump_stream(&in, out_file, summary, err);
 }

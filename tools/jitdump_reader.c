@@ -20,6 +20,11 @@
  * Everything else we check (order, indices, timestamps, overlaps, line
  * table closing entry) is what makes perf's output right rather than what
  * makes it read the file.
+ * The walk streams: one record is read at a time, a debug or unwinding
+ * record is kept until its CODE_LOAD, and the live mappings are kept for
+ * the overlap and CODE_MOVE checks; each of these is bounded
+ * (jitdump_reader.h), so any input, endless ones too, is read in bounded
+ * memory.
  */
 #include "jitdump_reader.h"
 
@@ -36,13 +41,15 @@ typedef struct live_map {
 typedef struct pending {
     int present;
     jd_record rec;
+    uint8_t *bytes; /* the record, owned: rec points into it */
     jd_line *lines; /* debug info: decoded entries */
     int used_by_move; /* unwinding info: a CODE_MOVE read it; perf keeps it */
 } pending;
 
 typedef struct walker {
-    const uint8_t *buf;
-    size_t len;
+    jft_stream *in;
+    uint8_t *cur; /* the record being read (at most JD_MAX_RECORD_SIZE bytes) */
+    size_t cur_cap;
     jd_header h;
     unsigned address_size;
     const jd_visitor *v;
@@ -108,13 +115,15 @@ static int known_machine(uint32_t m)
 
 static int read_header(walker *w)
 {
-    if (w->len < JD_HEADER_SIZE)
-        return jft_fail(w->err, 0, "file too short for a jitdump header (%zu bytes, need 40)", w->len);
+    uint8_t buf[JD_HEADER_SIZE];
+    size_t len = jft_stream_read(w->in, buf, sizeof buf);
+    if (len < JD_HEADER_SIZE)
+        return jft_fail(w->err, 0, "file too short for a jitdump header (%zu bytes, need 40)", len);
     jft_reader r;
-    jft_reader_init(&r, w->buf, w->len, 0);
+    jft_reader_init(&r, buf, len, 0);
     jd_header *h = &w->h;
     if (jft_u32(&r) != JD_MAGIC) {
-        jft_reader_init(&r, w->buf, w->len, 1);
+        jft_reader_init(&r, buf, len, 1);
         if (jft_u32(&r) != JD_MAGIC)
             return jft_fail(w->err, 0, "not a jitdump (bad magic)");
     }
@@ -168,8 +177,13 @@ static void remove_live(walker *w, size_t i)
 
 static int insert_live(walker *w, const live_map *m)
 {
+    if (w->n_live == JD_MAX_LIVE_REGIONS) /* keep_going: go on without it */
+        return jft_violation(&w->rules, m->load_offset, "more than %u live code regions (loads no later load or "
+                             "move replaced): more than jitframes tracks", JD_MAX_LIVE_REGIONS);
     if (w->n_live == w->cap_live) {
         size_t cap = w->cap_live ? w->cap_live * 2 : 64;
+        if (cap > JD_MAX_LIVE_REGIONS)
+            cap = JD_MAX_LIVE_REGIONS;
         live_map *bigger = realloc(w->live, cap * sizeof *bigger);
         if (!bigger)
             return jft_fail(w->err, m->load_offset, "out of memory");
@@ -215,6 +229,7 @@ static int add_mapping(walker *w, const live_map *m, uint64_t where)
 static void drop_pending(pending *p)
 {
     free(p->lines);
+    free(p->bytes);
     memset(p, 0, sizeof *p);
 }
 
@@ -594,13 +609,16 @@ static int hold(walker *w, pending *slot, jd_record *rec, jft_reader *r)
     }
     slot->present = 1;
     slot->rec = *rec;
+    slot->bytes = w->cur; /* rec points into it: kept until its CODE_LOAD */
+    w->cur = NULL;
+    w->cur_cap = 0;
     return 0;
 }
 
 static int handle_record(walker *w, jd_record *rec)
 {
     jft_reader r;
-    jft_reader_init(&r, w->buf + rec->offset, rec->total_size, w->h.big_endian);
+    jft_reader_init(&r, w->cur, rec->total_size, w->h.big_endian);
     r.pos = JD_PREFIX_SIZE;
     if (check_order(w, rec))
         return -1;
@@ -624,24 +642,107 @@ static int handle_record(walker *w, jd_record *rec)
     }
 }
 
-/* The records end at the end of the file or where a zero-filled tail starts. */
-static int zero_tail_from(const walker *w, size_t pos)
+/* The largest record of this kind the walker reads (jitdump_reader.h). */
+static uint32_t max_record_size(uint32_t id)
 {
-    return all_zero(w->buf + pos, w->len - pos);
+    return id == JD_CODE_DEBUG_INFO || id == JD_CODE_UNWINDING_INFO ? JD_MAX_HELD_RECORD_SIZE
+                                                                    : JD_MAX_RECORD_SIZE;
+}
+
+/* Double the record buffer (at least 4 KiB, at most the record's size),
+ * keeping what it holds. */
+static int grow_record_buffer(walker *w, const jd_record *rec)
+{
+    size_t cap = w->cur_cap * 2 > 4096 ? w->cur_cap * 2 : 4096;
+    cap = cap > rec->total_size ? rec->total_size : cap;
+    uint8_t *bigger = realloc(w->cur, cap);
+    if (!bigger)
+        return jft_fail(w->err, rec->offset, "out of memory");
+    w->cur = bigger;
+    w->cur_cap = cap;
+    return 0;
+}
+
+/* The stream ended `left` bytes into the record. */
+static int runs_past_end(walker *w, const jd_record *rec, size_t left)
+{
+    return jft_fail(w->err, rec->offset, "%s record of %u bytes runs past the end of the file (%zu bytes left)",
+                    jd_record_name(rec->id), rec->total_size, left);
+}
+
+/* Read the rest of the record whose 16-byte prefix is `prefix` into w->cur.
+ * Returns 1 to handle it, 0 when it was skipped (too large, keep_going), -1
+ * to stop. */
+static int read_record(walker *w, const jd_record *rec, const uint8_t *prefix)
+{
+    size_t body = rec->total_size - JD_PREFIX_SIZE;
+    if (rec->total_size > max_record_size(rec->id)) {
+        if (jft_violation(&w->rules, rec->offset + 4, "%s record of %u bytes is larger than the %u bytes "
+                          "jitframes reads for one", jd_record_name(rec->id), rec->total_size,
+                          max_record_size(rec->id)))
+            return -1;
+        uint64_t got = jft_stream_skip(w->in, body, NULL);
+        return got < body ? runs_past_end(w, rec, JD_PREFIX_SIZE + (size_t)got) : 0;
+    }
+    /* The buffer grows as the bytes arrive: a size the data does not back
+     * costs nothing. */
+    if (w->cur_cap < JD_PREFIX_SIZE && grow_record_buffer(w, rec))
+        return -1;
+    memcpy(w->cur, prefix, JD_PREFIX_SIZE);
+    size_t have = JD_PREFIX_SIZE;
+    while (have < rec->total_size) {
+        if (have == w->cur_cap && grow_record_buffer(w, rec))
+            return -1;
+        size_t end = rec->total_size < w->cur_cap ? rec->total_size : w->cur_cap;
+        have += jft_stream_read(w->in, w->cur + have, end - have);
+        if (have < end)
+            return runs_past_end(w, rec, have);
+    }
+    return 1;
+}
+
+/*
+ * A record header with a size below 16 ends the records: perf stops there.
+ * Fine if the rest of the file is zero (a reserved, unused tail) or if the
+ * size is 0 (a group whose first size is not stored yet: its bytes count as
+ * unpublished). Returns 0 or -1.
+ */
+static int end_of_records(walker *w, const jd_record *rec, const uint8_t *prefix)
+{
+    int zero = all_zero(prefix, JD_PREFIX_SIZE);
+    if (rec->total_size != 0)
+        return jft_fail(w->err, rec->offset, "record header with size %u (< 16) followed by non-zero bytes: "
+                        "perf stops reading here", rec->total_size);
+    int rest_zero;
+    uint64_t rest = jft_stream_skip(w->in, UINT64_MAX, &rest_zero);
+    if (!zero || !rest_zero)
+        w->sum->unpublished = JD_PREFIX_SIZE + rest;
+    return 0;
+}
+
+/* Skip a header longer than 40 bytes (a violation kept going past). */
+static uint64_t records_start(walker *w)
+{
+    if (w->h.total_size <= JD_HEADER_SIZE)
+        return JD_HEADER_SIZE;
+    return JD_HEADER_SIZE + jft_stream_skip(w->in, w->h.total_size - JD_HEADER_SIZE, NULL);
 }
 
 static int walk_records(walker *w)
 {
-    size_t pos = w->h.total_size >= JD_HEADER_SIZE && w->h.total_size <= w->len ? w->h.total_size : JD_HEADER_SIZE;
-    for (uint64_t index = 0; pos < w->len; index++) {
-        size_t left = w->len - pos;
-        if (left < JD_PREFIX_SIZE) {
-            if (zero_tail_from(w, pos))
+    uint64_t pos = records_start(w);
+    for (uint64_t index = 0;; index++) {
+        uint8_t prefix[JD_PREFIX_SIZE];
+        size_t got = jft_stream_read(w->in, prefix, sizeof prefix);
+        if (got == 0)
+            break;
+        if (got < JD_PREFIX_SIZE) {
+            if (all_zero(prefix, got))
                 break;
-            return jft_fail(w->err, pos, "%zu stray non-zero bytes at the end, too short for a record header", left);
+            return jft_fail(w->err, pos, "%zu stray non-zero bytes at the end, too short for a record header", got);
         }
         jft_reader r;
-        jft_reader_init(&r, w->buf + pos, left, w->h.big_endian);
+        jft_reader_init(&r, prefix, sizeof prefix, w->h.big_endian);
         jd_record rec = {0};
         rec.offset = pos;
         rec.index = index;
@@ -649,23 +750,20 @@ static int walk_records(walker *w)
         rec.total_size = jft_u32(&r);
         rec.timestamp = jft_u64(&r);
         if (rec.total_size < JD_PREFIX_SIZE) {
-            if (zero_tail_from(w, pos))
-                break;
-            if (rec.total_size == 0) { /* a group written, its first size not yet stored */
-                w->sum->unpublished = left;
-                break;
-            }
-            return jft_fail(w->err, pos, "record header with size %u (< 16) followed by non-zero bytes: "
-                            "perf stops reading here", rec.total_size);
+            if (end_of_records(w, &rec, prefix))
+                return -1;
+            break;
         }
-        if (rec.total_size > left)
-            return jft_fail(w->err, pos, "%s record of %u bytes runs past the end of the file (%zu bytes left)",
-                            jd_record_name(rec.id), rec.total_size, left);
+        int rc = read_record(w, &rec, prefix);
+        if (rc < 0)
+            return -1;
         w->sum->records++;
-        if (handle_record(w, &rec))
+        if (rc > 0 && handle_record(w, &rec))
             return -1;
         pos += rec.total_size;
     }
+    if (w->in->error)
+        return jft_fail(w->err, pos, "read error: %s", strerror(w->in->error));
     w->sum->end_offset = pos;
     const pending *p = w->debug.present                                 ? &w->debug
                        : w->unwind.present && !w->unwind.used_by_move ? &w->unwind
@@ -676,13 +774,12 @@ static int walk_records(walker *w)
     return 0;
 }
 
-int jd_walk(const uint8_t *buf, size_t len, const jd_visitor *v, void *ctx, int keep_going,
-            jd_summary *summary, jft_error *err)
+int jd_walk_stream(jft_stream *in, const jd_visitor *v, void *ctx, int keep_going, jd_summary *summary,
+                   jft_error *err)
 {
     jd_summary local_summary;
     walker w = {0};
-    w.buf = buf;
-    w.len = len;
+    w.in = in;
     w.v = v;
     w.ctx = ctx;
     jft_rules_init(&w.rules, err, keep_going);
@@ -694,8 +791,17 @@ int jd_walk(const uint8_t *buf, size_t len, const jd_visitor *v, void *ctx, int 
         rc = walk_records(&w);
     drop_pending(&w.debug);
     drop_pending(&w.unwind);
+    free(w.cur);
     free(w.live);
     return rc || w.err->set ? -1 : 0;
+}
+
+int jd_walk(const uint8_t *buf, size_t len, const jd_visitor *v, void *ctx, int keep_going,
+            jd_summary *summary, jft_error *err)
+{
+    jft_stream in;
+    jft_stream_from_buffer(&in, buf, len);
+    return jd_walk_stream(&in, v, ctx, keep_going, summary, err);
 }
 
 int jd_check(const uint8_t *buf, size_t len, jd_summary *summary, jft_error *err)

@@ -14,6 +14,23 @@
 #define JD_PREFIX_SIZE 16u
 #define JD_FLAG_ARCH_TIMESTAMP 1u
 
+/*
+ * What the walker holds at most, so that it reads any input, an endless
+ * stream too, within about 40 MiB (the tool promises 64 MiB resident):
+ * - one record of at most 8 MiB (perf has no limit; a CODE_LOAD carries one
+ *   function's code, which no known JIT makes that large);
+ * - a CODE_DEBUG_INFO and a CODE_UNWINDING_INFO of at most 1 MiB each, kept
+ *   until their CODE_LOAD with their decoded line table or .eh_frame (each
+ *   a few times the record's size);
+ * - 524,288 live code regions (loads whose code no later load or move
+ *   replaced: 40 bytes each), for the overlap and CODE_MOVE checks.
+ * A larger record, or one more live region, is a violation that names the
+ * limit.
+ */
+#define JD_MAX_RECORD_SIZE (8u << 20)
+#define JD_MAX_HELD_RECORD_SIZE (1u << 20)
+#define JD_MAX_LIVE_REGIONS (1u << 19)
+
 enum jd_record_id {
     JD_CODE_LOAD = 0,
     JD_CODE_MOVE = 1,
@@ -31,7 +48,7 @@ typedef struct jd_header {
 typedef struct jd_load {
     uint32_t pid, tid;
     uint64_t vma, code_addr, code_size, code_index;
-    const char *name; /* NUL-terminated inside the buffer */
+    const char *name; /* NUL-terminated inside the record */
     const uint8_t *code;
 } jd_load;
 
@@ -43,7 +60,7 @@ typedef struct jd_move {
 typedef struct jd_line {
     uint64_t addr;
     uint32_t lineno, discrim;
-    const char *file; /* NUL-terminated inside the buffer */
+    const char *file; /* NUL-terminated inside the record */
 } jd_line;
 
 typedef struct jd_debug {
@@ -74,7 +91,8 @@ typedef struct jd_record {
 } jd_record;
 
 /* Callbacks for `dump`. Debug and unwinding records are reported together
- * with the CODE_LOAD they describe (their eh_frame needs its code_size). */
+ * with the CODE_LOAD they describe (their eh_frame needs its code_size).
+ * A record's pointers are valid only during the call. */
 typedef struct jd_visitor {
     void (*header)(void *ctx, const jd_header *h);
     void (*record)(void *ctx, const jd_record *r, uint32_t elf_mach);
@@ -99,11 +117,17 @@ typedef struct jd_summary {
 int jd_walk(const uint8_t *buf, size_t len, const jd_visitor *v, void *ctx, int keep_going,
             jd_summary *summary, jft_error *err);
 
+/* The same over a stream (a pipe, a file, standard input), read once front
+ * to back in bounded memory. */
+int jd_walk_stream(jft_stream *in, const jd_visitor *v, void *ctx, int keep_going,
+                   jd_summary *summary, jft_error *err);
+
 /* Validate (no output). */
 int jd_check(const uint8_t *buf, size_t len, jd_summary *summary, jft_error *err);
 
 /* Print every record, decoded, to out (jitdump_print.c). */
 int jd_dump(const uint8_t *buf, size_t len, void *out_file, jd_summary *summary, jft_error *err);
+int jd_dump_stream(jft_stream *in, void *out_file, jd_summary *summary, jft_error *err);
 
 /* "CODE_LOAD" etc., or "unknown". */
 const char *jd_record_name(uint32_t id);

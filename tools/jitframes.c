@@ -6,8 +6,11 @@
  * JSON object per file instead. The format is taken from --format, else
  * from the content (jitdump magic in either byte order, ELF magic), else
  * from the name (jit-*.dump), else it is a perf map; every summary says
- * which. Only regular files (and `-`, standard input) of at most 1 GiB
- * are read: a device or a FIFO is refused, never waited on.
+ * which. Only regular files (and `-`, standard input) are read: a device
+ * or a FIFO is refused, never waited on. Perf maps and jitdumps are read
+ * as streams, in bounded memory whatever their size (perfmap_reader.h,
+ * jitdump_reader.h); a symfile, which is read whole, is refused above
+ * 8 MiB.
  * `jitframes enable|disable|status PID` talk to a running process's control
  * channel (control_cmd.c), `jitframes record PID` profiles it (record_cmd.c
  * hands over to jitframes-record.py), and `jitframes clean` removes what
@@ -40,7 +43,14 @@ static const char *const kind_names[] = {"unknown", "perfmap", "jitdump", "symfi
 /* Exit statuses (documented in tools/README.md and --help). */
 enum { EXIT_VALID = 0, EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_WARNINGS = 3 };
 
-#define MAX_INPUT ((size_t)1 << 30)
+/* A GDB JIT symfile is read whole. jitframes puts at most 32,767 regions
+ * in one (src/gdbjit.c), about 100 bytes each with typical names. What the
+ * walk keeps is a few times the file at worst (8 MiB of minimal CIEs in
+ * .eh_frame: 50 MiB resident), hence a lower bound than for streams. */
+#define MAX_SYMFILE ((size_t)8 << 20)
+
+/* The first bytes of an input: enough to tell its format by content. */
+#define HEAD_SIZE 64
 
 static enum file_kind detect_kind(const uint8_t *buf, size_t len)
 {
@@ -57,69 +67,67 @@ static enum file_kind detect_kind(const uint8_t *buf, size_t len)
     return KIND_PERFMAP;
 }
 
-/* Read at most MAX_INPUT bytes from fd; NULL with *why set on failure. */
-static uint8_t *read_all(int fd, size_t *len_out, const char **why)
-{
-    size_t cap = 1 << 16, len = 0;
-    uint8_t *buf = malloc(cap);
-    for (;;) {
-        if (!buf) {
-            *why = strerror(ENOMEM);
-            return NULL;
-        }
-        if (len == cap) {
-            if (cap > MAX_INPUT) {
-                free(buf);
-                *why = "larger than 1 GiB: refused";
-                return NULL;
-            }
-            uint8_t *bigger = realloc(buf, cap * 2);
-            if (!bigger)
-                free(buf);
-            buf = bigger;
-            cap *= 2;
-            continue;
-        }
-        ssize_t n = read(fd, buf + len, cap - len);
-        if (n == 0)
-            break;
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            *why = strerror(errno);
-            free(buf);
-            return NULL;
-        }
-        len += (size_t)n;
-    }
-    *len_out = len;
-    return buf;
-}
+/* An opened input: its first bytes, then the rest through `stream`. */
+typedef struct input {
+    int fd;
+    uint8_t head[HEAD_SIZE];
+    size_t head_len;
+    jft_stream stream;
+} input;
 
-/* The bytes of `path` ("-": standard input). Only regular files are
- * opened: O_NONBLOCK keeps open() from waiting for a FIFO's writer. */
-static uint8_t *read_input(const char *path, size_t *len_out, const char **why)
+/* Open `path` ("-": standard input) and read its first bytes. Only regular
+ * files are opened: O_NONBLOCK keeps open() from waiting for a FIFO's
+ * writer. Returns 0, or -1 with *why set. */
+static int open_input(const char *path, input *in, const char **why)
 {
-    if (strcmp(path, "-") == 0)
-        return read_all(STDIN_FILENO, len_out, why);
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) {
+    in->fd = strcmp(path, "-") == 0 ? STDIN_FILENO
+                                    : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (in->fd < 0) {
         *why = strerror(errno);
-        return NULL;
+        return -1;
     }
     struct stat st;
-    uint8_t *buf = NULL;
-    if (fstat(fd, &st) != 0)
+    *why = NULL;
+    if (in->fd == STDIN_FILENO)
+        ;
+    else if (fstat(in->fd, &st) != 0)
         *why = strerror(errno);
     else if (!S_ISREG(st.st_mode))
         *why = S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file: refused"
              : S_ISDIR(st.st_mode)  ? "a directory, not a regular file: refused"
                                     : "a device or socket, not a regular file: refused";
-    else if ((unsigned long long)st.st_size > MAX_INPUT)
-        *why = "larger than 1 GiB: refused";
-    else
-        buf = read_all(fd, len_out, why);
-    close(fd);
+    if (!*why) {
+        jft_stream_from_fd(&in->stream, in->fd, NULL, 0);
+        in->head_len = jft_stream_read(&in->stream, in->head, sizeof in->head);
+        if (in->stream.error)
+            *why = strerror(in->stream.error);
+        jft_stream_from_fd(&in->stream, in->fd, in->head, in->head_len);
+    }
+    if (*why && in->fd != STDIN_FILENO)
+        close(in->fd);
+    return *why ? -1 : 0;
+}
+
+static void close_input(input *in)
+{
+    if (in->fd != STDIN_FILENO)
+        close(in->fd);
+}
+
+/* The whole input (a symfile), at most MAX_SYMFILE bytes; NULL with *why. */
+static uint8_t *read_whole(input *in, size_t *len_out, const char **why)
+{
+    uint8_t *buf = malloc(MAX_SYMFILE + 1);
+    size_t len = buf ? jft_stream_read(&in->stream, buf, MAX_SYMFILE + 1) : 0;
+    *why = !buf                   ? strerror(ENOMEM)
+         : in->stream.error       ? strerror(in->stream.error)
+         : len > MAX_SYMFILE      ? "a symfile larger than 8 MiB: refused"
+                                  : NULL;
+    if (*why) {
+        free(buf);
+        return NULL;
+    }
+    *len_out = len;
     return buf;
 }
 
@@ -174,11 +182,11 @@ static void print_error(const job *j, const jft_error *err)
         fprintf(stderr, "%s:0x%" PRIx64 ": %s\n", j->path, err->where, err->msg);
 }
 
-/* `dump --json`: the entries or records, gathered while the file is walked. */
+/* `dump --json`: the entries or records, gathered while the file is walked
+ * into an unnamed temporary file (a dump of any size in bounded memory),
+ * printed after the verdict. */
 typedef struct json_items {
     FILE *f;
-    char *buf;
-    size_t len;
     int n;
 } json_items;
 
@@ -211,10 +219,14 @@ static void json_report(const job *j, const jft_error *err, const char *items_na
         va_end(ap);
     }
     if (items && items->f) {
+        printf(", \"%s\": [", items_name);
+        rewind(items->f);
+        char chunk[1 << 14];
+        for (size_t n; (n = fread(chunk, 1, sizeof chunk, items->f)) > 0;)
+            fwrite(chunk, 1, n, stdout);
+        printf("]");
         fclose(items->f);
         items->f = NULL;
-        printf(", \"%s\": [%.*s]", items_name, (int)items->len, items->buf ? items->buf : "");
-        free(items->buf);
     }
     printf("}\n");
 }
@@ -267,15 +279,15 @@ static void json_elf_symbol(void *ctx, size_t index, const elf_symbol *sym)
 }
 
 /* For dump --json: a stream for the items (f stays NULL when not dumping).
- * In place: the stream keeps pointers to buf and len. */
+ * tmpfile() opens it with O_TMPFILE, or creates and unlinks it at once. */
 static void json_items_open(const job *j, json_items *items)
 {
-    *items = (json_items){NULL, NULL, 0, 0};
+    *items = (json_items){NULL, 0};
     if (j->json && strcmp(j->cmd, "dump") == 0)
-        items->f = open_memstream(&items->buf, &items->len);
+        items->f = tmpfile();
 }
 
-static int run_perfmap(const job *j, const uint8_t *buf, size_t len)
+static int run_perfmap(const job *j, jft_stream *in)
 {
     jft_error err = {0};
     pm_summary s = {0};
@@ -283,14 +295,11 @@ static int run_perfmap(const job *j, const uint8_t *buf, size_t len)
         printf("# perf map %s (%s)\n#  line  start            end                   size  name\n",
                j->path, j->how);
         /* Every well-formed line, then the first problem (an overlap too). */
-        if (pm_parse(buf, len, print_perfmap_entry, NULL, &err) == 0)
-            pm_check(buf, len, &s, &err);
+        pm_walk_stream(in, print_perfmap_entry, NULL, &s, &err);
     } else {
         json_items items;
         json_items_open(j, &items);
-        if (items.f)
-            pm_parse(buf, len, json_perfmap_entry, &items, &err);
-        pm_check(buf, len, &s, &err);
+        pm_walk_stream(in, items.f ? json_perfmap_entry : NULL, &items, &s, &err);
         if (j->json) {
             json_report(j, &err, "entries", &items, "\"entries\": %" PRIu64 ", \"duplicates\": %" PRIu64
                         ", \"lowest\": %" PRIu64 ", \"highest\": %" PRIu64
@@ -319,7 +328,7 @@ static int run_perfmap(const job *j, const uint8_t *buf, size_t len)
     return EXIT_VALID;
 }
 
-static int run_jitdump(const job *j, const uint8_t *buf, size_t len)
+static int run_jitdump(const job *j, jft_stream *in)
 {
     jft_error err = {0};
     jd_summary s = {0};
@@ -329,9 +338,9 @@ static int run_jitdump(const job *j, const uint8_t *buf, size_t len)
     json_items items;
     json_items_open(j, &items);
     static const jd_visitor json_visitor = {NULL, json_jitdump_record};
-    int rc = dump      ? jd_dump(buf, len, stdout, &s, &err)
-           : items.f   ? jd_walk(buf, len, &json_visitor, &items, 1, &s, &err)
-                       : jd_check(buf, len, &s, &err);
+    int rc = dump      ? jd_dump_stream(in, stdout, &s, &err)
+           : items.f   ? jd_walk_stream(in, &json_visitor, &items, 1, &s, &err)
+                       : jd_walk_stream(in, NULL, NULL, 0, &s, &err);
     int valid = rc ? EXIT_INVALID : s.warnings ? EXIT_WARNINGS : EXIT_VALID;
     if (j->json) {
         json_report(j, &err, "records", &items, "\"records\": %" PRIu64 ", \"loads\": %" PRIu64 ", \"unwind_infos\": %" PRIu64
@@ -399,34 +408,48 @@ static int parse_format(const char *name, enum file_kind *kind)
     return -1;
 }
 
-/* One file: read it, pick its format, run the command. */
-static int run_file(job j)
+/* A symfile: read whole (bounded), then checked. */
+static int run_symfile(const job *j, input *in)
 {
     size_t len = 0;
     const char *why = NULL;
-    uint8_t *buf = read_input(j.path, &len, &why);
+    uint8_t *buf = read_whole(in, &len, &why);
     if (!buf) {
+        fprintf(stderr, "%s: %s\n", j->path, why);
+        return EXIT_USAGE;
+    }
+    int rc = run_elf(j, buf, len);
+    free(buf);
+    return rc;
+}
+
+/* One file: open it, pick its format from its first bytes, run the command. */
+static int run_file(job j)
+{
+    const char *why = NULL;
+    input in;
+    if (open_input(j.path, &in, &why)) {
         fprintf(stderr, "%s: %s\n", j.path, why);
         return EXIT_USAGE;
     }
     int rc;
     if (j.kind == KIND_UNKNOWN) {
-        j.kind = detect_by_content_and_name(j.path, buf, len, &j.how);
+        j.kind = detect_by_content_and_name(j.path, in.head, in.head_len, &j.how);
         if (j.kind == KIND_ELF && has_name(j.path, "jitted-", ".so")) {
             fprintf(stderr, "%s: perf inject's jitted-*.so is an ELF shared object, not a GDB JIT "
                             "symfile: not checked (--format=symfile applies the symfile rules)\n",
                     j.path);
-            free(buf);
+            close_input(&in);
             return EXIT_USAGE;
         }
     }
     if (j.kind == KIND_JITDUMP)
-        rc = run_jitdump(&j, buf, len);
+        rc = run_jitdump(&j, &in.stream);
     else if (j.kind == KIND_ELF)
-        rc = run_elf(&j, buf, len);
+        rc = run_symfile(&j, &in);
     else
-        rc = run_perfmap(&j, buf, len);
-    free(buf);
+        rc = run_perfmap(&j, &in.stream);
+    close_input(&in);
     return rc;
 }
 

@@ -19,6 +19,16 @@ typedef struct pm_entry {
     size_t name_len;
 } pm_entry;
 
+/*
+ * The checker reads a map line by line, a stream too, in bounded memory:
+ * a line is at most PM_MAX_LINE bytes (its newline aside), and at most
+ * PM_MAX_REGIONS distinct regions (exact repeats aside) are kept for the
+ * overlap check, 32 bytes each. More is a problem on that line naming the
+ * limit.
+ */
+#define PM_MAX_LINE (1u << 20)
+#define PM_MAX_REGIONS (1u << 19)
+
 typedef void (*pm_entry_fn)(void *ctx, const pm_entry *entry);
 
 typedef struct pm_summary {
@@ -45,5 +55,12 @@ int pm_parse(const uint8_t *buf, size_t len, pm_entry_fn fn, void *ctx, jft_erro
  * *summary (may be NULL) when valid, -1 with err set otherwise.
  */
 int pm_check(const uint8_t *buf, size_t len, pm_summary *summary, jft_error *err);
+
+/*
+ * pm_check over a stream, read once, calling fn (may be NULL) for every
+ * well-formed entry up to the first malformed line. Without fn it stops at
+ * the first problem. err gets the problem on the earliest line.
+ */
+int pm_walk_stream(jft_stream *in, pm_entry_fn fn, void *ctx, pm_summary *summary, jft_error *err);
 
 #endif

@@ -148,7 +148,8 @@ typedef struct damage {
     const char *message;
 } damage;
 
-enum { ALLOC_AT_ZERO, SIZE_ZERO, NOT_EXEC, TEXT_MOVED, PAST_END, CLASS_32, OVERLAP, CIE_VERSION, NOT_ELF };
+enum { ALLOC_AT_ZERO, SIZE_ZERO, NOT_EXEC, TEXT_MOVED, PAST_END, CLASS_32, OVERLAP, CIE_VERSION, SECOND_SYMTAB,
+       NOT_ELF };
 
 static const damage damages[] = {
     {"alloc_at_zero", ALLOC_AT_ZERO, "SHF_ALLOC section .eh_frame at address 0"},
@@ -159,6 +160,7 @@ static const damage damages[] = {
     {"class_32", CLASS_32, "only 64-bit symfiles are supported"},
     {"overlap", OVERLAP, "FUNC symbols sym_a"},
     {"cie_version", CIE_VERSION, ".eh_frame: CIE version 2"},
+    {"second_symtab", SECOND_SYMTAB, "is a second symbol table (ELF allows one)"},
     {"not_elf", NOT_ELF, "not an ELF file"},
 };
 
@@ -178,6 +180,7 @@ static void apply(uint8_t *f, int what)
         put_u64(sym2 + 16, 8);
         break;
     case CIE_VERSION: f[S.eh_frame_offset + 8] = 2; break;
+    case SECOND_SYMTAB: memcpy(shdr(f, S.eh_frame, 0), shdr(f, S.symtab, 0), 64); break;
     default: f[1] = 'X'; break;
     }
 }
