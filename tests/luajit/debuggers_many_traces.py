@@ -13,7 +13,6 @@ to main. Negative control: without jitframes, no trace is named.
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,6 +20,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 from lldb_frames import lldb_frames  # noqa: E402
+from require_tools import require_tools  # noqa: E402
 SCRIPT = os.path.join(HERE, "many_traces.lua")
 TRACES = 500
 STOPS = (1, TRACES // 2, TRACES)  # the functions many_traces.lua stops in
@@ -91,10 +91,7 @@ def check_control(debugger, host, module_dir, workdir):
 
 def main():
     host, module_dir = sys.argv[1:3]
-    missing = [t for t in ("gdb", "lldb") if not shutil.which(t)]
-    if missing:
-        print("SKIP: %s not installed (scripts/deps installs them)" % ", ".join(missing))
-        sys.exit(77)
+    require_tools("gdb", "lldb")
     with tempfile.TemporaryDirectory() as workdir:
         for debugger in ("gdb", "lldb"):
             for sinks in ("gdb", "gdb,jitdump"):
