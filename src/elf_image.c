@@ -479,8 +479,7 @@ static void put_program_header(jf_writer *w, uint32_t flags, uint64_t offset, ui
 static void put_program_headers(jf_writer *w, const builder *b)
 {
     for (size_t i = 0; i < b->n_spans; i++)
-        put_program_header(w, PF_R | PF_X, 0, b->spans[i].lo - b->spans[i].lead, 0,
-                           b->spans[i].hi - b->spans[i].lo + b->spans[i].lead);
+        put_program_header(w, PF_R | PF_X, 0, b->spans[i].lo, 0, b->spans[i].hi - b->spans[i].lo);
     if (b->index[SEC_EH]) {
         const section *eh = &b->sec[SEC_EH];
         put_program_header(w, PF_R, eh->offset, eh->addr, eh->size, eh->size);

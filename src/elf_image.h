@@ -13,12 +13,10 @@
 #include <stdint.h>
 
 /* An address range [lo, hi) that becomes one SHT_NOBITS .text section and
- * one PT_LOAD segment. The segment starts `lead` bytes earlier (0 or 1): lldb
- * keys loaded segments by start address (see gdbjit.c). */
+ * one PT_LOAD segment with the same bounds. */
 typedef struct jf_elf_span {
     uint64_t lo;
     uint64_t hi;
-    uint64_t lead;
 } jf_elf_span;
 
 /* A built image, in memory of its own (malloc). It must not move while

@@ -8,10 +8,8 @@
  * cost of a stop grows with the number of live symfiles (docs/formats.md: ~1 ms
  * at 1,000, 35 ms at 10,000). So symfiles live in levels by size (level L
  * holds 8^L to 8^(L+1)-1 regions); when a level holds MERGE_FANIN symfiles,
- * they are merged into one of a higher level. The merged symfile is
- * registered before its parts are unregistered, so no region is ever
- * invisible. Live symfiles stay below 7 per level, and each region is
- * rewritten about log8(N) times.
+ * they are merged into one of a higher level. Live symfiles stay below 7 per
+ * level, and each region is rewritten about log8(N) times.
  *
  * Why merging stops at level MERGE_TOP_LEVEL: unregistering a region
  * rebuilds the symfile holding it and the debugger re-reads that symfile
@@ -28,13 +26,19 @@
  * span touches; a later region registered inside such a gap makes us rebuild
  * the symfile that covers it.
  *
- * Why a segment may start a byte early: lldb 14 keys loaded segments by
- * start address, and unloading a module erases the entry at its segments'
- * addresses whoever owns it now. A merged or rebuilt symfile registered
- * before its parts are unregistered would lose every segment starting where
- * a part's did. So where an older live symfile has a segment starting at a
- * span's address, the new segment starts one byte earlier (when that byte is
- * nobody's); sections, which gdb uses, stay exact.
+ * Why a replacement is registered only after what it replaces is gone
+ * (merged symfiles, rebuilt ones): lldb 14 keys loaded segments by their
+ * start address alone, and unloading a module erases the entry at each of
+ * its segments' addresses, whoever owns that entry by then. A new symfile
+ * published while an old one with a segment at the same address was still
+ * live would lose that segment when the old one went: its functions stay in
+ * `image list` but no address finds them (a chain of Python functions, all
+ * packed trampolines rebuilt and merged, showed one name in ten). So the
+ * replacement is built first, then the old symfiles are unregistered, then
+ * the replacement registered, one notification after the other: live
+ * segments never share a start (their spans are disjoint), and the regions
+ * are missing from the list only between those two notifications, while
+ * the registering thread is inside this sink.
  *
  * The registry lock serialises every entry point, so the descriptor is only
  * ever touched under that one lock.
@@ -187,54 +191,6 @@ static int gap_is_free(uintptr_t lo, uintptr_t hi, jf_live *const *pending, size
     return !regions_intersect(pending, n_pending, lo, hi);
 }
 
-/* 1 if one of f's segments (spans with their lead) starts at `key`. */
-static int segment_starts_at(const symfile *f, uint64_t key)
-{
-    size_t a = 0, b = f->n_spans; /* first span with lo >= key */
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (f->spans[m].lo < key)
-            a = m + 1;
-        else
-            b = m;
-    }
-    for (size_t i = a; i < f->n_spans && f->spans[i].lo <= key + 1; i++)
-        if (f->spans[i].lo - f->spans[i].lead == key)
-            return 1;
-    return 0;
-}
-
-/* 1 if one of f's segments covers address `at`. */
-static int segment_covers(const symfile *f, uint64_t at)
-{
-    size_t a = 0, b = f->n_spans; /* first span with hi > at */
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (f->spans[m].hi <= at)
-            a = m + 1;
-        else
-            b = m;
-    }
-    return a < f->n_spans && f->spans[a].lo - f->spans[a].lead <= at;
-}
-
-/* Give a span's segment a one-byte lead where a live symfile's segment
- * starts at the same address (see the top of this file). */
-static void choose_segment_starts(symfile *f)
-{
-    for (size_t i = 0; i < f->n_spans; i++) {
-        jf_elf_span *s = &f->spans[i];
-        s->lead = 0;
-        int taken = 0, byte_free = s->lo > 0 && (i == 0 || f->spans[i - 1].hi < s->lo);
-        for (size_t k = 0; k < n_files && !taken; k++)
-            taken = segment_starts_at(files[k], s->lo);
-        for (size_t k = 0; k < n_files && taken && byte_free; k++)
-            byte_free = !segment_covers(files[k], s->lo - 1);
-        if (taken && byte_free)
-            s->lead = 1;
-    }
-}
-
 /* Group sorted members into spans. `pending` are regions about to get a
  * symfile of their own (sorted): no span may cover them. */
 static int compute_spans(symfile *f, jf_live *const *pending, size_t n_pending)
@@ -256,12 +212,11 @@ static int compute_spans(symfile *f, jf_live *const *pending, size_t n_pending)
         n++;
     }
     f->n_spans = n;
-    choose_segment_starts(f);
     return 0;
 }
 
 /* A region's symfile is the live one listing it: set when one is published,
- * cleared when that one goes (a replacement has been published by then). */
+ * cleared when that one goes (its replacement is published right after). */
 static void own_members(symfile *f, symfile *owner)
 {
     for (size_t i = 0; i < f->n_members; i++)
@@ -368,8 +323,9 @@ static void retract(symfile *f, jf_sink_stats *stats)
     symfile_free(f);
 }
 
-/* Replace `old` by a symfile of `members` (NULL/0: just remove it). The
- * new one is registered first, so its regions never disappear. */
+/* Replace `old` by a symfile of `members` (NULL/0: just remove it). The new
+ * one is built first, then published right after `old` is retracted (see
+ * the top of this file). */
 static int replace(symfile *old, jf_live **members, size_t n, jf_live *const *pending,
                    size_t n_pending, jf_sink_stats *stats)
 {
@@ -381,13 +337,11 @@ static int replace(symfile *old, jf_live **members, size_t n, jf_live *const *pe
     old->retiring = 1;
     symfile *f;
     int rc = symfile_build(members, n, pending, n_pending, &f);
-    if (rc == 0)
-        rc = publish(f, stats);
     old->retiring = 0;
     if (rc)
         return rc;
     retract(old, stats);
-    return 0;
+    return publish(f, stats); /* cannot fail: the list just shrank */
 }
 
 static jf_live **copy_members(jf_live *const *src, size_t n)
@@ -428,8 +382,6 @@ static int merge_levels(unsigned level, jf_sink_stats *stats)
         qsort(members, total, sizeof *members, by_start);
         symfile *merged;
         int rc = symfile_build(members, total, NULL, 0, &merged);
-        if (rc == 0)
-            rc = publish(merged, stats);
         for (size_t k = 0; k < n_parts; k++)
             parts[k]->retiring = 0;
         if (rc)
@@ -437,6 +389,8 @@ static int merge_levels(unsigned level, jf_sink_stats *stats)
         for (size_t k = 0; k < n_parts; k++)
             retract(parts[k], stats);
         level = merged->level;
+        if ((rc = publish(merged, stats)) != 0)
+            return rc;
     }
     return 0;
 }

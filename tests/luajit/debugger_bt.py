@@ -14,7 +14,6 @@ frame.
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 from lldb_frames import lldb_frames  # noqa: E402
+from require_tools import require_tools  # noqa: E402
 SCRIPT = os.path.join(HERE, "ffi_bt.lua")
 
 
@@ -76,10 +76,7 @@ def check_lldb(host, module_dir, workdir):
 
 def main():
     host, module_dir = sys.argv[1:3]
-    missing = [t for t in ("gdb", "lldb") if not shutil.which(t)]
-    if missing:
-        print("SKIP: %s not installed (scripts/deps installs them)" % ", ".join(missing))
-        sys.exit(77)
+    require_tools("gdb", "lldb")
     with tempfile.TemporaryDirectory() as workdir:
         gdb_walk(host, module_dir, "gdb", "check", workdir)
         gdb_walk(host, module_dir, "perfmap,jitdump,gdb,unwind", "check", workdir)

@@ -19,12 +19,27 @@ static volatile int calls;
 EXPORTED int jf_lua_leaf_root(int i);
 EXPORTED int jf_lua_leaf_side(int i);
 EXPORTED void jf_lua_ready(const char *traces);
+EXPORTED void jf_lua_marked(int i);
+
+/* Set by a script: the call of jf_lua_leaf_root(i) with i == jf_lua_mark
+ * (then 0 again) calls jf_lua_marked, where a debugger stops. */
+__attribute__((visibility("default"))) volatile int jf_lua_mark;
 
 /* Called from the root trace of the script's loop. */
 EXPORTED int jf_lua_leaf_root(int i)
 {
     calls++;
+    if (jf_lua_mark != 0 && jf_lua_mark == i) {
+        jf_lua_mark = 0;
+        jf_lua_marked(i);
+    }
     return i & 1;
+}
+
+/* The marked call (see jf_lua_mark). */
+EXPORTED void jf_lua_marked(int i)
+{
+    calls += i;
 }
 
 /* Called from a side trace of it. */
