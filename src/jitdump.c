@@ -882,7 +882,7 @@ static int reopen_by_name(struct stat *st)
  * the name already (resume it); JF_ENOTSUP: no unnamed files here. */
 static int start_complete_file(const char *dir, const char *name)
 {
-    int fd = jf__safe_file_create_unnamed(dir);
+    int fd = jf__safe_file_create_unnamed(dir, name);
     if (fd < 0)
         return fd;
     dump.fd = fd;
@@ -916,9 +916,8 @@ static int start_named_file(const char *dir, const char *name)
 {
     int reused;
     int fd = jf__safe_file_open(dir, name, O_RDWR, &reused);
-    if (fd < 0) /* say where the directory comes from, so it can be changed */
-        return jf__fail(fd, "%s (jitdumps go to $JITFRAMES_DIR or jf_config.dump_dir, default /tmp)",
-                        jf_last_error());
+    if (fd < 0)
+        return fd;
     dump.fd = fd;
     struct stat st;
     int rc = fstat(fd, &st) == 0 ? 0 : jf__fail(jf__errno_code(errno), "%s: fstat: %s", dump.path,
@@ -951,6 +950,9 @@ static int jitdump_start(const char *dir, jf_sink_stats *stats)
     int rc = marker == MAP_FAILED ? start_complete_file(dir, name) : 1;
     if (rc == 1 || rc == JF_ENOTSUP)
         rc = start_named_file(dir, name);
+    if (rc < 0) /* say where the directory comes from, so it can be changed */
+        return jf__fail(rc, "%s (jitdumps go to $JITFRAMES_DIR or jf_config.dump_dir, default /tmp)",
+                        jf_last_error());
     return rc;
 }
 
