@@ -99,10 +99,12 @@ diff "$work/before" "$work/after" || fail "pip uninstall left the files above"
 ok "pip uninstall jitframes leaves the venv as it was"
 
 # From the source tree, offline: Debian's meson-python for any interpreter.
+# One build at a time: meson-python 0.12 names the interpreter in a file of
+# the source tree (.mesonpy-native-file.ini), which builds at once overwrite.
 backend=$("$src/scripts/python-wheels" --backend-path) || fail "no meson-python"
 "$python" -m venv "$work/source" || fail "venv"
-PYTHONPATH=$backend "$work/source/bin/pip" install --quiet --no-index --no-cache-dir \
-  --no-build-isolation "$src/bindings/python" >"$work/source.log" 2>&1 ||
+PYTHONPATH=$backend flock "$wheels/.source-build.lock" "$work/source/bin/pip" install --quiet \
+  --no-index --no-cache-dir --no-build-isolation "$src/bindings/python" >"$work/source.log" 2>&1 ||
   { cat "$work/source.log"; fail "pip install $src/bindings/python"; }
 check_installed "$work/source"
 echo PASS
