@@ -30,10 +30,10 @@ import subprocess
 import sys
 import sysconfig
 
-# What flamegraph.py reads from node_modules, and the licences that go with it.
-FLAMEGRAPH_FILES = ("d3/dist/d3.min.js", "d3/LICENSE",
-                    "d3-flame-graph/dist/d3-flamegraph.css",
-                    "d3-flame-graph/dist/d3-flamegraph.umd.min.js", "d3-flame-graph/LICENSE")
+def flamegraph_files(repo):
+    """What flamegraph.py reads from node_modules, with the licences."""
+    with open(os.path.join(repo, "tools", "flamegraph", "inlined-files.txt")) as f:
+        return f.read().split()
 
 
 def header_version(repo):
@@ -102,7 +102,7 @@ def main():
     if a.flamegraph_libs:
         libs = flamegraph_libs(*(os.path.abspath(d) for d in a.flamegraph_libs))
         if libs:
-            print("\n".join("%s|%s" % (os.path.join(libs, f), f) for f in FLAMEGRAPH_FILES))
+            print("\n".join("%s|%s" % (os.path.join(libs, f), f) for f in flamegraph_files(a.flamegraph_libs[0])))
         return
     build_dir = os.environ.get("JITFRAMES_CMAKE_BUILD_DIR") or a.build
     pkg, tools = build(os.path.abspath(a.source), os.path.abspath(build_dir), a.python)
