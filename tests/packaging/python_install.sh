@@ -6,7 +6,8 @@
 # installed copy, run from outside the repository with no PYTHONPATH, passes
 # the client's API tests (tests/python/test_api.py) and perf's naming test
 # (perf_python.sh perfmap) with the venv's own `jitframes` command; every
-# installed file is inside the venv; a bad JITFRAMES= warns once. From the
+# installed file is inside the venv; a bad JITFRAMES= warns once; the
+# `jitframes` command started with JITFRAMES= writes no map. From the
 # wheel also: `jitframes record PID` from the venv's bin on a program put in
 # standby by the start-up hook (JITFRAMES_CONTROL=1) writes the flame graph
 # page with the wheel's own d3, and `pip uninstall` leaves the venv as it was.
@@ -47,6 +48,13 @@ check_installed() {
   done
   ok "$venv: the extension and the tool carry the library; every file inside the venv"
   "$venv/bin/jitframes" --version | grep -q "^jitframes " || fail "$venv/bin/jitframes --version"
+  # The console entry point is Python: with JITFRAMES set, the start-up hook
+  # must leave it alone (the tool it becomes keeps its pid).
+  local tool_pid
+  tool_pid=$(bash -c 'echo $$; exec env JITFRAMES=perfmap "$0" --version >/dev/null' "$venv/bin/jitframes")
+  if [ -e "/tmp/perf-$tool_pid.map" ]; then
+    rm -f "/tmp/perf-$tool_pid.map"; fail "JITFRAMES=perfmap jitframes left /tmp/perf-$tool_pid.map"
+  fi
   JITFRAMES_TOOL=$venv/bin/jitframes "$py" "$src/tests/python/test_api.py" >"$work/api.log" 2>&1 ||
     { cat "$work/api.log"; fail "test_api.py against $venv"; }
   tail -3 "$work/api.log"
