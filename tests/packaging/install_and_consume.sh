@@ -6,16 +6,24 @@
 # find_package's jitframes::jitframes and jitframes::jitframes_static. The
 # static builds must not need libjitframes.so and must keep the GDB JIT
 # interface in their dynamic symbol table.
-# Usage: install_and_consume.sh BUILD_DIR SOURCE_DIR C_COMPILER
+# With PREFIX, the same checks of files installed there by other means
+# (deb_packages.sh: the Debian packages unpacked into a scratch root).
+# Usage: install_and_consume.sh BUILD_DIR SOURCE_DIR C_COMPILER [PREFIX]
 set -euo pipefail
 build=$1 src=$2 cc=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-cmake --install "$build" --prefix "$tmp/first" --component Unspecified >/dev/null
-mv "$tmp/first" "$tmp/prefix"
-prefix=$tmp/prefix
+if [ $# -ge 4 ]; then
+  prefix=$4
+else
+  for component in runtime dev tools; do
+    cmake --install "$build" --prefix "$tmp/first" --component $component >/dev/null
+  done
+  mv "$tmp/first" "$tmp/prefix"
+  prefix=$tmp/prefix
+fi
 pcdir=$(dirname "$(find "$prefix" -name jitframes.pc | head -1)")
 [ -n "$pcdir" ] || fail "no jitframes.pc installed"
 export PKG_CONFIG_PATH=$pcdir
