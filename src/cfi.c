@@ -537,7 +537,7 @@ int jf_cfi_restore(jf_cfi *cfi, unsigned reg)
         return rc;
     if (reg < 0x40) {
         uint8_t op = (uint8_t)(DW_CFA_restore | reg);
-        jf_writer w = {&op, 1, 1, 0};
+        jf_writer w = {&op, 1, 1, 0, JF_HOST_BIG_ENDIAN};
         return emit_op(cfi, fn, &w);
     }
     return emit_op_uleb(cfi, fn, DW_CFA_restore_extended, reg);
@@ -554,7 +554,7 @@ int jf_cfi_same_value(jf_cfi *cfi, unsigned reg)
 
 static int emit_op_bare(struct jf_cfi *c, const char *fn, uint8_t opcode)
 {
-    jf_writer w = {&opcode, 1, 1, 0};
+    jf_writer w = {&opcode, 1, 1, 0, JF_HOST_BIG_ENDIAN};
     return emit_op(c, fn, &w);
 }
 
@@ -747,13 +747,12 @@ static int skip_operands(insn_reader *r, uint8_t op, uint64_t *advance)
     case DW_CFA_advance_loc1: return r->p < r->end ? (*advance = *r->p++, 0) : -1;
     case DW_CFA_advance_loc2:
         if (r->end - r->p < 2) return -1;
-        *advance = (uint64_t)r->p[0] | (uint64_t)r->p[1] << 8;
+        *advance = jf__load_uint(r->p, 2, JF_HOST_BIG_ENDIAN);
         r->p += 2;
         return 0;
     case DW_CFA_advance_loc4:
         if (r->end - r->p < 4) return -1;
-        *advance = (uint64_t)r->p[0] | (uint64_t)r->p[1] << 8 | (uint64_t)r->p[2] << 16 |
-                   (uint64_t)r->p[3] << 24;
+        *advance = jf__load_host_u32(r->p);
         r->p += 4;
         return 0;
     case DW_CFA_undefined: case DW_CFA_same_value: case DW_CFA_def_cfa_register:
@@ -1009,7 +1008,7 @@ static void put_cie_for_layout(jf_writer *w, const struct jf_cfi *c, jf_eh_layou
     size_t at = w->pos;
     jf__put_bytes(w, c->ops, c->cie_len);
     if (layout == JF_EH_LAYOUT_ABSOLUTE && jf__writer_ok(w))
-        jf__patch_le(w, at + c->cie_enc_off, DW_EH_PE_absptr, 1);
+        jf__patch_uint(w, at + c->cie_enc_off, DW_EH_PE_absptr, 1);
 }
 
 int jf__cfi_emit(const struct jf_cfi *cfi, jf_eh_layout layout, uint64_t code_addr, uint64_t code_size,

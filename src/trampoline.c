@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include "trampoline.h"
 
+#include "byte_order.h"
 #include "cfi.h"
 #include "error.h"
 #include "registry.h"
@@ -176,16 +177,10 @@ int jf__trampoline_layout(unsigned sinks, size_t align, jf_trampoline_layout *ou
 
 /* ---- linking a copy to its slot ---------------------------------------------- */
 
-static uint32_t load_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void store_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
+/* Instructions and data fields are in the host's byte order on every
+ * architecture the library runs on. */
+#define load_u32 jf__load_host_u32
+#define store_u32 jf__store_host_u32
 
 /*
  * Apply the template's one relocation to `code` (a copy of the template)
