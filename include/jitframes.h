@@ -431,6 +431,14 @@ JF_API int jf_move_batch(const jf_region_move *moves, size_t n);
 #define JF_DWARF_SP 2u
 #define JF_DWARF_FP 8u
 #define JF_DWARF_RA 1u
+#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+#define JF_DWARF_SP 1u  /* r1 */
+#define JF_DWARF_FP 31u /* r31 */
+#define JF_DWARF_RA 65u /* LR */
+#elif defined(__s390x__)
+#define JF_DWARF_SP 15u /* r15 */
+#define JF_DWARF_FP 11u /* r11 */
+#define JF_DWARF_RA 14u /* r14 */
 #endif
 
 /* A new, empty description for the host architecture (JF_ENOTSUP on hosts

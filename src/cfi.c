@@ -699,6 +699,9 @@ int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame)
     memcpy(&copy, frame, frame->struct_size < sizeof copy ? frame->struct_size : sizeof copy);
     frame = &copy;
     const jf_cfi_arch_facts *a = cfi->arch;
+    if (!a->has_frame_record)
+        return builder_error(cfi, fn, JF_ENOTSUP, "%s has no standard frame record: describe the "
+                             "frame with the rules (jf_cfi_offset...)", a->name);
     if ((rc = check_frame_order(frame, a->fp_reloaded_apart)) != 0)
         return builder_fail(cfi, fn, rc);
     if ((rc = jf_cfi_begin_fde(cfi, frame->start, frame->end)) != 0)

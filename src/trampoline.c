@@ -210,6 +210,19 @@ static int link_to_slot(const jf_template *t, uint8_t *code, int64_t distance)
         store_u32(code + s->at_lo, (load_u32(code + s->at_lo) & 0xfffffu) | ((uint32_t)lo & 0xfffu) << 20);
         return 0;
     }
+    case JF_SLOT_PPC64_REL16_HA_LO: {
+        int64_t hi = (pcrel + 0x8000) >> 16, lo = pcrel - hi * 65536;
+        if (hi < INT16_MIN || hi > INT16_MAX)
+            break;
+        store_u32(code + s->at, (load_u32(code + s->at) & 0xffff0000u) | ((uint32_t)hi & 0xffffu));
+        store_u32(code + s->at_lo, (load_u32(code + s->at_lo) & 0xffff0000u) | ((uint32_t)lo & 0xffffu));
+        return 0;
+    }
+    case JF_SLOT_S390_PC32DBL:
+        if (pcrel % 2 || pcrel / 2 < INT32_MIN || pcrel / 2 > INT32_MAX)
+            break;
+        store_u32(code + s->at, (uint32_t)(int32_t)(pcrel / 2));
+        return 0;
     }
     return jf__fail(JF_ERANGE, "the %s template cannot reach a slot %lld bytes away", t->arch,
                     (long long)distance);

@@ -57,6 +57,22 @@
 /* gcc emits four byte stores for an unaligned 4-byte store. */
 #define JF_HOST_UNALIGNED_STORE32_ATOMIC 0
 
+#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__) && defined(_CALL_ELF) && _CALL_ELF == 2
+#define JF_HOST_ELF_MACHINE 21u /* EM_PPC64 */
+#define JF_HOST_ELF_FLAGS 2u    /* the ELFv2 ABI */
+#define JF_HOST_CFI_ARCH JF_CFI_ARCH_PPC64LE
+#define JF_HOST_BIG_ENDIAN 0
+/* Power8 and later store an unaligned word with one instruction, but not
+ * single-copy atomically across a cache line: keep records aligned. */
+#define JF_HOST_UNALIGNED_STORE32_ATOMIC 0
+
+#elif defined(__s390x__)
+#define JF_HOST_ELF_MACHINE 22u /* EM_S390 */
+#define JF_HOST_ELF_FLAGS 0u
+#define JF_HOST_CFI_ARCH JF_CFI_ARCH_S390X
+#define JF_HOST_BIG_ENDIAN 1
+#define JF_HOST_UNALIGNED_STORE32_ATOMIC 0
+
 #else
 #error "jitframes: no architecture facts for this host (see src/arch/host.h)"
 #endif
