@@ -552,11 +552,15 @@ JF_API int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame
  *   aarch64  x0-x7, x8 (indirect result), v0-v7; results in x0-x1, v0-v3.
  *            Clobbers x16 (IP0, reserved for exactly this by the ABI).
  *   riscv64  a0-a7, fa0-fa7; results in a0-a1, fa0-fa1. Clobbers t0.
+ *   ppc64le  r3-r10, f1-f13, v2-v13; results in r3-r4, f1-f8, v2. r2 (TOC)
+ *            is restored after the call. Clobbers r0, r12, ctr.
+ *   s390x    r2-r6, f0 f2 f4 f6; results in r2, f0. Clobbers r1.
  * What is NOT forwarded: arguments passed on the stack. The trampoline's
  * frame sits between the caller's outgoing arguments and the target, so the
  * target would read the wrong memory: x86_64's 7th integer argument and
  * beyond, structs passed by value in memory, long double; aarch64's and
- * riscv64's 9th integer argument and beyond. Keep eval signatures to
+ * riscv64's 9th integer argument and beyond; ppc64le's 9th; s390x's 6th
+ * integer and 5th floating-point argument. Keep eval signatures to
  * register arguments (pass a pointer to anything larger).
  * Other effects: the target's return address is inside the trampoline; a C++
  * exception can unwind through a trampoline only when the process unwinder

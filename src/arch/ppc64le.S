@@ -5,7 +5,9 @@
  *
  * Shape: LR saved in the caller's frame at 16(r1) (the slot the ABI gives
  * every callee: not in our own frame, where our callee saves its LR), a
- * minimal 32-byte frame with the back chain (stdu: perf -g walks it) and our
+ * 96-byte frame — the 32-byte minimum plus the 64-byte parameter save area
+ * a variadic target stores r3-r10 into — with the back chain (stdu: perf -g
+ * walks it) and our
  * TOC pointer (r2) in its save slot 24(r1), restored after the call: the
  * target may be another module's and change r2, and our caller may have
  * entered us without planning to restore it. The target is loaded from the
@@ -27,8 +29,8 @@ jitframes_trampoline_template:
     mflr 0
     std 0, 16(1)
     .cfi_offset lr, 16
-    stdu 1, -32(1)
-    .cfi_def_cfa_offset 32
+    stdu 1, -96(1)
+    .cfi_def_cfa_offset 96
     std 2, 24(1)
     bcl 20, 31, .Lhere
 .Lhere:
@@ -39,7 +41,7 @@ jitframes_trampoline_template:
     mtctr 12
     bctrl
     ld 2, 24(1)
-    addi 1, 1, 32
+    addi 1, 1, 96
     .cfi_def_cfa_offset 0
     ld 0, 16(1)
     mtlr 0

@@ -3,10 +3,13 @@
 # UBSan on, install it into a private prefix, build the cross tests
 # (tests/cross) against it and run those labelled LABEL under qemu-ARCH.
 # Every LABEL shares BUILD_DIR: the builds are locked and incremental.
-# Usage: run.sh aarch64|riscv64 SOURCE_DIR BUILD_DIR CFI_EXTRACT LABEL
+# Usage: run.sh aarch64|riscv64|ppc64le|s390x SOURCE_DIR BUILD_DIR CFI_EXTRACT LABEL
 set -euo pipefail
 arch=$1 src=$2 build=$3 extract=$4 label=$5
-triple=$arch-linux-gnu
+case $arch in
+  ppc64le) triple=powerpc64le-linux-gnu ;;
+  *) triple=$arch-linux-gnu ;;
+esac
 for tool in "$triple-gcc" "qemu-$arch"; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (scripts/deps installs it)"; exit 77; }
 done
