@@ -130,11 +130,18 @@ static void negative_control_packed_copies_overlap(void **state)
     run_in_child(packed_regions_overlap);
 }
 
-/* A u32 of the dump, which is in the host's byte order (s390x: big-endian). */
+/* A u32 or u64 of the dump, which is in the host's byte order (s390x: big-endian). */
 static uint32_t host32(const uint8_t *p)
 {
     uint32_t v;
     memcpy(&v, p, 4);
+    return v;
+}
+
+static uint64_t host64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
     return v;
 }
 
@@ -174,7 +181,7 @@ static int write_and_walk_records(void)
         if (size < 16 || (pad_max && at % 4 != 0))
             return 13;
         if (id == 0) { /* CODE_LOAD: code_size at +40, the name from +56 */
-            uint64_t code_size = host32(file + at + 40);
+            uint64_t code_size = host64(file + at + 40);
             size_t real = 1 + (size_t)loads % 4; /* registered in this order */
             if (code_size < real + 8 || code_size > real + 8 + pad_max ||
                 code_size != size - 56 - strlen((const char *)file + at + 56) - 1)
