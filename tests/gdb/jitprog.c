@@ -324,26 +324,10 @@ static const uint32_t frameless_words[] = {
     0x02010113, 0x00008067, 0x01813483, 0x01013903, 0x02010113, 0x00008067,
 };
 
-static void frameless_epilogue(jf_cfi *c, size_t at)
-{
-    check(jf_cfi_advance_to(c, at + 4), "advance");
-    check(jf_cfi_restore(c, S1), "restore");
-    check(jf_cfi_advance_to(c, at + 8), "advance");
-    check(jf_cfi_restore(c, S2), "restore");
-    check(jf_cfi_advance_to(c, at + 12), "advance");
-    check(jf_cfi_def_cfa_offset(c, 0), "cfa");
-}
-
-static void frameless_prologue(jf_cfi *c, size_t at)
-{
-    check(jf_cfi_advance_to(c, at + 4), "advance");
-    check(jf_cfi_def_cfa_offset(c, 32), "cfa");
-    check(jf_cfi_advance_to(c, at + 8), "advance");
-    check(jf_cfi_offset(c, S1, -8), "s1");
-    check(jf_cfi_advance_to(c, at + 12), "advance");
-    check(jf_cfi_offset(c, S2, -16), "s2");
-}
+/* Frame size, the two saved registers and their CFA offsets (see below). */
+enum { FL_FRAME = 32, FL_REG_A = S1, FL_OFF_A = -8, FL_REG_B = S2, FL_OFF_B = -16 };
 #define FRAMELESS_EPILOGUES 0x14, 0x24
+#define HAVE_PAIR_FRAMELESS 1
 
 /* A: 0 addi sp,sp,-16; 4 sd ra,8(sp); 8 jal B; c ld ra,8(sp); 10 addi sp,sp,16;
  * 14 ret; ebreak x2. B (0x20): the framed function */
@@ -417,26 +401,9 @@ static const uint32_t frameless_words[] = {
     0xebe10028, 0x38210030, 0x4e800020, 0xebc10020, 0xebe10028, 0x38210030, 0x4e800020,
 };
 
-static void frameless_epilogue(jf_cfi *c, size_t at)
-{
-    check(jf_cfi_advance_to(c, at + 4), "advance");
-    check(jf_cfi_restore(c, R30), "restore");
-    check(jf_cfi_advance_to(c, at + 8), "advance");
-    check(jf_cfi_restore(c, R31), "restore");
-    check(jf_cfi_advance_to(c, at + 12), "advance");
-    check(jf_cfi_def_cfa_offset(c, 0), "cfa");
-}
-
-static void frameless_prologue(jf_cfi *c, size_t at)
-{
-    check(jf_cfi_advance_to(c, at + 4), "advance");
-    check(jf_cfi_def_cfa_offset(c, 48), "cfa");
-    check(jf_cfi_advance_to(c, at + 8), "advance");
-    check(jf_cfi_offset(c, R30, -16), "r30");
-    check(jf_cfi_advance_to(c, at + 12), "advance");
-    check(jf_cfi_offset(c, R31, -8), "r31");
-}
+enum { FL_FRAME = 48, FL_REG_A = R30, FL_OFF_A = -16, FL_REG_B = R31, FL_OFF_B = -8 };
 #define FRAMELESS_EPILOGUES 0x18, 0x28
+#define HAVE_PAIR_FRAMELESS 1
 
 /* A: the framed shape with bl B (0x20) in place of its nop. B: the framed function */
 static const uint32_t multi_words[] = {
@@ -456,6 +423,31 @@ static const uint32_t spin_words[] = {0x3821fff0, 0xe8830000, 0x2c240000, 0x4182
 #define SPIN_POP 0x10
 #define SPIN_END 0x18
 #define HAVE_WORD_JIT 1
+#endif
+
+#ifdef HAVE_PAIR_FRAMELESS
+/* riscv64 and ppc64le's frameless shape: the stack pointer moved by FL_FRAME,
+ * then two registers stored one instruction apart; restored in the same
+ * order, then the stack pointer. */
+static void frameless_epilogue(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_advance_to(c, at + 4), "advance");
+    check(jf_cfi_restore(c, FL_REG_A), "restore");
+    check(jf_cfi_advance_to(c, at + 8), "advance");
+    check(jf_cfi_restore(c, FL_REG_B), "restore");
+    check(jf_cfi_advance_to(c, at + 12), "advance");
+    check(jf_cfi_def_cfa_offset(c, 0), "cfa");
+}
+
+static void frameless_prologue(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_advance_to(c, at + 4), "advance");
+    check(jf_cfi_def_cfa_offset(c, FL_FRAME), "cfa");
+    check(jf_cfi_advance_to(c, at + 8), "advance");
+    check(jf_cfi_offset(c, FL_REG_A, FL_OFF_A), "first saved register");
+    check(jf_cfi_advance_to(c, at + 12), "advance");
+    check(jf_cfi_offset(c, FL_REG_B, FL_OFF_B), "second saved register");
+}
 #endif
 
 #if defined(__s390x__)
