@@ -24,9 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The highest DWARF register any of the three psABIs defines (x86_64 k7 is
- * 125, aarch64 z31 and riscv64 v31 are 127; RISC-V CSRs, 4096 and up, are
- * not for CFI). The tool's decoder has the same bound. */
+/* The highest DWARF register the psABIs give a general, floating-point or
+ * vector register (x86_64 k7 is 125, aarch64 z31 and riscv64 v31 are 127,
+ * ppc64le v31 108 with LR 65, s390x v31 83; RISC-V CSRs, 4096 and up, and
+ * ppc64's special registers above 127 are not for CFI). The tool's decoder has the same bound. */
 #define CFI_REG_MAX 127u
 /* remember_state nesting: real code needs two or three levels; the tool's
  * decoder keeps a fixed stack of 16, as some unwinders do. */
