@@ -470,10 +470,11 @@ JF_API int jf_cfi_restore_state(jf_cfi *cfi);
  * Common shapes. Each adds one FDE for [start, end).
  *
  * Frameless code: CFA = SP + cfa_sp_offset over the whole range, the return
- * address where it was at entry (x86_64: at CFA - 8; aarch64, riscv64: in the
- * link register). cfa_sp_offset is the full distance, entry state included:
- * x86_64 code that did `sub $24, %rsp` after being called runs with 32;
- * aarch64 code that did `sub sp, sp, #32` runs with 32. cfa_sp_offset >= 0.
+ * address where it was at entry (x86_64: at CFA - 8; aarch64, riscv64,
+ * ppc64le, s390x: in the link register). cfa_sp_offset is the full distance,
+ * entry state included: x86_64 code that did `sub $24, %rsp` after being
+ * called runs with 32; aarch64 code that did `sub sp, sp, #32` runs with 32;
+ * s390x code that has not moved r15 runs with 160. cfa_sp_offset >= 0.
  */
 JF_API int jf_cfi_add_frameless(jf_cfi *cfi, size_t start, size_t end, int64_t cfa_sp_offset);
 
