@@ -1,6 +1,6 @@
 /*
- * Guest half of the cross-architecture shape test (aarch64, riscv64; built
- * static, run under qemu-user). For each sample function and each of its
+ * Guest half of the cross-architecture shape test (aarch64, riscv64,
+ * ppc64le; built static, run under qemu-user). For each sample function and each of its
  * instructions k, run a copy whose instruction k is replaced by a trap: the
  * handler records the machine state just before instruction k (pc, sp, fp,
  * return-address register and 16 stack words from sp) and jumps back out.
@@ -93,8 +93,41 @@ __asm__(".text\n.balign 4\n.option push\n.option norvc\n"
         "  addi sp, sp, 16\n"
         "  ret\n"
         ".option pop\n");
+#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+/* No framed shape: ppc64le has no frame record for jf_cfi_add_standard_frame
+ * (JF_ENOTSUP there). call_code finds entry_state through the TOC (r2). */
+#define TRAP_INSN 0x7fe00008u /* trap */
+__asm__(".text\n.balign 4\n"
+        ".globl shape_framed\nshape_framed:\n"
+        ".globl shape_framed_end\nshape_framed_end:\n"
+        ".globl shape_frameless\nshape_frameless:\n"
+        "  addi 1, 1, -48\n"
+        "  li 3, 9\n"
+        "  nop\n"
+        "  addi 1, 1, 48\n"
+        "  blr\n"
+        ".globl shape_frameless_end\nshape_frameless_end:\n"
+        ".globl call_code\ncall_code:\n"
+        "  mflr 0\n"
+        "  std 0, 16(1)\n"
+        "  stdu 1, -32(1)\n"
+        "  addis 5, 2, entry_state@toc@ha\n"
+        "  addi 5, 5, entry_state@toc@l\n"
+        "  std 1, 0(5)\n"
+        "  std 31, 8(5)\n"
+        "  bcl 20, 31, 1f\n"
+        "1: mflr 6\n"
+        "  addi 6, 6, 2f - 1b\n"
+        "  std 6, 16(5)\n"
+        "  mr 12, 3\n"
+        "  mtctr 12\n"
+        "  bctrl\n"
+        "2: addi 1, 1, 32\n"
+        "  ld 0, 16(1)\n"
+        "  mtlr 0\n"
+        "  blr\n");
 #else
-#error "shapes_guest: aarch64 or riscv64 only"
+#error "shapes_guest: aarch64, riscv64 or ppc64le only"
 #endif
 
 extern const uint8_t shape_framed[], shape_framed_end[], shape_frameless[], shape_frameless_end[];
@@ -118,6 +151,11 @@ static void on_trap(int sig, siginfo_t *info, void *ctx)
     state.sp = uc->uc_mcontext.sp;
     state.fp = uc->uc_mcontext.regs[29];
     state.ra = uc->uc_mcontext.regs[30];
+#elif defined(__powerpc64__)
+    state.pc = uc->uc_mcontext.gp_regs[32]; /* PT_NIP */
+    state.sp = uc->uc_mcontext.gp_regs[1];
+    state.fp = uc->uc_mcontext.gp_regs[31];
+    state.ra = uc->uc_mcontext.gp_regs[36]; /* PT_LNK */
 #else
     state.pc = uc->uc_mcontext.__gregs[REG_PC];
     state.sp = uc->uc_mcontext.__gregs[REG_SP];

@@ -5,8 +5,10 @@
  * jf_cfi_add_frameless build for that architecture, and require the caller's
  * sp (the CFA), return address and frame pointer at the call.
  * A deliberately wrong description must fail (negative control).
+ * ppc64le has no frame record: its standard frame must be JF_ENOTSUP, and the
+ * negative control is a frameless description with the wrong offset.
  *
- * Usage: test_cfi_shapes_check aarch64|riscv64 < guest-output
+ * Usage: test_cfi_shapes_check aarch64|riscv64|ppc64le < guest-output
  */
 #include "cfi_view.h"
 
@@ -32,7 +34,7 @@ typedef struct target {
     jf_cfi_arch arch;
     uint16_t machine;
     unsigned sp, fp, ra;
-    size_t framed_size, after_push, after_fp_set, epilogue_start, after_pop;
+    size_t framed_size, after_push, after_fp_set, epilogue_start, after_pop; /* 0: none */
     size_t wrong_epilogue_start; /* one instruction early: sp not yet at the record */
     size_t frameless_size, after_sub, after_add;
 } target;
@@ -40,6 +42,7 @@ typedef struct target {
 static const target targets[] = {
     {"aarch64", JF_CFI_ARCH_AARCH64, 183, 31, 29, 30, 28, 4, 8, 20, 24, 16, 20, 4, 16},
     {"riscv64", JF_CFI_ARCH_RISCV64, 243, 2, 8, 1, 44, 4, 16, 28, 40, 24, 20, 4, 16},
+    {"ppc64le", JF_CFI_ARCH_PPC64LE, 21, 1, 31, 65, 0, 0, 0, 0, 0, 0, 20, 4, 16},
 };
 
 static int build_framed(jf_cfi *c, const target *t, int wrong)
@@ -50,11 +53,12 @@ static int build_framed(jf_cfi *c, const target *t, int wrong)
     return jf_cfi_add_standard_frame(c, &f);
 }
 
-static int build_frameless(jf_cfi *c, const target *t)
+/* The frameless shape moves the stack pointer by 48 (`wrong`: described as 32). */
+static int build_frameless(jf_cfi *c, const target *t, int wrong)
 {
     int rc = jf_cfi_add_frameless(c, 0, t->after_sub, 0);
     if (!rc)
-        rc = jf_cfi_add_frameless(c, t->after_sub, t->after_add, 48);
+        rc = jf_cfi_add_frameless(c, t->after_sub, t->after_add, wrong ? 32 : 48);
     if (!rc)
         rc = jf_cfi_add_frameless(c, t->after_add, t->frameless_size, 0);
     return rc;
@@ -166,6 +170,22 @@ static jf_cfi *new_cfi(const target *t)
     return c;
 }
 
+/* The descriptions: the framed shape (JF_ENOTSUP without a frame record),
+ * the frameless one, and the negative control's wrong one. 0 or -1. */
+static int build_all(const target *t, jf_cfi *framed, jf_cfi *frameless, jf_cfi *wrong)
+{
+    if (build_frameless(frameless, t, 0) != 0)
+        return -1;
+    if (t->framed_size == 0) {
+        if (build_framed(framed, t, 0) != JF_ENOTSUP) {
+            fprintf(stderr, "FAIL %s: the standard frame is not JF_ENOTSUP\n", t->name);
+            return -1;
+        }
+        return build_frameless(wrong, t, 1);
+    }
+    return build_framed(framed, t, 0) || build_framed(wrong, t, 1) ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     const target *t = NULL;
@@ -173,28 +193,32 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], targets[i].name) == 0)
             t = &targets[i];
     if (!t) {
-        fprintf(stderr, "usage: %s aarch64|riscv64 < guest-output\n", argv[0]);
+        fprintf(stderr, "usage: %s aarch64|riscv64|ppc64le < guest-output\n", argv[0]);
         return 2;
     }
     static state states[MAX_STATES];
     size_t n = read_states(states, MAX_STATES), checked = 0;
     int bad = 0;
     jf_cfi *framed = new_cfi(t), *frameless = new_cfi(t), *wrong = new_cfi(t);
-    if (!framed || !frameless || !wrong || build_framed(framed, t, 0) || build_frameless(frameless, t) ||
-        build_framed(wrong, t, 1)) {
+    if (!framed || !frameless || !wrong || build_all(t, framed, frameless, wrong) != 0) {
         fprintf(stderr, "FAIL building the descriptions: %s\n", jf_last_error());
         return 1;
     }
-    bad += check_function(t, states, n, "framed", framed, t->framed_size, 0, &checked);
+    if (t->framed_size)
+        bad += check_function(t, states, n, "framed", framed, t->framed_size, 0, &checked);
     bad += check_function(t, states, n, "frameless", frameless, t->frameless_size, 0, &checked);
     size_t want = t->framed_size / 4 + t->frameless_size / 4, ignored = 0;
     if (checked != want) {
         fprintf(stderr, "FAIL %s: %zu states recorded, expected %zu\n", t->name, checked, want);
         bad++;
     }
-    int caught = check_function(t, states, n, "framed", wrong, t->framed_size, 1, &ignored);
+    /* The negative control: the wrong epilogue, or (no framed shape) the
+     * wrong frameless offset, must be caught. */
+    const char *control = t->framed_size ? "framed" : "frameless";
+    size_t control_size = t->framed_size ? t->framed_size : t->frameless_size;
+    int caught = check_function(t, states, n, control, wrong, control_size, 1, &ignored);
     if (caught == 0) {
-        fprintf(stderr, "FAIL %s: negative control: a wrong epilogue description was not caught\n", t->name);
+        fprintf(stderr, "FAIL %s: negative control: a wrong %s description was not caught\n", t->name, control);
         bad++;
     }
     jf_cfi_free(framed);
@@ -202,7 +226,7 @@ int main(int argc, char **argv)
     jf_cfi_free(wrong);
     if (bad)
         return 1;
-    printf("%s: every instruction of the framed and frameless shapes unwinds to its caller (%zu states); "
-           "wrong CFI caught at %d\n", t->name, checked, caught);
+    printf("%s: every instruction of the %s unwinds to its caller (%zu states); wrong CFI caught at %d\n",
+           t->name, t->framed_size ? "framed and frameless shapes" : "frameless shape", checked, caught);
     return 0;
 }
