@@ -5,7 +5,8 @@
 # cfi-extract and trampoline.c's link_to_slot).
 #
 # Defines, in the including directory:
-#   JITFRAMES_TEMPLATE_ARCH    x86_64 / aarch64 / riscv64, or "" if unsupported
+#   JITFRAMES_TEMPLATE_ARCH    x86_64 / aarch64 / riscv64 / ppc64le / s390x, or ""
+#                              if unsupported
 #   jitframes_template         OBJECT library: the template linked as-is
 #                              (tests and benchmarks link it, defining the
 #                              data symbol jitframes_trampoline_slot themselves)
@@ -23,6 +24,10 @@ elseif(_jf_cpu MATCHES "^(aarch64|arm64)$")
   set(JITFRAMES_TEMPLATE_ARCH aarch64)
 elseif(_jf_cpu STREQUAL "riscv64")
   set(JITFRAMES_TEMPLATE_ARCH riscv64)
+elseif(_jf_cpu MATCHES "^(ppc64le|powerpc64le)$")
+  set(JITFRAMES_TEMPLATE_ARCH ppc64le)
+elseif(_jf_cpu STREQUAL "s390x")
+  set(JITFRAMES_TEMPLATE_ARCH s390x)
 else()
   set(JITFRAMES_TEMPLATE_ARCH "")
   message(STATUS "jitframes: no trampoline template for ${CMAKE_SYSTEM_PROCESSOR}; "

@@ -1,9 +1,13 @@
 # Shared part of the toolchain files: Debian's <arch>-linux-gnu cross gcc,
 # its sysroot in /usr/<arch>-linux-gnu (libc6-dev-*-cross), and qemu-<arch>
-# to run what it builds. CMAKE_SYSTEM_PROCESSOR is set by the includer.
+# to run what it builds. CMAKE_SYSTEM_PROCESSOR is set by the includer, and
+# JITFRAMES_CROSS_TRIPLE when Debian's triple is not <processor>-linux-gnu
+# (ppc64le: powerpc64le-linux-gnu).
 # Pass -DJITFRAMES_CFI_EXTRACT=<cfi-extract built for the build host>.
 set(CMAKE_SYSTEM_NAME Linux)
-set(JITFRAMES_CROSS_TRIPLE ${CMAKE_SYSTEM_PROCESSOR}-linux-gnu)
+if(NOT JITFRAMES_CROSS_TRIPLE)
+  set(JITFRAMES_CROSS_TRIPLE ${CMAKE_SYSTEM_PROCESSOR}-linux-gnu)
+endif()
 set(CMAKE_C_COMPILER ${JITFRAMES_CROSS_TRIPLE}-gcc)
 set(CMAKE_CXX_COMPILER ${JITFRAMES_CROSS_TRIPLE}-g++) # tests/cross only
 set(CMAKE_ASM_COMPILER ${JITFRAMES_CROSS_TRIPLE}-gcc)

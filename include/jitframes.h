@@ -401,18 +401,22 @@ JF_API int jf_move_batch(const jf_region_move *moves, size_t n);
  * a sequence of CFA rules as in DWARF (.cfi_* directives in assembly). Every
  * FDE starts from the architecture's state at function entry (x86_64: CFA =
  * rsp + 8, return address at CFA - 8; aarch64: CFA = sp, return address in
- * x30; riscv64: CFA = sp, return address in ra). Parts of a region not
- * covered by any FDE get no unwind information — never a guessed one.
+ * x30; riscv64: CFA = sp, return address in ra; ppc64le: CFA = r1, return
+ * address in LR; s390x: CFA = r15 + 160, the caller's register save area,
+ * return address in r14). Parts of a region not covered by any FDE get no
+ * unwind information — never a guessed one.
  * Registers are DWARF numbers of the host architecture (JF_DWARF_*), at most
- * 127 (every register the three psABIs number; JF_EINVAL above).
+ * 127 (JF_EINVAL above): the general, floating-point and vector registers
+ * of the five psABIs (ppc64le's LR is 65).
  * remember_state may nest 16 deep.
  * A region's jf_cfi is copied at registration; free yours when done.
  *
  * Encoding limits (DWARF factors, as the system assembler uses them):
  * - offsets given to jf_cfi_advance_to must differ by multiples of the code
- *   alignment (1 on x86_64 and riscv64, 4 on aarch64);
+ *   alignment (1 on x86_64, riscv64 and s390x, 4 on aarch64 and ppc64le);
  * - jf_cfi_offset's cfa_offset, and negative CFA offsets, must be multiples
- *   of the data alignment (-8 on x86_64 and aarch64, -4 on riscv64).
+ *   of the data alignment (-8 on x86_64, aarch64, ppc64le and s390x, -4 on
+ *   riscv64). A positive cfa_offset (ppc64le's LR at CFA + 16) is fine.
  * Anything else is JF_EINVAL.
  *
  * Errors are sticky: after a builder call fails (JF_EINVAL, JF_ENOMEM...),
@@ -431,10 +435,18 @@ JF_API int jf_move_batch(const jf_region_move *moves, size_t n);
 #define JF_DWARF_SP 2u
 #define JF_DWARF_FP 8u
 #define JF_DWARF_RA 1u
+#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+#define JF_DWARF_SP 1u  /* r1 */
+#define JF_DWARF_FP 31u /* r31 */
+#define JF_DWARF_RA 65u /* LR */
+#elif defined(__s390x__)
+#define JF_DWARF_SP 15u /* r15 */
+#define JF_DWARF_FP 11u /* r11 */
+#define JF_DWARF_RA 14u /* r14 */
 #endif
 
 /* A new, empty description for the host architecture (JF_ENOTSUP on hosts
- * other than x86_64, aarch64 and riscv64). Not thread-safe: build each
+ * other than x86_64, aarch64, riscv64, ppc64le and s390x). Not thread-safe: build each
  * description in one thread; registering copies it. */
 JF_API int jf_cfi_new(jf_cfi **out);
 /* NULL is fine. */
@@ -458,10 +470,11 @@ JF_API int jf_cfi_restore_state(jf_cfi *cfi);
  * Common shapes. Each adds one FDE for [start, end).
  *
  * Frameless code: CFA = SP + cfa_sp_offset over the whole range, the return
- * address where it was at entry (x86_64: at CFA - 8; aarch64, riscv64: in the
- * link register). cfa_sp_offset is the full distance, entry state included:
- * x86_64 code that did `sub $24, %rsp` after being called runs with 32;
- * aarch64 code that did `sub sp, sp, #32` runs with 32. cfa_sp_offset >= 0.
+ * address where it was at entry (x86_64: at CFA - 8; aarch64, riscv64,
+ * ppc64le, s390x: in the link register). cfa_sp_offset is the full distance,
+ * entry state included: x86_64 code that did `sub $24, %rsp` after being
+ * called runs with 32; aarch64 code that did `sub sp, sp, #32` runs with 32;
+ * s390x code that has not moved r15 runs with 160. cfa_sp_offset >= 0.
  */
 JF_API int jf_cfi_add_frameless(jf_cfi *cfi, size_t start, size_t end, int64_t cfa_sp_offset);
 
@@ -503,6 +516,9 @@ JF_API int jf_cfi_add_frameless(jf_cfi *cfi, size_t start, size_t end, int64_t c
  * still hold their values) and restored after the pop. A function with
  * several epilogues or other saved registers needs the rule calls above
  * (remember_state / restore_state).
+ * ppc64le and s390x have no such frame record (ppc64le saves LR in the
+ * caller's frame at CFA + 16, s390x r14 and r15 in the caller's save area):
+ * JF_ENOTSUP there; describe their frames with the rule calls.
  */
 typedef struct jf_standard_frame {
     size_t struct_size; /* sizeof(jf_standard_frame) */
@@ -544,11 +560,15 @@ JF_API int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame
  *   aarch64  x0-x7, x8 (indirect result), v0-v7; results in x0-x1, v0-v3.
  *            Clobbers x16 (IP0, reserved for exactly this by the ABI).
  *   riscv64  a0-a7, fa0-fa7; results in a0-a1, fa0-fa1. Clobbers t0.
+ *   ppc64le  r3-r10, f1-f13, v2-v13; results in r3-r4, f1-f8, v2. r2 (TOC)
+ *            is restored after the call. Clobbers r0, r12, ctr.
+ *   s390x    r2-r6, f0 f2 f4 f6; results in r2, f0. Clobbers r1.
  * What is NOT forwarded: arguments passed on the stack. The trampoline's
  * frame sits between the caller's outgoing arguments and the target, so the
  * target would read the wrong memory: x86_64's 7th integer argument and
  * beyond, structs passed by value in memory, long double; aarch64's and
- * riscv64's 9th integer argument and beyond. Keep eval signatures to
+ * riscv64's 9th integer argument and beyond; ppc64le's 9th; s390x's 6th
+ * integer and 5th floating-point argument. Keep eval signatures to
  * register arguments (pass a pointer to anything larger).
  * Other effects: the target's return address is inside the trampoline; a C++
  * exception can unwind through a trampoline only when the process unwinder
@@ -557,10 +577,11 @@ JF_API int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame
  * Memory. Copies live in arenas mapped near the target when the kernel allows
  * it (calls to a target more than 2 GiB away cost more on x86_64), never
  * writable and executable at once, never unmapped (a frame may still run in
- * them). Per trampoline, code + data: 24 bytes on x86_64, 40 on aarch64 and
- * riscv64; when the jitdump sink is enabled, copies are spaced so perf's
- * synthesized mappings for their unwind info do not overlap: 104 bytes on
- * x86_64, 128 on aarch64 and riscv64. The spacing is chosen at creation:
+ * them). Per trampoline, code + data: 24 bytes on x86_64, 40 on aarch64,
+ * riscv64 and s390x, 72 on ppc64le; when the jitdump sink is enabled, copies
+ * are spaced so perf's synthesized mappings for their unwind info do not
+ * overlap: 104 bytes on x86_64, 128 on aarch64, riscv64 and s390x, 160 on
+ * ppc64le. The spacing is chosen at creation:
  * enable jitdump before creating trampolines (copies made earlier stay
  * packed and their records clash when jitdump is enabled later;
  * jf_jitdump_overlaps() counts the clashes between consecutive records).

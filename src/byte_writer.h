@@ -1,6 +1,9 @@
 /*
- * A bounds-checked little-endian byte writer for the binary formats
- * (.eh_frame, jitdump records, ELF images). Writers never touch memory past
+ * A bounds-checked byte writer for the binary formats (.eh_frame, jitdump
+ * records, ELF images, the control channel). Integers go out in the
+ * writer's byte order: the host's unless set otherwise (the consumers of
+ * those formats on this machine read them in its order; the control
+ * channel's wire format is little-endian everywhere). Writers never touch memory past
  * `cap`: a write that does not fit sets `overflow` and writes nothing, but
  * `pos` keeps counting, so after a pass `pos` is the size the output needs.
  * A writer over (NULL, 0) therefore measures without writing.
@@ -14,19 +17,29 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "byte_order.h"
+
 typedef struct jf_writer {
     uint8_t *buf; /* may be NULL when cap is 0 */
     size_t cap;
     size_t pos;   /* bytes emitted so far, written or not; saturates at SIZE_MAX */
     int overflow; /* 1 once anything did not fit */
+    int big_endian; /* byte order of the integers written */
 } jf_writer;
 
-static inline void jf__writer_init(jf_writer *w, void *buf, size_t cap)
+static inline void jf__writer_init_order(jf_writer *w, void *buf, size_t cap, int big_endian)
 {
     w->buf = buf;
     w->cap = buf ? cap : 0;
     w->pos = 0;
     w->overflow = 0;
+    w->big_endian = big_endian;
+}
+
+/* A writer in the host's byte order. */
+static inline void jf__writer_init(jf_writer *w, void *buf, size_t cap)
+{
+    jf__writer_init_order(w, buf, cap, JF_HOST_BIG_ENDIAN);
 }
 
 /* 1 if every byte so far was written. */
@@ -62,25 +75,19 @@ static inline void jf__put_zeros(jf_writer *w, size_t n)
         memset(p, 0, n);
 }
 
-/* Store v little-endian in n bytes at p (no bounds check: callers reserve). */
-static inline void jf__store_le(uint8_t *p, uint64_t v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline void jf__put_le(jf_writer *w, uint64_t v, size_t n)
+/* v in n bytes, in the writer's byte order. */
+static inline void jf__put_uint(jf_writer *w, uint64_t v, size_t n)
 {
     uint8_t *p = jf__writer_reserve(w, n);
     if (p)
-        jf__store_le(p, v, n);
+        jf__store_uint(p, v, n, w->big_endian);
 }
 
-static inline void jf__put_u8(jf_writer *w, uint8_t v) { jf__put_le(w, v, 1); }
-static inline void jf__put_u16(jf_writer *w, uint16_t v) { jf__put_le(w, v, 2); }
-static inline void jf__put_u32(jf_writer *w, uint32_t v) { jf__put_le(w, v, 4); }
-static inline void jf__put_u64(jf_writer *w, uint64_t v) { jf__put_le(w, v, 8); }
-static inline void jf__put_s32(jf_writer *w, int32_t v) { jf__put_le(w, (uint32_t)v, 4); }
+static inline void jf__put_u8(jf_writer *w, uint8_t v) { jf__put_uint(w, v, 1); }
+static inline void jf__put_u16(jf_writer *w, uint16_t v) { jf__put_uint(w, v, 2); }
+static inline void jf__put_u32(jf_writer *w, uint32_t v) { jf__put_uint(w, v, 4); }
+static inline void jf__put_u64(jf_writer *w, uint64_t v) { jf__put_uint(w, v, 8); }
+static inline void jf__put_s32(jf_writer *w, int32_t v) { jf__put_uint(w, (uint32_t)v, 4); }
 
 /* A NUL-terminated string, terminator included. */
 static inline void jf__put_cstr(jf_writer *w, const char *s)
@@ -138,16 +145,16 @@ static inline void jf__put_align(jf_writer *w, size_t align)
 
 /* Overwrite n bytes at an earlier offset `at` (length fields known only
  * later). Out of range: overflow recorded, nothing written. */
-static inline void jf__patch_le(jf_writer *w, size_t at, uint64_t v, size_t n)
+static inline void jf__patch_uint(jf_writer *w, size_t at, uint64_t v, size_t n)
 {
     if (w->overflow || at > w->cap || n > w->cap - at) {
         w->overflow = 1;
         return;
     }
-    jf__store_le(w->buf + at, v, n);
+    jf__store_uint(w->buf + at, v, n, w->big_endian);
 }
 
-static inline void jf__patch_u32(jf_writer *w, size_t at, uint32_t v) { jf__patch_le(w, at, v, 4); }
-static inline void jf__patch_u64(jf_writer *w, size_t at, uint64_t v) { jf__patch_le(w, at, v, 8); }
+static inline void jf__patch_u32(jf_writer *w, size_t at, uint32_t v) { jf__patch_uint(w, at, v, 4); }
+static inline void jf__patch_u64(jf_writer *w, size_t at, uint64_t v) { jf__patch_uint(w, at, v, 8); }
 
 #endif

@@ -24,9 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The highest DWARF register any of the three psABIs defines (x86_64 k7 is
- * 125, aarch64 z31 and riscv64 v31 are 127; RISC-V CSRs, 4096 and up, are
- * not for CFI). The tool's decoder has the same bound. */
+/* The highest DWARF register the psABIs give a general, floating-point or
+ * vector register (x86_64 k7 is 125, aarch64 z31 and riscv64 v31 are 127,
+ * ppc64le v31 108 with LR 65, s390x v31 83; RISC-V CSRs, 4096 and up, and
+ * ppc64's special registers above 127 are not for CFI). The tool's decoder has the same bound. */
 #define CFI_REG_MAX 127u
 /* remember_state nesting: real code needs two or three levels; the tool's
  * decoder keeps a fixed stack of 16, as some unwinders do. */
@@ -537,7 +538,7 @@ int jf_cfi_restore(jf_cfi *cfi, unsigned reg)
         return rc;
     if (reg < 0x40) {
         uint8_t op = (uint8_t)(DW_CFA_restore | reg);
-        jf_writer w = {&op, 1, 1, 0};
+        jf_writer w = {&op, 1, 1, 0, JF_HOST_BIG_ENDIAN};
         return emit_op(cfi, fn, &w);
     }
     return emit_op_uleb(cfi, fn, DW_CFA_restore_extended, reg);
@@ -554,7 +555,7 @@ int jf_cfi_same_value(jf_cfi *cfi, unsigned reg)
 
 static int emit_op_bare(struct jf_cfi *c, const char *fn, uint8_t opcode)
 {
-    jf_writer w = {&opcode, 1, 1, 0};
+    jf_writer w = {&opcode, 1, 1, 0, JF_HOST_BIG_ENDIAN};
     return emit_op(c, fn, &w);
 }
 
@@ -699,6 +700,9 @@ int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame)
     memcpy(&copy, frame, frame->struct_size < sizeof copy ? frame->struct_size : sizeof copy);
     frame = &copy;
     const jf_cfi_arch_facts *a = cfi->arch;
+    if (!a->has_frame_record)
+        return builder_error(cfi, fn, JF_ENOTSUP, "%s has no standard frame record: describe the "
+                             "frame with the rules (jf_cfi_offset...)", a->name);
     if ((rc = check_frame_order(frame, a->fp_reloaded_apart)) != 0)
         return builder_fail(cfi, fn, rc);
     if ((rc = jf_cfi_begin_fde(cfi, frame->start, frame->end)) != 0)
@@ -747,13 +751,12 @@ static int skip_operands(insn_reader *r, uint8_t op, uint64_t *advance)
     case DW_CFA_advance_loc1: return r->p < r->end ? (*advance = *r->p++, 0) : -1;
     case DW_CFA_advance_loc2:
         if (r->end - r->p < 2) return -1;
-        *advance = (uint64_t)r->p[0] | (uint64_t)r->p[1] << 8;
+        *advance = jf__load_uint(r->p, 2, JF_HOST_BIG_ENDIAN);
         r->p += 2;
         return 0;
     case DW_CFA_advance_loc4:
         if (r->end - r->p < 4) return -1;
-        *advance = (uint64_t)r->p[0] | (uint64_t)r->p[1] << 8 | (uint64_t)r->p[2] << 16 |
-                   (uint64_t)r->p[3] << 24;
+        *advance = jf__load_host_u32(r->p);
         r->p += 4;
         return 0;
     case DW_CFA_undefined: case DW_CFA_same_value: case DW_CFA_def_cfa_register:
@@ -1009,7 +1012,7 @@ static void put_cie_for_layout(jf_writer *w, const struct jf_cfi *c, jf_eh_layou
     size_t at = w->pos;
     jf__put_bytes(w, c->ops, c->cie_len);
     if (layout == JF_EH_LAYOUT_ABSOLUTE && jf__writer_ok(w))
-        jf__patch_le(w, at + c->cie_enc_off, DW_EH_PE_absptr, 1);
+        jf__patch_uint(w, at + c->cie_enc_off, DW_EH_PE_absptr, 1);
 }
 
 int jf__cfi_emit(const struct jf_cfi *cfi, jf_eh_layout layout, uint64_t code_addr, uint64_t code_size,

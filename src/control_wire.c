@@ -26,10 +26,7 @@ _Static_assert(JF_CTL_REPLY_HEADER_SIZE == REPLY_TEXT_LENGTHS + 4 + 6, "reply la
 
 static uint64_t load_le(const uint8_t *p, size_t n)
 {
-    uint64_t v = 0;
-    for (size_t i = n; i > 0; i--)
-        v = v << 8 | p[i - 1];
-    return v;
+    return jf__load_uint(p, n, 0);
 }
 
 /* Both messages open with magic, version and op. */
@@ -43,7 +40,7 @@ static void put_preamble(jf_writer *w, const uint8_t magic[4], uint16_t version,
 void jf__ctl_encode_request(const jf_ctl_request *req, uint8_t out[JF_CTL_REQUEST_SIZE])
 {
     jf_writer w;
-    jf__writer_init(&w, out, JF_CTL_REQUEST_SIZE);
+    jf__writer_init_order(&w, out, JF_CTL_REQUEST_SIZE, 0);
     put_preamble(&w, request_magic, req->version, req->op);
     jf__put_u32(&w, req->sinks);
     jf__put_u32(&w, 0);
@@ -82,7 +79,7 @@ size_t jf__ctl_encode_reply(const jf_ctl_reply *r, uint8_t out[JF_CTL_REPLY_MAX]
     size_t dir_len = text_length(r->dump_dir, JF_CTL_DIR_MAX);
     size_t size = JF_CTL_REPLY_HEADER_SIZE + message_len + dir_len;
     jf_writer w;
-    jf__writer_init(&w, out, JF_CTL_REPLY_MAX);
+    jf__writer_init_order(&w, out, JF_CTL_REPLY_MAX, 0);
     put_preamble(&w, reply_magic, r->version, r->op);
     jf__put_s32(&w, r->status);
     jf__put_u32(&w, (uint32_t)size);

@@ -28,6 +28,7 @@
 enum {
     ELFCLASS64 = 2,
     ELFDATA2LSB = 1,
+    ELFDATA2MSB = 2,
     EV_CURRENT = 1,
     ET_REL = 1,
     SHT_PROGBITS = 1,
@@ -444,7 +445,8 @@ static size_t program_header_count(const builder *b)
 
 static void put_elf_header(jf_writer *w, const builder *b, uint64_t shoff)
 {
-    static const uint8_t ident[16] = {0x7f, 'E', 'L', 'F', ELFCLASS64, ELFDATA2LSB, EV_CURRENT};
+    const uint8_t ident[16] = {0x7f, 'E', 'L', 'F', ELFCLASS64,
+                              w->big_endian ? ELFDATA2MSB : ELFDATA2LSB, EV_CURRENT};
     jf__put_bytes(w, ident, sizeof ident);
     jf__put_u16(w, ET_REL);
     jf__put_u16(w, HOST_MACHINE);

@@ -606,14 +606,14 @@ static void write_region_group(group_writer *g, jf_live *r, uint64_t timestamp,
 static void publish_group(const group_writer *g)
 {
     size_t len = g->w.pos;
-    uint8_t le[4];
-    jf__store_le(le, g->first_size, 4);
+    uint8_t size[4];
+    jf__store_host_u32(size, g->first_size);
     uint8_t *size_field = dump.map + dump.used + 4;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (LOAD_PAD_MAX)
-        memcpy(__builtin_assume_aligned(size_field, 4), le, 4);
+        memcpy(__builtin_assume_aligned(size_field, 4), size, 4);
     else
-        memcpy(size_field, le, 4); /* a constant 4-byte copy: one store */
+        memcpy(size_field, size, 4); /* a constant 4-byte copy: one store */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     dump.used += len;
 }

@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include "trampoline.h"
 
+#include "byte_order.h"
 #include "cfi.h"
 #include "error.h"
 #include "registry.h"
@@ -176,16 +177,10 @@ int jf__trampoline_layout(unsigned sinks, size_t align, jf_trampoline_layout *ou
 
 /* ---- linking a copy to its slot ---------------------------------------------- */
 
-static uint32_t load_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void store_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
+/* Instructions and data fields are in the host's byte order on every
+ * architecture the library runs on. */
+#define load_u32 jf__load_host_u32
+#define store_u32 jf__store_host_u32
 
 /*
  * Apply the template's one relocation to `code` (a copy of the template)
@@ -215,6 +210,19 @@ static int link_to_slot(const jf_template *t, uint8_t *code, int64_t distance)
         store_u32(code + s->at_lo, (load_u32(code + s->at_lo) & 0xfffffu) | ((uint32_t)lo & 0xfffu) << 20);
         return 0;
     }
+    case JF_SLOT_PPC64_REL16_HA_LO: {
+        int64_t hi = (pcrel + 0x8000) >> 16, lo = pcrel - hi * 65536;
+        if (hi < INT16_MIN || hi > INT16_MAX)
+            break;
+        store_u32(code + s->at, (load_u32(code + s->at) & 0xffff0000u) | ((uint32_t)hi & 0xffffu));
+        store_u32(code + s->at_lo, (load_u32(code + s->at_lo) & 0xffff0000u) | ((uint32_t)lo & 0xffffu));
+        return 0;
+    }
+    case JF_SLOT_S390_PC32DBL:
+        if (pcrel % 2 || pcrel / 2 < INT32_MIN || pcrel / 2 > INT32_MAX)
+            break;
+        store_u32(code + s->at, (uint32_t)(int32_t)(pcrel / 2));
+        return 0;
     }
     return jf__fail(JF_ERANGE, "the %s template cannot reach a slot %lld bytes away", t->arch,
                     (long long)distance);

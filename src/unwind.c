@@ -19,6 +19,7 @@
  * We only ever deregister what we registered: libgcc aborts otherwise.
  */
 #define _GNU_SOURCE
+#include "byte_order.h"
 #include "cfi.h"
 #include "error.h"
 #include "region.h"
@@ -213,14 +214,15 @@ static void pool_free(size_t w, uint8_t *b, size_t block)
     windows[w].free_blocks[cls] = b;
 }
 
+/* The .eh_frame read here is the library's own, in the host's byte order. */
 static uint32_t load_u32(const uint8_t *p)
 {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    return jf__load_host_u32(p);
 }
 
 static uint64_t load_u64(const uint8_t *p)
 {
-    return (uint64_t)load_u32(p) | (uint64_t)load_u32(p + 4) << 32;
+    return jf__load_uint(p, 8, JF_HOST_BIG_ENDIAN);
 }
 
 /* Walk an .eh_frame; record where each FDE starts when `offsets` is not

@@ -1,7 +1,8 @@
 /*
  * cfi-extract: build-time tool turning an assembled trampoline template
- * (src/arch/<arch>.S as an ELF64 little-endian relocatable object, for any
- * supported architecture: it runs on the build host, so cross builds work)
+ * (src/arch/<arch>.S as an ELF64 relocatable object of either byte order,
+ * for any supported architecture: it runs on the build host, so cross
+ * builds work, a big-endian s390x object read on x86_64 included)
  * into a C header for src/trampoline.c. It exists so that no unwind byte is
  * ever written by hand: the CFI comes from the assembler's .eh_frame for the
  * very instructions that get copied.
@@ -43,6 +44,8 @@ enum {
     STT_FUNC_ = 2,
     EM_X86_64_ = 62,
     EM_AARCH64_ = 183,
+    EM_PPC64_ = 21,
+    EM_S390_ = 22,
     EM_RISCV_ = 243,
 };
 
@@ -67,6 +70,11 @@ enum {
     R_RISCV_SET16_ = 55,
     R_RISCV_SET32_ = 56,
     R_RISCV_32_PCREL_ = 57,
+    R_PPC64_REL32_ = 26,
+    R_PPC64_REL16_LO_ = 250,
+    R_PPC64_REL16_HA_ = 252,
+    R_390_PC32_ = 5,
+    R_390_PC32DBL_ = 19,
 };
 
 typedef struct machine {
@@ -74,12 +82,18 @@ typedef struct machine {
     const char *arch;
     uint32_t pc_begin_reloc; /* the 32-bit pc-relative type gas uses for pc_begin */
     const char *slot_kind;   /* jf_slot_kind enumerator name */
+    uint32_t slot_reloc;     /* the relocation against the slot (the high half of a pair) */
+    uint32_t slot_reloc_lo;  /* the low half's relocation, 0 if the reference is one */
+    uint8_t big_endian;      /* ELFDATA2MSB */
 } machine;
 
 static const machine machines[] = {
-    {EM_X86_64_, "x86_64", R_X86_64_PC32_, "JF_SLOT_X86_64_PC32"},
-    {EM_AARCH64_, "aarch64", R_AARCH64_PREL32_, "JF_SLOT_AARCH64_LD_PREL_LO19"},
-    {EM_RISCV_, "riscv64", R_RISCV_32_PCREL_, "JF_SLOT_RISCV_PCREL_HI20_LO12_I"},
+    {EM_X86_64_, "x86_64", R_X86_64_PC32_, "JF_SLOT_X86_64_PC32", R_X86_64_PC32_, 0, 0},
+    {EM_AARCH64_, "aarch64", R_AARCH64_PREL32_, "JF_SLOT_AARCH64_LD_PREL_LO19", R_AARCH64_LD_PREL_LO19_, 0, 0},
+    {EM_RISCV_, "riscv64", R_RISCV_32_PCREL_, "JF_SLOT_RISCV_PCREL_HI20_LO12_I", R_RISCV_PCREL_HI20_,
+     R_RISCV_PCREL_LO12_I_, 0},
+    {EM_PPC64_, "ppc64le", R_PPC64_REL32_, "JF_SLOT_PPC64_REL16_HA_LO", R_PPC64_REL16_HA_, R_PPC64_REL16_LO_, 0},
+    {EM_S390_, "s390x", R_390_PC32_, "JF_SLOT_S390_PC32DBL", R_390_PC32DBL_, 0, 1},
 };
 
 static const char *input_path = "?";
@@ -95,20 +109,21 @@ static void die(const char *fmt, ...)
     exit(1);
 }
 
-/* ---- bounds-checked little-endian reading ------------------------------ */
+/* ---- bounds-checked reading in the object's byte order ------------------ */
 
 typedef struct bytes {
     const uint8_t *p;
     size_t size;
+    int big_endian; /* the file's EI_DATA, inherited by every range of it */
 } bytes;
 
-static uint64_t read_le(bytes b, uint64_t at, unsigned n, const char *what)
+static uint64_t read_uint(bytes b, uint64_t at, unsigned n, const char *what)
 {
     if (at > b.size || n > b.size - at)
         die("truncated %s (offset %llu)", what, (unsigned long long)at);
     uint64_t v = 0;
     for (unsigned i = 0; i < n; i++)
-        v |= (uint64_t)b.p[at + i] << (8 * i);
+        v |= (uint64_t)b.p[at + (b.big_endian ? n - 1 - i : i)] << (8 * i);
     return v;
 }
 
@@ -116,7 +131,7 @@ static bytes sub_bytes(bytes b, uint64_t at, uint64_t n, const char *what)
 {
     if (at > b.size || n > b.size - at)
         die("%s lies outside the file", what);
-    return (bytes){b.p + at, (size_t)n};
+    return (bytes){b.p + at, (size_t)n, b.big_endian};
 }
 
 /* A reading position inside a byte range (DWARF entries). */
@@ -125,9 +140,9 @@ typedef struct cursor {
     size_t pos;
 } cursor;
 
-static uint64_t cur_le(cursor *c, unsigned n, const char *what)
+static uint64_t cur_uint(cursor *c, unsigned n, const char *what)
 {
-    uint64_t v = read_le(c->b, c->pos, n, what);
+    uint64_t v = read_uint(c->b, c->pos, n, what);
     c->pos += n;
     return v;
 }
@@ -136,7 +151,7 @@ static uint64_t cur_uleb(cursor *c, const char *what)
 {
     uint64_t v = 0;
     for (unsigned shift = 0;; shift += 7) {
-        uint8_t byte = (uint8_t)cur_le(c, 1, what);
+        uint8_t byte = (uint8_t)cur_uint(c, 1, what);
         if (shift < 64)
             v |= (uint64_t)(byte & 0x7f) << shift;
         if (!(byte & 0x80))
@@ -152,7 +167,7 @@ static int64_t cur_sleb(cursor *c, const char *what)
     unsigned shift = 0;
     uint8_t byte;
     do {
-        byte = (uint8_t)cur_le(c, 1, what);
+        byte = (uint8_t)cur_uint(c, 1, what);
         if (shift < 64)
             v |= (uint64_t)(byte & 0x7f) << shift;
         shift += 7;
@@ -204,7 +219,7 @@ static bytes section_data(const object *o, size_t i)
 {
     const section *s = &o->sections[i];
     if (s->type == SHT_NOBITS_)
-        return (bytes){NULL, 0};
+        return (bytes){NULL, 0, o->file.big_endian};
     return sub_bytes(o->file, s->offset, s->size, s->name);
 }
 
@@ -213,20 +228,25 @@ static void read_header(object *o)
     bytes f = o->file;
     if (f.size < 64 || memcmp(f.p, "\177ELF", 4) != 0)
         die("not an ELF file");
-    if (f.p[4] != 2 || f.p[5] != 1)
-        die("not ELF64 little-endian");
-    if (read_le(f, 16, 2, "e_type") != 1)
+    if (f.p[4] != 2 || (f.p[5] != 1 && f.p[5] != 2))
+        die("not ELF64");
+    o->file.big_endian = f.p[5] == 2;
+    f = o->file;
+    if (read_uint(f, 16, 2, "e_type") != 1)
         die("not a relocatable object (ET_REL)");
-    uint16_t em = (uint16_t)read_le(f, 18, 2, "e_machine");
+    uint16_t em = (uint16_t)read_uint(f, 18, 2, "e_machine");
     for (size_t i = 0; i < sizeof machines / sizeof machines[0]; i++)
         if (machines[i].em == em)
             o->mach = &machines[i];
     if (!o->mach)
         die("unsupported e_machine %u (add the architecture to cfi-extract and src/arch)", em);
-    uint64_t shoff = read_le(f, 40, 8, "e_shoff");
-    uint64_t shentsize = read_le(f, 58, 2, "e_shentsize");
-    uint64_t shnum = read_le(f, 60, 2, "e_shnum");
-    uint64_t shstrndx = read_le(f, 62, 2, "e_shstrndx");
+    if (o->mach->big_endian != f.big_endian)
+        die("a %s-endian %s object: the library supports %s only %s-endian", f.big_endian ? "big" : "little",
+            o->mach->arch, o->mach->arch, o->mach->big_endian ? "big" : "little");
+    uint64_t shoff = read_uint(f, 40, 8, "e_shoff");
+    uint64_t shentsize = read_uint(f, 58, 2, "e_shentsize");
+    uint64_t shnum = read_uint(f, 60, 2, "e_shnum");
+    uint64_t shstrndx = read_uint(f, 62, 2, "e_shstrndx");
     if (shentsize != 64 || shnum == 0 || shstrndx >= shnum)
         die("unexpected section header table");
     o->n_sections = (size_t)shnum;
@@ -237,13 +257,13 @@ static void read_header(object *o)
     for (size_t i = 0; i < o->n_sections; i++) {
         section *s = &o->sections[i];
         uint64_t at = i * 64;
-        s->name = (const char *)(uintptr_t)read_le(table, at, 4, "sh_name"); /* fixed below */
-        s->type = (uint32_t)read_le(table, at + 4, 4, "sh_type");
-        s->offset = read_le(table, at + 24, 8, "sh_offset");
-        s->size = read_le(table, at + 32, 8, "sh_size");
-        s->link = read_le(table, at + 40, 4, "sh_link");
-        s->info = read_le(table, at + 44, 4, "sh_info");
-        s->entsize = read_le(table, at + 56, 8, "sh_entsize");
+        s->name = (const char *)(uintptr_t)read_uint(table, at, 4, "sh_name"); /* fixed below */
+        s->type = (uint32_t)read_uint(table, at + 4, 4, "sh_type");
+        s->offset = read_uint(table, at + 24, 8, "sh_offset");
+        s->size = read_uint(table, at + 32, 8, "sh_size");
+        s->link = read_uint(table, at + 40, 4, "sh_link");
+        s->info = read_uint(table, at + 44, 4, "sh_info");
+        s->entsize = read_uint(table, at + 56, 8, "sh_entsize");
     }
     bytes names = section_data(o, (size_t)shstrndx);
     for (size_t i = 0; i < o->n_sections; i++)
@@ -267,11 +287,11 @@ static symbol read_symbol(const object *o, uint64_t i)
     bytes strs = section_data(o, (size_t)o->sections[o->symtab].link);
     uint64_t at = i * 24;
     symbol s;
-    s.name = string_at(strs, read_le(syms, at, 4, "st_name"), "symbol");
-    s.type = (uint8_t)(read_le(syms, at + 4, 1, "st_info") & 0xf);
-    s.shndx = (uint16_t)read_le(syms, at + 6, 2, "st_shndx");
-    s.value = read_le(syms, at + 8, 8, "st_value");
-    s.size = read_le(syms, at + 16, 8, "st_size");
+    s.name = string_at(strs, read_uint(syms, at, 4, "st_name"), "symbol");
+    s.type = (uint8_t)(read_uint(syms, at + 4, 1, "st_info") & 0xf);
+    s.shndx = (uint16_t)read_uint(syms, at + 6, 2, "st_shndx");
+    s.value = read_uint(syms, at + 8, 8, "st_value");
+    s.size = read_uint(syms, at + 16, 8, "st_size");
     return s;
 }
 
@@ -314,11 +334,11 @@ static rela *relocations_for(const object *o, size_t target, size_t *n_out)
         if (!out)
             die("out of memory");
         for (size_t k = 0; k < n; k++) {
-            uint64_t info = read_le(data, k * 24 + 8, 8, "r_info");
-            out[k].offset = read_le(data, k * 24, 8, "r_offset");
+            uint64_t info = read_uint(data, k * 24 + 8, 8, "r_info");
+            out[k].offset = read_uint(data, k * 24, 8, "r_offset");
             out[k].sym = (uint32_t)(info >> 32);
             out[k].type = (uint32_t)info;
-            out[k].addend = (int64_t)read_le(data, k * 24 + 16, 8, "r_addend");
+            out[k].addend = (int64_t)read_uint(data, k * 24 + 16, 8, "r_addend");
         }
         *n_out = n;
     }
@@ -346,6 +366,7 @@ static void find_slot_reference(const object *o, template_info *t)
     size_t n;
     rela *r = relocations_for(o, t->text, &n);
     int found_hi = 0, found_lo = 0;
+    int64_t lo_addend = 0;
     for (size_t i = 0; i < n; i++) {
         if (!inside_template(t, r[i].offset))
             continue;
@@ -353,10 +374,7 @@ static void find_slot_reference(const object *o, template_info *t)
         uint64_t at = r[i].offset - t->sym.value;
         uint16_t em = o->mach->em;
         int slot = strcmp(s.name, SLOT_SYMBOL) == 0;
-        if (slot && !found_hi &&
-            ((em == EM_X86_64_ && r[i].type == R_X86_64_PC32_) ||
-             (em == EM_AARCH64_ && r[i].type == R_AARCH64_LD_PREL_LO19_) ||
-             (em == EM_RISCV_ && r[i].type == R_RISCV_PCREL_HI20_))) {
+        if (slot && !found_hi && r[i].type == o->mach->slot_reloc) {
             found_hi = 1;
             t->slot_at = at;
             t->slot_addend = r[i].addend;
@@ -365,6 +383,11 @@ static void find_slot_reference(const object *o, template_info *t)
             found_lo = 1;
             t->slot_at_lo = at;
             t->slot_at = s.value - t->sym.value; /* checked against the HI20 below */
+        } else if (em == EM_PPC64_ && slot && r[i].type == R_PPC64_REL16_LO_ && !found_lo) {
+            /* Checked below: both halves must be of one slot - label. */
+            found_lo = 1;
+            t->slot_at_lo = at;
+            lo_addend = r[i].addend;
         } else {
             die("unexpected relocation type %u against %s at template offset %llu "
                 "(only one reference to " SLOT_SYMBOL " is allowed; no linker relaxation)",
@@ -382,6 +405,9 @@ static void find_slot_reference(const object *o, template_info *t)
         if (!found_lo || label != t->slot_at)
             die("the AUIPC's PCREL_LO12_I partner is missing or names another instruction");
     }
+    if (o->mach->em == EM_PPC64_ &&
+        (!found_lo || lo_addend - (int64_t)t->slot_at_lo != t->slot_addend - (int64_t)t->slot_at))
+        die("the ADDIS's REL16_LO partner is missing or computes another distance");
     t->slot_kind = o->mach->slot_kind;
     free(r);
 }
@@ -517,7 +543,7 @@ static void parse_cie(bytes entry, uint64_t offset, cie_info *cie)
 {
     cursor c = {entry, 8};
     cie->offset = offset;
-    uint8_t version = (uint8_t)cur_le(&c, 1, "CIE version");
+    uint8_t version = (uint8_t)cur_uint(&c, 1, "CIE version");
     if (version != 1 && version != 3)
         die("CIE version %u is not supported", version);
     const char *aug = (const char *)entry.p + c.pos;
@@ -527,7 +553,7 @@ static void parse_cie(bytes entry, uint64_t offset, cie_info *cie)
     c.pos = (size_t)(aug_end - entry.p) + 1;
     cie->code_align = cur_uleb(&c, "code alignment");
     cie->data_align = cur_sleb(&c, "data alignment");
-    cie->ra = version == 1 ? cur_le(&c, 1, "RA column") : cur_uleb(&c, "RA column");
+    cie->ra = version == 1 ? cur_uint(&c, 1, "RA column") : cur_uleb(&c, "RA column");
     cie->fde_encoding = 0; /* absptr */
     cie->has_z = aug[0] == 'z';
     if (aug[0] && !cie->has_z)
@@ -538,7 +564,7 @@ static void parse_cie(bytes entry, uint64_t offset, cie_info *cie)
         for (const char *a = aug + 1; *a; a++) {
             if (*a != 'R')
                 die("CIE augmentation \"%s\" is not supported (only z and R)", aug);
-            cie->fde_encoding = (uint8_t)cur_le(&c, 1, "FDE encoding");
+            cie->fde_encoding = (uint8_t)cur_uint(&c, 1, "FDE encoding");
         }
         if (c.pos != end)
             die("CIE augmentation data length mismatch");
@@ -553,8 +579,8 @@ static void parse_fde(bytes entry, uint64_t offset, const cie_info *cie, fde_inf
     cursor c = {entry, 8};
     fde->offset = offset;
     fde->pc_begin_field = offset + 8;
-    (void)cur_le(&c, 4, "pc_begin"); /* zero: relocated, checked via the relocation */
-    fde->range = cur_le(&c, 4, "pc_range");
+    (void)cur_uint(&c, 4, "pc_begin"); /* zero: relocated, checked via the relocation */
+    fde->range = cur_uint(&c, 4, "pc_range");
     if (cie->has_z) {
         uint64_t len = cur_uleb(&c, "FDE augmentation length");
         if (len != 0)
@@ -569,13 +595,13 @@ static void parse_eh_frame(bytes eh, cie_info *cie, fde_info *fde)
     int n_cie = 0, n_fde = 0;
     uint64_t at = 0;
     while (at < eh.size) {
-        uint64_t len = read_le(eh, at, 4, "entry length");
+        uint64_t len = read_uint(eh, at, 4, "entry length");
         if (len == 0)
             break; /* terminator */
         if (len == 0xffffffffu)
             die("64-bit DWARF .eh_frame entries are not supported");
         bytes entry = sub_bytes(eh, at, 4 + len, ".eh_frame entry");
-        uint64_t id = read_le(entry, 4, 4, "CIE id");
+        uint64_t id = read_uint(entry, 4, 4, "CIE id");
         if (id == 0) {
             if (n_cie++)
                 die(".eh_frame has more than one CIE");
@@ -609,7 +635,7 @@ static uint64_t check_cfa_program(bytes insns, uint64_t code_align, int allow_ad
     uint64_t loc = 0;
     *used = 0;
     while (c.pos < insns.size) {
-        uint8_t op = (uint8_t)cur_le(&c, 1, "CFA opcode");
+        uint8_t op = (uint8_t)cur_uint(&c, 1, "CFA opcode");
         uint64_t advance = 0;
         switch (op & 0xc0) {
         case DW_CFA_advance_loc: advance = op & 0x3f; break;
@@ -619,9 +645,9 @@ static uint64_t check_cfa_program(bytes insns, uint64_t code_align, int allow_ad
             switch (op) {
             case DW_CFA_nop: case DW_CFA_remember_state: case DW_CFA_restore_state:
             case DW_CFA_GNU_window_save: break;
-            case DW_CFA_advance_loc1: advance = cur_le(&c, 1, "advance"); break;
-            case DW_CFA_advance_loc2: advance = cur_le(&c, 2, "advance"); break;
-            case DW_CFA_advance_loc4: advance = cur_le(&c, 4, "advance"); break;
+            case DW_CFA_advance_loc1: advance = cur_uint(&c, 1, "advance"); break;
+            case DW_CFA_advance_loc2: advance = cur_uint(&c, 2, "advance"); break;
+            case DW_CFA_advance_loc4: advance = cur_uint(&c, 4, "advance"); break;
             case DW_CFA_offset_extended: case DW_CFA_register: case DW_CFA_def_cfa:
             case DW_CFA_val_offset: case DW_CFA_GNU_negative_offset_extended: /* two ulebs */
                 (void)cur_uleb(&c, "operand");
@@ -707,7 +733,7 @@ static bytes read_file(const char *path)
     if (ferror(f))
         die("read error");
     fclose(f);
-    return (bytes){buf, n};
+    return (bytes){buf, n, 0};
 }
 
 static int valid_c_name(const char *s)
@@ -748,7 +774,7 @@ int main(int argc, char **argv)
     fde_info fde;
     parse_eh_frame(eh_orig, &cie, &fde); /* structure first: one CIE, one FDE */
     rela pc_begin = resolve_eh_relocations(&o, &t, eh_index, eh_copy, eh_orig.size);
-    bytes eh = {eh_copy, eh_orig.size};
+    bytes eh = {eh_copy, eh_orig.size, eh_orig.big_endian};
     parse_eh_frame(eh, &cie, &fde);
     if (pc_begin.offset != fde.pc_begin_field)
         die("the .eh_frame relocation at %llu is not the FDE's pc_begin (at %llu)",

@@ -15,6 +15,8 @@ typedef enum jf_cfi_arch {
     JF_CFI_ARCH_X86_64,
     JF_CFI_ARCH_AARCH64,
     JF_CFI_ARCH_RISCV64,
+    JF_CFI_ARCH_PPC64LE,
+    JF_CFI_ARCH_S390X,
     JF_CFI_ARCH_COUNT,
 } jf_cfi_arch;
 
@@ -30,6 +32,12 @@ typedef struct jf_cfi_arch_facts {
     uint8_t push_saves;        /* the push instruction itself stores FP and RA */
     uint8_t fp_cfa_offset;     /* CFA = FP + this once FP is set */
     uint8_t fp_reloaded_apart; /* FP is reloaded before SP pops: epilogue_start needed */
+    /* The ABI has a 16-byte frame record {FP, RA} at FP that
+     * jf_cfi_add_standard_frame describes. ppc64 saves LR in the caller's
+     * frame (CFA+16) and s390x both into the caller's save area (CFA-48,
+     * CFA-40): their code is described with the rules directly, and the
+     * standard frame is JF_ENOTSUP there. */
+    uint8_t has_frame_record;
     uint8_t cie_insns_len;
     uint8_t cie_insns[6];
 } jf_cfi_arch_facts;

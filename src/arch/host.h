@@ -1,16 +1,25 @@
 /*
  * Every fact about the architecture the library runs on, in one place: the
  * rest of src/ includes this and has no #if on the architecture of its own.
- * Adding an architecture touches this folder and the build only: a block
- * here, its trampoline template (src/arch/<arch>.S, whose unwind rules
+ * Adding an architecture touches this folder and the build: a block here,
+ * its trampoline template (src/arch/<arch>.S, whose unwind rules
  * tools/cfi-extract takes from the assembled object), its entry in the CFI
  * assembler's table (src/arch/cfi_arch.{h,c}, which describes every
  * architecture it can encode for, host or not) and a line in the build —
  * plus, being public API, the JF_DWARF_* register numbers in jitframes.h.
+ * A template whose slot reference is a new relocation kind also needs it
+ * read by tools/cfi-extract and re-linked by src/trampoline.c (ppc64le and
+ * s390x did; docs/porting.md lists every file each touched and why). Byte
+ * order is a host fact like the others (JF_HOST_BIG_ENDIAN below, applied
+ * by src/byte_order.h and src/byte_writer.h).
  *
  *   JF_HOST_ELF_MACHINE  e_machine of the host (jitdump header, GDB symfiles)
  *   JF_HOST_ELF_FLAGS    e_flags gdb derives the objfile's ABI from
  *   JF_HOST_CFI_ARCH     the host's entry in src/arch/cfi_arch.c's table
+ *   JF_HOST_BIG_ENDIAN   1 on a big-endian host: the byte order of every
+ *                        integer the library writes for a consumer here
+ *                        (jitdump, .eh_frame, symfiles: EI_DATA) and reads
+ *                        back from itself (src/byte_order.h)
  *   JF_HOST_UNALIGNED_STORE32_ATOMIC
  *                        1 if a 4-byte store is one instruction even when
  *                        unaligned (the jitdump's publishing store, see
@@ -23,12 +32,14 @@
 #define JF_HOST_ELF_MACHINE 62u /* EM_X86_64 */
 #define JF_HOST_ELF_FLAGS 0u
 #define JF_HOST_CFI_ARCH JF_CFI_ARCH_X86_64
+#define JF_HOST_BIG_ENDIAN 0
 #define JF_HOST_UNALIGNED_STORE32_ATOMIC 1
 
 #elif defined(__aarch64__)
 #define JF_HOST_ELF_MACHINE 183u /* EM_AARCH64 */
 #define JF_HOST_ELF_FLAGS 0u
 #define JF_HOST_CFI_ARCH JF_CFI_ARCH_AARCH64
+#define JF_HOST_BIG_ENDIAN 0
 #define JF_HOST_UNALIGNED_STORE32_ATOMIC 1
 
 #elif defined(__riscv) && __riscv_xlen == 64
@@ -47,11 +58,37 @@
 #define JF_HOST_ELF_FLAGS JF_HOST_RISCV_FLOAT_ABI
 #endif
 #define JF_HOST_CFI_ARCH JF_CFI_ARCH_RISCV64
+#define JF_HOST_BIG_ENDIAN 0
 /* gcc emits four byte stores for an unaligned 4-byte store. */
+#define JF_HOST_UNALIGNED_STORE32_ATOMIC 0
+
+#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__) && defined(_CALL_ELF) && _CALL_ELF == 2
+#define JF_HOST_ELF_MACHINE 21u /* EM_PPC64 */
+#define JF_HOST_ELF_FLAGS 2u    /* the ELFv2 ABI */
+#define JF_HOST_CFI_ARCH JF_CFI_ARCH_PPC64LE
+#define JF_HOST_BIG_ENDIAN 0
+/* Power8 and later store an unaligned word with one instruction, but not
+ * single-copy atomically across a cache line: keep records aligned. */
+#define JF_HOST_UNALIGNED_STORE32_ATOMIC 0
+
+#elif defined(__s390x__)
+#define JF_HOST_ELF_MACHINE 22u /* EM_S390 */
+#define JF_HOST_ELF_FLAGS 0u
+#define JF_HOST_CFI_ARCH JF_CFI_ARCH_S390X
+#define JF_HOST_BIG_ENDIAN 1
 #define JF_HOST_UNALIGNED_STORE32_ATOMIC 0
 
 #else
 #error "jitframes: no architecture facts for this host (see src/arch/host.h)"
+#endif
+
+/* The tests build the library once more with JF_TEST_FOREIGN_BYTE_ORDER:
+ * its writers then use the other byte order, so the files a big-endian host
+ * writes are checked on a little-endian one and the other way round
+ * (tests/tool). Such a library is for writing files only. */
+#if defined(JF_TEST_FOREIGN_BYTE_ORDER)
+#undef JF_HOST_BIG_ENDIAN
+#define JF_HOST_BIG_ENDIAN (__BYTE_ORDER__ != __ORDER_BIG_ENDIAN__)
 #endif
 
 #endif

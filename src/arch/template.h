@@ -22,12 +22,20 @@ typedef enum jf_slot_kind {
     /* R_RISCV_PCREL_HI20 on an AUIPC at `at` plus R_RISCV_PCREL_LO12_I on
      * the load at `at_lo` = slot + addend - AUIPC address, split hi20/lo12. */
     JF_SLOT_RISCV_PCREL_HI20_LO12_I = 3,
+    /* R_PPC64_REL16_HA on an ADDIS at `at` plus R_PPC64_REL16_LO on the
+     * ADDI at `at_lo`: the low 16 bits of each instruction word get the
+     * high-adjusted and low halves of slot + addend - `at` (the addend
+     * makes that the distance from the label whose address the code holds). */
+    JF_SLOT_PPC64_REL16_HA_LO = 4,
+    /* R_390_PC32DBL: 32-bit big-endian field at `at` (inside an LGRL)
+     * = (slot + addend - field address) / 2. */
+    JF_SLOT_S390_PC32DBL = 5,
 } jf_slot_kind;
 
 typedef struct jf_template_slot_ref {
     jf_slot_kind kind;
     uint32_t at;     /* offset in the template of the relocated field/instruction */
-    uint32_t at_lo;  /* riscv: offset of the LO12 instruction; else 0 */
+    uint32_t at_lo;  /* riscv, ppc64: offset of the low-half instruction; else 0 */
     int64_t addend;
 } jf_template_slot_ref;
 
@@ -41,7 +49,7 @@ typedef struct jf_template_cie {
 } jf_template_cie;
 
 typedef struct jf_template {
-    const char *arch;       /* "x86_64", "aarch64", "riscv64" */
+    const char *arch;       /* "x86_64", "aarch64", "riscv64", "ppc64le", "s390x" */
     uint16_t elf_machine;   /* EM_* of the object */
     const uint8_t *code;    /* code bytes with the slot reference unrelocated */
     size_t code_size;       /* = the template symbol's size = the FDE's range */

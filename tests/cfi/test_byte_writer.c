@@ -13,16 +13,18 @@ static void assert_encoding(const uint8_t *got, size_t got_len, const uint8_t *w
     assert_memory_equal(got, want, want_len);
 }
 
-#define ENCODES(put, value, ...)                                                           \
+#define ENCODES_IN(big_endian, put, value, ...)                                            \
     do {                                                                                   \
         static const uint8_t want_[] = {__VA_ARGS__};                                      \
         uint8_t buf_[16];                                                                  \
         jf_writer w_;                                                                      \
-        jf__writer_init(&w_, buf_, sizeof buf_);                                           \
+        jf__writer_init_order(&w_, buf_, sizeof buf_, big_endian);                         \
         put(&w_, value);                                                                   \
         assert_true(jf__writer_ok(&w_));                                                   \
         assert_encoding(buf_, w_.pos, want_, sizeof want_);                                \
     } while (0)
+#define ENCODES(put, value, ...) ENCODES_IN(0, put, value, __VA_ARGS__)
+#define ENCODES_BE(put, value, ...) ENCODES_IN(1, put, value, __VA_ARGS__)
 
 static void uleb128_matches_dwarf_examples(void **state)
 {
@@ -61,7 +63,7 @@ static void sleb128_matches_dwarf_examples(void **state)
     assert_int_equal(jf__sleb128_size(INT64_MIN), 10);
 }
 
-static void integers_are_little_endian(void **state)
+static void integers_are_little_endian_in_a_little_endian_writer(void **state)
 {
     (void)state;
     ENCODES(jf__put_u8, 0xab, 0xab);
@@ -70,6 +72,37 @@ static void integers_are_little_endian(void **state)
     ENCODES(jf__put_s32, -2, 0xfe, 0xff, 0xff, 0xff);
     ENCODES(jf__put_u64, 0x0102030405060708ull, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01);
     ENCODES(jf__put_cstr, "ab", 'a', 'b', 0);
+}
+
+/* What a big-endian host's writers (s390x) put out; LEB128 has no order. */
+static void big_endian_writer_puts_the_most_significant_byte_first(void **state)
+{
+    (void)state;
+    ENCODES_BE(jf__put_u16, 0x1234, 0x12, 0x34);
+    ENCODES_BE(jf__put_u32, 0x12345678, 0x12, 0x34, 0x56, 0x78);
+    ENCODES_BE(jf__put_s32, -2, 0xff, 0xff, 0xff, 0xfe);
+    ENCODES_BE(jf__put_u64, 0x0102030405060708ull, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08);
+    ENCODES_BE(jf__put_uleb128, 624485, 0xe5, 0x8e, 0x26);
+    uint8_t buf[8] = {0};
+    jf_writer w;
+    jf__writer_init_order(&w, buf, sizeof buf, 1);
+    jf__put_u64(&w, 0);
+    jf__patch_u32(&w, 2, 0xa1b2c3d4);
+    assert_int_equal(buf[2], 0xa1);
+    assert_int_equal(buf[5], 0xd4);
+}
+
+/* The default order is the host's (src/arch/host.h), which the compiler knows. */
+static void default_writer_uses_the_host_order(void **state)
+{
+    (void)state;
+    uint8_t buf[4];
+    jf_writer w;
+    jf__writer_init(&w, buf, sizeof buf);
+    jf__put_u32(&w, 0x01020304);
+    uint32_t native = 0;
+    memcpy(&native, buf, 4);
+    assert_int_equal(native, 0x01020304);
 }
 
 static void overflow_is_recorded_and_nothing_is_written_past_cap(void **state)
@@ -161,7 +194,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(uleb128_matches_dwarf_examples),
         cmocka_unit_test(sleb128_matches_dwarf_examples),
-        cmocka_unit_test(integers_are_little_endian),
+        cmocka_unit_test(integers_are_little_endian_in_a_little_endian_writer),
+        cmocka_unit_test(big_endian_writer_puts_the_most_significant_byte_first),
+        cmocka_unit_test(default_writer_uses_the_host_order),
         cmocka_unit_test(overflow_is_recorded_and_nothing_is_written_past_cap),
         cmocka_unit_test(measuring_writer_counts_without_writing),
         cmocka_unit_test(huge_sizes_saturate_instead_of_wrapping),

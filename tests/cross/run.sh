@@ -3,10 +3,14 @@
 # UBSan on, install it into a private prefix, build the cross tests
 # (tests/cross) against it and run those labelled LABEL under qemu-ARCH.
 # Every LABEL shares BUILD_DIR: the builds are locked and incremental.
-# Usage: run.sh aarch64|riscv64 SOURCE_DIR BUILD_DIR CFI_EXTRACT LABEL
+# Usage: run.sh aarch64|riscv64|ppc64le|s390x SOURCE_DIR BUILD_DIR CFI_EXTRACT LABEL [HOST_TOOL]
+# HOST_TOOL: the build machine's jitframes, for the hostcheck tests.
 set -euo pipefail
-arch=$1 src=$2 build=$3 extract=$4 label=$5
-triple=$arch-linux-gnu
+arch=$1 src=$2 build=$3 extract=$4 label=$5 host_tool=${6:-}
+case $arch in
+  ppc64le) triple=powerpc64le-linux-gnu ;;
+  *) triple=$arch-linux-gnu ;;
+esac
 for tool in "$triple-gcc" "qemu-$arch"; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (scripts/deps installs it)"; exit 77; }
 done
@@ -30,7 +34,7 @@ cmake -S "$src" -B "$build/lib" "${common[@]}" -DJITFRAMES_CFI_EXTRACT="$extract
 cmake --build "$build/lib" -j 2 >/dev/null
 cmake --install "$build/lib" >/dev/null
 cmake -S "$src/tests/cross" -B "$build/tests" "${common[@]}" \
-  -DJITFRAMES_SOURCE_DIR="$src" -DCMAKE_PREFIX_PATH="$build/prefix" >/dev/null
+  -DJITFRAMES_SOURCE_DIR="$src" -DCMAKE_PREFIX_PATH="$build/prefix" -DJITFRAMES_HOST_TOOL="$host_tool" >/dev/null
 cmake --build "$build/tests" -j 2 >/dev/null
 flock -u 9
 log=$build/tests/$label.log

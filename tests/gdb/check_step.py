@@ -26,7 +26,16 @@ def entry_frame():
     if arch.startswith("i386"):
         ra = int.from_bytes(gdb.selected_inferior().read_memory(sp, 8).tobytes(), "little")
         return ra, sp + 8, name
-    lr = "$x30" if arch.startswith("aarch64") else "$ra"
+    # The caller's stack pointer is sp at entry (on s390x too: its CFA is
+    # sp + 160, the caller's register save area above).
+    if arch.startswith("aarch64"):
+        lr = "$x30"
+    elif arch.startswith("powerpc"):
+        lr = "$lr"
+    elif arch.startswith("s390"):
+        lr = "$r14"
+    else:
+        lr = "$ra"
     return int(gdb.parse_and_eval(lr)), sp, name
 
 

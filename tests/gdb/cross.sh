@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Single-step every instruction of the JIT functions and a trampoline copy
-# on aarch64 or riscv64: jitframes and jitprog cross-built with the toolchain
-# file, jitprog run by qemu-ARCH -g PORT, gdb-multiarch attached running
-# check_step.py. Usage: cross.sh ARCH SOURCE_DIR BUILD_DIR CFI_EXTRACT [--wrong-cfi]
+# on aarch64, riscv64, ppc64le or s390x: jitframes and jitprog cross-built
+# with the toolchain file, jitprog run by qemu-ARCH -g PORT, gdb-multiarch
+# attached running check_step.py. Usage: cross.sh ARCH SOURCE_DIR BUILD_DIR CFI_EXTRACT [--wrong-cfi]
 set -uo pipefail
 arch=$1 src=$2 build=$3 extract=$4 variant=${5:-}
-triple=$arch-linux-gnu
+. "$src/tests/support/cross_lib.sh"
+triple=$(cross_triple "$arch")
 sysroot=/usr/$triple
 for tool in "$triple-gcc" "qemu-$arch" gdb-multiarch; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (scripts/deps installs it)"; exit 77; }
@@ -15,7 +16,6 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # One build of the library per architecture, shared by the test, its
 # negative control and the LuaJIT cross test (tests/luajit/cross.sh).
-. "$src/tests/support/cross_lib.sh"
 cross_lib "$arch" "$src" "$build" "$extract" || fail "building jitframes for $arch"
 common=(-DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchain-$triple.cmake" -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 cmake -S "$src/tests/gdb/cross" -B "$build/prog" "${common[@]}" -DJITFRAMES_SOURCE_DIR="$src" \

@@ -207,7 +207,8 @@ static void spin_cfi(jf_cfi *c, size_t at)
 #endif
 
 /* The other architectures run under qemu for the single-step test only: no
- * trap slots (TRAP_NONE), the instructions as 32-bit little-endian words. */
+ * trap slots (TRAP_NONE); the instructions as 32-bit little-endian words,
+ * s390x's as big-endian bytes. */
 #define TRAP_NONE ((size_t)-1)
 
 #if defined(__aarch64__)
@@ -323,26 +324,10 @@ static const uint32_t frameless_words[] = {
     0x02010113, 0x00008067, 0x01813483, 0x01013903, 0x02010113, 0x00008067,
 };
 
-static void frameless_epilogue(jf_cfi *c, size_t at)
-{
-    check(jf_cfi_advance_to(c, at + 4), "advance");
-    check(jf_cfi_restore(c, S1), "restore");
-    check(jf_cfi_advance_to(c, at + 8), "advance");
-    check(jf_cfi_restore(c, S2), "restore");
-    check(jf_cfi_advance_to(c, at + 12), "advance");
-    check(jf_cfi_def_cfa_offset(c, 0), "cfa");
-}
-
-static void frameless_prologue(jf_cfi *c, size_t at)
-{
-    check(jf_cfi_advance_to(c, at + 4), "advance");
-    check(jf_cfi_def_cfa_offset(c, 32), "cfa");
-    check(jf_cfi_advance_to(c, at + 8), "advance");
-    check(jf_cfi_offset(c, S1, -8), "s1");
-    check(jf_cfi_advance_to(c, at + 12), "advance");
-    check(jf_cfi_offset(c, S2, -16), "s2");
-}
+/* Frame size, the two saved registers and their CFA offsets (see below). */
+enum { FL_FRAME = 32, FL_REG_A = S1, FL_OFF_A = -8, FL_REG_B = S2, FL_OFF_B = -16 };
 #define FRAMELESS_EPILOGUES 0x14, 0x24
+#define HAVE_PAIR_FRAMELESS 1
 
 /* A: 0 addi sp,sp,-16; 4 sd ra,8(sp); 8 jal B; c ld ra,8(sp); 10 addi sp,sp,16;
  * 14 ret; ebreak x2. B (0x20): the framed function */
@@ -373,14 +358,207 @@ static const uint32_t spin_words[] = {0xff010113, 0x00053583, 0xfe058ee3, 0x0101
 #define HAVE_WORD_JIT 1
 #endif
 
+#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+#define TRAP 0
+#define NOP 0
+#define FRAMED_TRAP TRAP_NONE
+#define FRAMELESS_TRAP TRAP_NONE
+#define MULTI_TRAP TRAP_NONE
+enum { R30 = 30, R31 = 31, LR = 65 };
+
+/* The ELFv2 frame: LR into the caller's frame at 16(r1), a back chain.
+ * mflr r0; std r0,16(r1); stdu r1,-32(r1); nop; addi r1,r1,32;
+ * ld r0,16(r1); mtlr r0; blr */
+static const uint32_t framed_words[] = {0x7c0802a6, 0xf8010010, 0xf821ffe1, 0x60000000,
+                                        0x38210020, 0xe8010010, 0x7c0803a6, 0x4e800020};
+
+/* jf_cfi_add_standard_frame has no ppc64le shape (no frame record): the
+ * rules by hand. The saved LR stays valid until mtlr puts it back. */
+static void ppc_frame_at(jf_cfi *c, size_t at)
+{
+    size_t pop = at + 16; /* the addi r1 */
+    check(jf_cfi_advance_to(c, at + 8), "advance");
+    check(jf_cfi_offset(c, LR, 16), "lr");
+    check(jf_cfi_advance_to(c, at + 12), "advance");
+    check(jf_cfi_def_cfa_offset(c, 32), "cfa");
+    check(jf_cfi_advance_to(c, pop + 4), "advance");
+    check(jf_cfi_def_cfa_offset(c, 0), "cfa");
+    check(jf_cfi_advance_to(c, pop + 12), "advance");
+    check(jf_cfi_restore(c, LR), "restore");
+}
+
+static void standard_frame_at(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_begin_fde(c, at, at + sizeof framed_words), "fde");
+    ppc_frame_at(c, at);
+}
+
+/*  0 addi r1,r1,-48; 4 std r30,32(r1); 8 std r31,40(r1); c nop; 10 cmpdi r3,0;
+ * 14 beq 28; 18 ld r30,32(r1); 1c ld r31,40(r1); 20 addi r1,r1,48; 24 blr
+ * 28 ld r30,32(r1); 2c ld r31,40(r1); 30 addi r1,r1,48; 34 blr */
+static const uint32_t frameless_words[] = {
+    0x3821ffd0, 0xfbc10020, 0xfbe10028, 0x60000000, 0x2c230000, 0x41820014, 0xebc10020,
+    0xebe10028, 0x38210030, 0x4e800020, 0xebc10020, 0xebe10028, 0x38210030, 0x4e800020,
+};
+
+enum { FL_FRAME = 48, FL_REG_A = R30, FL_OFF_A = -16, FL_REG_B = R31, FL_OFF_B = -8 };
+#define FRAMELESS_EPILOGUES 0x18, 0x28
+#define HAVE_PAIR_FRAMELESS 1
+
+/* A: the framed shape with bl B (0x20) in place of its nop. B: the framed function */
+static const uint32_t multi_words[] = {
+    0x7c0802a6, 0xf8010010, 0xf821ffe1, 0x48000015, 0x38210020, 0xe8010010, 0x7c0803a6, 0x4e800020,
+    0x7c0802a6, 0xf8010010, 0xf821ffe1, 0x60000000, 0x38210020, 0xe8010010, 0x7c0803a6, 0x4e800020,
+};
+#define MULTI_B 0x20
+
+static void multi_a_cfi(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_begin_fde(c, at, at + MULTI_B), "fde");
+    ppc_frame_at(c, at);
+}
+
+/* 0 addi r1,r1,-16; 4 ld r4,0(r3); 8 cmpdi r4,0; c beq 4; 10 addi r1,r1,16; 14 blr */
+static const uint32_t spin_words[] = {0x3821fff0, 0xe8830000, 0x2c240000, 0x4182fff8, 0x38210010, 0x4e800020};
+#define SPIN_POP 0x10
+#define SPIN_END 0x18
+#define HAVE_WORD_JIT 1
+#endif
+
+#ifdef HAVE_PAIR_FRAMELESS
+/* riscv64 and ppc64le's frameless shape: the stack pointer moved by FL_FRAME,
+ * then two registers stored one instruction apart; restored in the same
+ * order, then the stack pointer. */
+static void frameless_epilogue(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_advance_to(c, at + 4), "advance");
+    check(jf_cfi_restore(c, FL_REG_A), "restore");
+    check(jf_cfi_advance_to(c, at + 8), "advance");
+    check(jf_cfi_restore(c, FL_REG_B), "restore");
+    check(jf_cfi_advance_to(c, at + 12), "advance");
+    check(jf_cfi_def_cfa_offset(c, 0), "cfa");
+}
+
+static void frameless_prologue(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_advance_to(c, at + 4), "advance");
+    check(jf_cfi_def_cfa_offset(c, FL_FRAME), "cfa");
+    check(jf_cfi_advance_to(c, at + 8), "advance");
+    check(jf_cfi_offset(c, FL_REG_A, FL_OFF_A), "first saved register");
+    check(jf_cfi_advance_to(c, at + 12), "advance");
+    check(jf_cfi_offset(c, FL_REG_B, FL_OFF_B), "second saved register");
+}
+#endif
+
+#if defined(__s390x__)
+#define TRAP 0
+#define NOP 0
+#define FRAMED_TRAP TRAP_NONE
+#define FRAMELESS_TRAP TRAP_NONE
+#define MULTI_TRAP TRAP_NONE
+enum { R6 = 6, R7 = 7, R14 = 14, R15 = 15 };
+/* Big-endian instructions of 2, 4 or 6 bytes. r15 is always stored (stmg
+ * ..%r15) and described, so the caller's stack pointer is known at every
+ * instruction. */
+
+/* 0 stmg r14,r15,112(r15); 6 aghi r15,-160; a nop; e lmg r14,r15,272(r15); 14 br r14 */
+static const uint8_t framed_code[] = {
+    0xeb, 0xef, 0xf0, 0x70, 0x00, 0x24, 0xa7, 0xfb, 0xff, 0x60, 0x47, 0x00, 0x00, 0x00,
+    0xeb, 0xef, 0xf1, 0x10, 0x00, 0x04, 0x07, 0xfe,
+};
+
+/* r14, r15 in the caller's save area, a 160-byte frame until after the lmg
+ * at `lmg` (which ends at + lmg + 6); the FDE covers [at, at + size). */
+static void save_area_frame(jf_cfi *c, size_t at, size_t size, size_t lmg)
+{
+    check(jf_cfi_begin_fde(c, at, at + size), "fde");
+    check(jf_cfi_advance_to(c, at + 6), "advance");
+    check(jf_cfi_offset(c, R14, -48), "r14");
+    check(jf_cfi_offset(c, R15, -40), "r15");
+    check(jf_cfi_advance_to(c, at + 10), "advance");
+    check(jf_cfi_def_cfa_offset(c, 320), "cfa");
+    check(jf_cfi_advance_to(c, at + lmg + 6), "advance");
+    check(jf_cfi_def_cfa_offset(c, 160), "cfa");
+    check(jf_cfi_restore(c, R14), "restore");
+    check(jf_cfi_restore(c, R15), "restore");
+}
+
+static void standard_frame_at(jf_cfi *c, size_t at)
+{
+    save_area_frame(c, at, sizeof framed_code, 0xe);
+}
+
+/*  0 stmg r6,r15,48(r15); 6 aghi r15,-160; a nop; e cghi r2,0; 12 je 1e
+ * 16 lmg r6,r15,208(r15); 1c br r14; 1e lmg r6,r15,208(r15); 24 br r14 */
+static const uint8_t frameless_code[] = {
+    0xeb, 0x6f, 0xf0, 0x30, 0x00, 0x24, 0xa7, 0xfb, 0xff, 0x60, 0x47, 0x00, 0x00, 0x00,
+    0xa7, 0x2f, 0x00, 0x00, 0xa7, 0x84, 0x00, 0x06, 0xeb, 0x6f, 0xf0, 0xd0, 0x00, 0x04,
+    0x07, 0xfe, 0xeb, 0x6f, 0xf0, 0xd0, 0x00, 0x04, 0x07, 0xfe,
+};
+
+static void frameless_epilogue(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_advance_to(c, at + 6), "advance");
+    check(jf_cfi_def_cfa_offset(c, 160), "cfa");
+    check(jf_cfi_restore(c, R6), "restore");
+    check(jf_cfi_restore(c, R7), "restore");
+    check(jf_cfi_restore(c, R15), "restore");
+}
+
+static void frameless_prologue(jf_cfi *c, size_t at)
+{
+    check(jf_cfi_advance_to(c, at + 6), "advance");
+    check(jf_cfi_offset(c, R6, -112), "r6");
+    check(jf_cfi_offset(c, R7, -104), "r7");
+    check(jf_cfi_offset(c, R15, -40), "r15");
+    check(jf_cfi_advance_to(c, at + 10), "advance");
+    check(jf_cfi_def_cfa_offset(c, 320), "cfa");
+}
+#define FRAMELESS_EPILOGUES 0x16, 0x1e
+
+/* A: 0 stmg r14,r15,112(r15); 6 aghi r15,-160; a brasl r14,B; 10 lmg; 16 br r14;
+ * 18 four illegal halfwords. B (0x20): the framed function */
+static const uint8_t multi_code[] = {
+    0xeb, 0xef, 0xf0, 0x70, 0x00, 0x24, 0xa7, 0xfb, 0xff, 0x60, 0xc0, 0xe5, 0x00, 0x00, 0x00, 0x0b,
+    0xeb, 0xef, 0xf1, 0x10, 0x00, 0x04, 0x07, 0xfe, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0xeb, 0xef, 0xf0, 0x70, 0x00, 0x24, 0xa7, 0xfb, 0xff, 0x60, 0x47, 0x00, 0x00, 0x00,
+    0xeb, 0xef, 0xf1, 0x10, 0x00, 0x04, 0x07, 0xfe,
+};
+#define MULTI_B 0x20
+
+static void multi_a_cfi(jf_cfi *c, size_t at)
+{
+    save_area_frame(c, at, 0x18, 0x10);
+}
+
+/* 0 stmg r14,r15,112(r15); 6 aghi r15,-160; a lg r3,0(r2); 10 cghi r3,0; 14 je a;
+ * 18 lmg r14,r15,272(r15); 1e br r14 */
+static const uint8_t spin_code[] = {
+    0xeb, 0xef, 0xf0, 0x70, 0x00, 0x24, 0xa7, 0xfb, 0xff, 0x60, 0xe3, 0x30, 0x20, 0x00, 0x00, 0x04,
+    0xa7, 0x3f, 0x00, 0x00, 0xa7, 0x84, 0xff, 0xfb, 0xeb, 0xef, 0xf1, 0x10, 0x00, 0x04, 0x07, 0xfe,
+};
+
+static void spin_cfi(jf_cfi *c, size_t at)
+{
+    save_area_frame(c, at, sizeof spin_code, 0x18);
+}
+#define HAVE_ARCH_SPIN_CFI 1
+#define HAVE_SHAPED_JIT 1
+#endif
+
 #ifdef HAVE_WORD_JIT
-/* Instructions as bytes (both targets are little-endian). */
+/* Instructions as bytes (these targets are little-endian). */
 #define framed_code ((const uint8_t *)framed_words)
 #define frameless_code ((const uint8_t *)frameless_words)
 #define multi_code ((const uint8_t *)multi_words)
 #define spin_code ((const uint8_t *)spin_words)
 #define CODE_SIZE(name) sizeof name##_words
+#define HAVE_SHAPED_JIT 1
+#else
+#define CODE_SIZE(name) sizeof name##_code
+#endif
 
+#ifdef HAVE_SHAPED_JIT
 static void framed_cfi(jf_cfi *c, size_t at)
 {
     standard_frame_at(c, at);
@@ -392,7 +570,7 @@ static int wrong_early_exit_cfi;
 static void frameless_cfi(jf_cfi *c, size_t at)
 {
     static const size_t epilogues[2] = {FRAMELESS_EPILOGUES};
-    check(jf_cfi_begin_fde(c, at, at + sizeof frameless_words), "fde");
+    check(jf_cfi_begin_fde(c, at, at + CODE_SIZE(frameless)), "fde");
     frameless_prologue(c, at);
     check(jf_cfi_advance_to(c, at + epilogues[0]), "advance");
     if (!wrong_early_exit_cfi)
@@ -411,6 +589,7 @@ static void multi_cfi(jf_cfi *c, size_t at)
     standard_frame_at(c, at + MULTI_B);
 }
 
+#ifndef HAVE_ARCH_SPIN_CFI
 static void spin_cfi(jf_cfi *c, size_t at)
 {
     check(jf_cfi_begin_fde(c, at, at + SPIN_END), "fde");
@@ -419,9 +598,8 @@ static void spin_cfi(jf_cfi *c, size_t at)
     check(jf_cfi_advance_to(c, at + SPIN_POP + 4), "advance");
     check(jf_cfi_def_cfa_offset(c, 0), "cfa");
 }
+#endif
 #define HAVE_JIT 1
-#else
-#define CODE_SIZE(name) sizeof name##_code
 #endif
 
 #ifdef HAVE_JIT

@@ -1,3 +1,12 @@
+# cross_triple ARCH: Debian's GNU triple (its gcc is TRIPLE-gcc, its sysroot
+# /usr/TRIPLE); ppc64le's is powerpc64le-linux-gnu.
+cross_triple() {
+  case $1 in
+    ppc64le) echo powerpc64le-linux-gnu ;;
+    *) echo "$1-linux-gnu" ;;
+  esac
+}
+
 # Sourced by the cross tests: build jitframes for ARCH with its toolchain
 # file and install it into BUILD/prefix, incrementally (quick when nothing
 # changed) and under a lock shared by the tests using BUILD.
@@ -6,7 +15,8 @@
 # caller's own builds against the prefix are done.
 cross_lib() {
   local arch=$1 src=$2 build=$3 extract=$4
-  local triple=$arch-linux-gnu
+  local triple
+  triple=$(cross_triple "$arch")
   mkdir -p "$build"
   exec 9>"$build.lock"
   flock 9

@@ -11,7 +11,7 @@ enum { NAME_TEXT = 1, NAME_HDR = 7, NAME_EH = 21, NAME_SHSTRTAB = 31 };
 
 static void put_ehdr(jf_writer *w, uint16_t machine, uint64_t shoff, uint16_t shnum)
 {
-    static const uint8_t ident[16] = {0x7f, 'E', 'L', 'F', 2 /* 64-bit */, 1 /* LE */, 1};
+    const uint8_t ident[16] = {0x7f, 'E', 'L', 'F', 2 /* 64-bit */, w->big_endian ? 2 : 1, 1};
     jf__put_bytes(w, ident, sizeof ident);
     jf__put_u16(w, 3); /* ET_DYN */
     jf__put_u16(w, machine);

@@ -3,7 +3,9 @@
  * batched regions, line tables, multi-FDE unwind info spaced by
  * jf_jitdump_footprint, address reuse after unregistering, CODE_CLOSE.
  * Negative control: regions placed inside each other's footprint make the
- * library count an overlap and the checker reject the dump.
+ * library count an overlap and the checker reject the dump. Built twice:
+ * against the library and against its foreign-order variant (a big-endian
+ * dump, .eh_frame included, on a little-endian machine).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -20,6 +22,7 @@
 
 #include "jitdump_reader.h"
 #include "jitframes.h"
+#include "written_order.h"
 
 enum { CODE_SIZE = 64, SINGLES = 200, BATCH = 16 };
 
@@ -153,6 +156,7 @@ static void library_dump_passes_check(void **state)
     uint8_t *dump = read_dump(&len);
     jft_error err = {0};
     jd_summary s;
+    assert_memory_equal(dump, WRITTEN_BIG_ENDIAN ? "JiTD" : "DTiJ", 4); /* the magic, in order */
     int rc = jd_check(dump, len, &s, &err);
     if (rc)
         print_error("%s:0x%llx: %s\n", dump_path, (unsigned long long)err.where, err.msg);

@@ -1,7 +1,9 @@
 /*
  * `jitframes check` on GDB JIT symfiles: the symfile the library's gdb sink
- * builds passes; copies of it damaged one rule at a time fail with the
- * right message.
+ * builds passes, in the byte order it is written in (EI_DATA, and every
+ * field); copies of it damaged one rule at a time fail with the right
+ * message. Built twice: against the library and against its foreign-order
+ * variant (big-endian symfiles on a little-endian machine).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -18,6 +20,7 @@
 #include "jitframes.h"
 
 #include "gdb_jit_view.h"
+#include "written_order.h"
 
 static uint8_t *code; /* stands in for JIT code, mapped like it */
 static uint8_t *symfile;
@@ -108,6 +111,7 @@ static void library_symfile_passes_check(void **state)
     (void)state;
     jft_error err = {0};
     elf_summary s;
+    assert_int_equal(symfile[5], WRITTEN_BIG_ENDIAN ? 2 : 1); /* ELFDATA2MSB : ELFDATA2LSB */
     int rc = elf_check(symfile, symfile_size, &s, &err);
     if (rc)
         print_error("0x%llx: %s\n", (unsigned long long)err.where, err.msg);
@@ -116,23 +120,28 @@ static void library_symfile_passes_check(void **state)
     assert_int_equal(s.fdes, 3);
 }
 
+/* Fields in the symfile's byte order. */
+static void put_uint(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[WRITTEN_BIG_ENDIAN ? n - 1 - i : i] = (uint8_t)(v >> (8 * i));
+}
+
 static void put_u64(uint8_t *p, uint64_t v)
 {
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
+    put_uint(p, v, 8);
 }
 
 static void put_u16(uint8_t *p, uint16_t v)
 {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
+    put_uint(p, v, 2);
 }
 
 static uint64_t get_u64(const uint8_t *p)
 {
     uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[WRITTEN_BIG_ENDIAN ? i : 7 - i];
     return v;
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Drive gdb through step.py on a step program.
-# Usage: run_step.sh native|aarch64|riscv64 PROGRAM STEP_PY [--expect-fail]
-# native: gdb runs the program. aarch64/riscv64: qemu-<arch> -g PORT runs it
-# (sysroot /usr/<arch>-linux-gnu) and gdb-multiarch attaches. Every wait is
+# Usage: run_step.sh native|aarch64|riscv64|ppc64le|s390x PROGRAM STEP_PY [--expect-fail]
+# native: gdb runs the program. Otherwise qemu-<arch> -g PORT runs it
+# (sysroot /usr/<triple>) and gdb-multiarch attaches. Every wait is
 # capped. --expect-fail: a negative control; succeed only if gdb's walk fails.
 set -u
 mode=$1 prog=$2 script=$3 expect=${4:-}
@@ -18,7 +18,10 @@ if [ "$mode" = native ]; then
 else
   command -v gdb-multiarch >/dev/null || { echo "gdb-multiarch not installed"; exit 77; }
   command -v "qemu-$mode" >/dev/null || { echo "qemu-$mode not installed"; exit 77; }
-  sysroot=/usr/$mode-linux-gnu
+  case $mode in
+    ppc64le) sysroot=/usr/powerpc64le-linux-gnu ;;
+    *) sysroot=/usr/$mode-linux-gnu ;;
+  esac
   for attempt in 1 2 3 4 5; do
     port=$((20000 + (RANDOM * 7 + $$ + attempt * 131) % 40000))
     # LD_LIBRARY_PATH: see cmake/cross-linux-gnu.cmake

@@ -29,14 +29,17 @@
 
 #include "elf_wrap.h"
 #include "template_aarch64.h"
+#include "template_ppc64le.h"
 #include "template_riscv64.h"
+#include "template_s390x.h"
 #include "template_x86_64.h"
 
 #define TEMPLATE_SYMBOL "jitframes_trampoline_template"
-enum { MAX_REG = 40 };
+enum { MAX_REG = 66 }; /* ppc64le's return address column is 65 (LR) */
 
 static const jf_template *const templates[] = {&jf_template_x86_64, &jf_template_aarch64,
-                                               &jf_template_riscv64};
+                                               &jf_template_riscv64, &jf_template_ppc64le,
+                                               &jf_template_s390x};
 
 static int failures;
 
@@ -305,7 +308,7 @@ int main(int argc, char **argv)
         }
     }
     if (checked != argc - 1 || checked == 0) {
-        printf("usage: %s ARCH=PROGRAM... (ARCH: x86_64, aarch64, riscv64)\n", argv[0]);
+        printf("usage: %s ARCH=PROGRAM... (ARCH: x86_64, aarch64, riscv64, ppc64le, s390x)\n", argv[0]);
         return 2;
     }
     return failures ? 1 : 0;

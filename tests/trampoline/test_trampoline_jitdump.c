@@ -130,9 +130,19 @@ static void negative_control_packed_copies_overlap(void **state)
     run_in_child(packed_regions_overlap);
 }
 
-static uint32_t le32(const uint8_t *p)
+/* A u32 or u64 of the dump, which is in the host's byte order (s390x: big-endian). */
+static uint32_t host32(const uint8_t *p)
 {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static uint64_t host64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
 }
 
 /* Child: regions of every size and name length mod 4, then the dump's
@@ -166,12 +176,12 @@ static int write_and_walk_records(void)
     const size_t pad_max = 3;
 #endif
     int loads = 0;
-    for (size_t at = le32(file + 8); at + 16 <= len; at += le32(file + at + 4)) {
-        uint32_t id = le32(file + at), size = le32(file + at + 4);
+    for (size_t at = host32(file + 8); at + 16 <= len; at += host32(file + at + 4)) {
+        uint32_t id = host32(file + at), size = host32(file + at + 4);
         if (size < 16 || (pad_max && at % 4 != 0))
             return 13;
         if (id == 0) { /* CODE_LOAD: code_size at +40, the name from +56 */
-            uint64_t code_size = le32(file + at + 40);
+            uint64_t code_size = host64(file + at + 40);
             size_t real = 1 + (size_t)loads % 4; /* registered in this order */
             if (code_size < real + 8 || code_size > real + 8 + pad_max ||
                 code_size != size - 56 - strlen((const char *)file + at + 56) - 1)

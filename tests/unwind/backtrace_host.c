@@ -16,6 +16,16 @@
  *            glibc's backtrace(), the case docs/formats.md describes)
  *   llvm     assert _Unwind_Backtrace in global scope is LLVM libunwind's
  * Exit 0 when everything matches the mode.
+ *
+ * On powerpc64 glibc's backtrace() follows the ABI's back chain, which the
+ * JIT code and the trampolines keep: it is no consumer of the unwind sink
+ * there (it walks through with or without it), and under qemu-user (no vDSO)
+ * it loses the interrupted frame at a signal frame. The DWARF walks there,
+ * the crash handler's included, are libgcc's _Unwind_Backtrace, loaded
+ * privately when it is not in global scope. Neither crosses qemu-user's
+ * signal trampoline there (li r0,172; sc, without the kernel vDSO's leading
+ * addi r1,r1,128 both look for): the crash walk is checked only behind the
+ * kernel's.
  */
 #define _GNU_SOURCE
 #include "frames.h"
@@ -23,6 +33,7 @@
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -40,6 +51,13 @@ static volatile int crash_now;
 static int *volatile crash_address;
 static sigjmp_buf after_crash;
 static frame_walk crash_walk;
+#if defined(__powerpc64__)
+enum { BACKTRACE_FOLLOWS_BACK_CHAIN = 1 };
+#else
+enum { BACKTRACE_FOLLOWS_BACK_CHAIN = 0 };
+#endif
+static void *dwarf_scope = RTLD_DEFAULT; /* where _Unwind_Backtrace is looked up */
+static const void *signal_return; /* the crash handler's return address */
 
 static const char *const full_chain[] = {"callback_b", "[jit trampoline]", "callback_a",
                                          "[jit frameless]", "run_chain", "main"};
@@ -71,10 +89,13 @@ __attribute__((noinline)) long callback_b(long x)
         *crash_address = 1; /* SIGSEGV: a PROT_NONE page */
     frame_walk w;
     walk_with_backtrace(&w);
-    check_walk(&w, check_with_sink ? "backtrace() walks through the JIT frames"
-                                   : "backtrace() stops at the JIT frames (no sink)",
-               check_with_sink);
-    if (walk_with_unwind_backtrace(&w, RTLD_DEFAULT) == 0)
+    if (BACKTRACE_FOLLOWS_BACK_CHAIN)
+        check_walk(&w, "backtrace() walks through the JIT frames by the back chain", 1);
+    else
+        check_walk(&w, check_with_sink ? "backtrace() walks through the JIT frames"
+                                       : "backtrace() stops at the JIT frames (no sink)",
+                   check_with_sink);
+    if (walk_with_unwind_backtrace(&w, dwarf_scope) == 0)
         check_walk(&w, check_with_sink ? "_Unwind_Backtrace walks through the JIT frames"
                                        : "_Unwind_Backtrace stops at the JIT frames (no sink)",
                    check_with_sink);
@@ -96,8 +117,20 @@ static void on_crash(int sig, siginfo_t *info, void *context)
     (void)sig;
     (void)info;
     (void)context;
-    walk_with_backtrace(&crash_walk); /* libgcc_s is loaded already */
+    signal_return = __builtin_return_address(0);
+    if (BACKTRACE_FOLLOWS_BACK_CHAIN)
+        walk_with_unwind_backtrace(&crash_walk, dwarf_scope);
+    else
+        walk_with_backtrace(&crash_walk); /* libgcc_s is loaded already */
     siglongjmp(after_crash, 1);
+}
+
+/* powerpc64: the kernel's rt_sigreturn trampoline, as libgcc recognizes it:
+ * addi r1,r1,128; li r0,172 (rt_sigreturn); sc. */
+static int kernel_signal_trampoline(const void *ra)
+{
+    static const uint32_t kernel[] = {0x38210080u, 0x380000acu, 0x44000002u};
+    return ra && memcmp(ra, kernel, sizeof kernel) == 0;
 }
 
 /* Fault in callback_b and walk the stack from the SIGSEGV handler. */
@@ -120,9 +153,17 @@ static void check_crash_handler(int with)
     sigaction(SIGSEGV, &old, NULL);
     if (guard != MAP_FAILED)
         munmap(guard, 4096);
-    check_walk(&crash_walk, with ? "a SIGSEGV handler's backtrace() walks through the JIT frames"
-                                 : "a SIGSEGV handler's backtrace() stops at the JIT frames (no sink)",
-               with);
+    if (BACKTRACE_FOLLOWS_BACK_CHAIN && !kernel_signal_trampoline(signal_return)) {
+        fprintf(stderr, "note: the signal return trampoline at %p is not the kernel's "
+                        "(qemu-user): no unwinder crosses it, the crash walk is not checked\n",
+                signal_return);
+        return;
+    }
+    const char *walker = BACKTRACE_FOLLOWS_BACK_CHAIN ? "_Unwind_Backtrace" : "backtrace()";
+    char title[128];
+    snprintf(title, sizeof title, "a SIGSEGV handler's %s %s", walker,
+             with ? "walks through the JIT frames" : "stops at the JIT frames (no sink)");
+    check_walk(&crash_walk, title, with);
 }
 
 static void check_scope(const char *scope)
@@ -168,6 +209,13 @@ int main(int argc, char **argv)
     }
     int with = strcmp(argv[1], "with") == 0;
     check_scope(argv[2]);
+    if (BACKTRACE_FOLLOWS_BACK_CHAIN && !dlsym(RTLD_DEFAULT, "_Unwind_Backtrace")) {
+        dwarf_scope = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!dwarf_scope) {
+            fprintf(stderr, "FAIL: dlopen libgcc_s.so.1: %s\n", dlerror());
+            return 1;
+        }
+    }
     if (jit_setup(with ? JF_SINK_UNWIND : 0, callback_b, &jit, &tramp) != 0)
         return 1;
     check_with_sink = with;

@@ -10,7 +10,8 @@
 
 int jit_supported(void)
 {
-#if defined(__x86_64__) || defined(__aarch64__) || (defined(__riscv) && __riscv_xlen == 64)
+#if defined(__x86_64__) || defined(__aarch64__) || (defined(__riscv) && __riscv_xlen == 64) || \
+    (defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)) || defined(__s390x__)
     return 1;
 #else
     return 0;
@@ -86,6 +87,67 @@ static int add_frameless_rules(jf_cfi *c)
     rc = rc ? rc : jf_cfi_advance_to(c, 28);
     return rc ? rc : jf_cfi_def_cfa_offset(c, 0);
 }
+#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+/* ELFv2: LR saved in the caller's frame at CFA + 16, a 32-byte frame of our
+ * own (back chain by stdu), the target called through ctr with its address
+ * in r12 and our TOC saved at 24(r1) and reloaded after the call. */
+#define INSN(w) (uint8_t)(w), (uint8_t)((w) >> 8), (uint8_t)((w) >> 16), (uint8_t)((w) >> 24)
+enum { LR_REG = 65 };
+static const uint8_t frameless_code[] = {
+    INSN(0x7c0802a6u), /*  0: mflr  r0            */
+    INSN(0xf8010010u), /*  4: std   r0,16(r1)     */
+    INSN(0xf821ffe1u), /*  8: stdu  r1,-32(r1)    */
+    INSN(0xf8410018u), /* 12: std   r2,24(r1)     */
+    INSN(0x7c6c1b78u), /* 16: mr    r12,r3        */
+    INSN(0x7d8903a6u), /* 20: mtctr r12           */
+    INSN(0x7c832378u), /* 24: mr    r3,r4         */
+    INSN(0x4e800421u), /* 28: bctrl               */
+    INSN(0xe8410018u), /* 32: ld    r2,24(r1)     */
+    INSN(0x38210020u), /* 36: addi  r1,r1,32      */
+    INSN(0xe8010010u), /* 40: ld    r0,16(r1)     */
+    INSN(0x7c0803a6u), /* 44: mtlr  r0            */
+    INSN(0x4e800020u), /* 48: blr                 */
+};
+
+static int add_frameless_rules(jf_cfi *c)
+{
+    int rc = jf_cfi_begin_fde(c, 0, sizeof frameless_code);
+    rc = rc ? rc : jf_cfi_advance_to(c, 8);
+    rc = rc ? rc : jf_cfi_offset(c, LR_REG, 16);
+    rc = rc ? rc : jf_cfi_advance_to(c, 12);
+    rc = rc ? rc : jf_cfi_def_cfa_offset(c, 32);
+    rc = rc ? rc : jf_cfi_advance_to(c, 40);
+    rc = rc ? rc : jf_cfi_def_cfa_offset(c, 0);
+    rc = rc ? rc : jf_cfi_advance_to(c, 48);
+    return rc ? rc : jf_cfi_restore(c, LR_REG);
+}
+#elif defined(__s390x__)
+/* r14 and r15 stored into the caller's register save area (CFA - 48 and
+ * CFA - 40; CFA = r15 + 160 at entry), a 160-byte frame of our own, the
+ * target called with basr. Instructions are big-endian, 2, 4 or 6 bytes. */
+static const uint8_t frameless_code[] = {
+    0xeb, 0xef, 0xf0, 0x70, 0x00, 0x24, /*  0: stmg %r14,%r15,112(%r15) */
+    0xa7, 0xfb, 0xff, 0x60,             /*  6: aghi %r15,-160           */
+    0xb9, 0x04, 0x00, 0x12,             /* 10: lgr  %r1,%r2             */
+    0xb9, 0x04, 0x00, 0x23,             /* 14: lgr  %r2,%r3             */
+    0x0d, 0xe1,                         /* 18: basr %r14,%r1            */
+    0xeb, 0xef, 0xf1, 0x10, 0x00, 0x04, /* 20: lmg  %r14,%r15,272(%r15) */
+    0x07, 0xfe,                         /* 26: br   %r14                */
+};
+
+static int add_frameless_rules(jf_cfi *c)
+{
+    int rc = jf_cfi_begin_fde(c, 0, sizeof frameless_code);
+    rc = rc ? rc : jf_cfi_advance_to(c, 6);
+    rc = rc ? rc : jf_cfi_offset(c, 14, -48);
+    rc = rc ? rc : jf_cfi_offset(c, 15, -40);
+    rc = rc ? rc : jf_cfi_advance_to(c, 10);
+    rc = rc ? rc : jf_cfi_def_cfa_offset(c, 320);
+    rc = rc ? rc : jf_cfi_advance_to(c, 26);
+    rc = rc ? rc : jf_cfi_def_cfa_offset(c, 160);
+    rc = rc ? rc : jf_cfi_restore(c, 14);
+    return rc ? rc : jf_cfi_restore(c, 15);
+}
 #else
 static const uint8_t frameless_code[] = {0};
 
@@ -159,7 +221,7 @@ int jit_make(jit_function *frameless, jit_function *framed)
     memset(frameless, 0, sizeof *frameless);
     memset(framed, 0, sizeof *framed);
     if (!jit_supported()) {
-        fprintf(stderr, "the test JIT code is x86_64, aarch64 or riscv64 machine code\n");
+        fprintf(stderr, "the test JIT code is x86_64, aarch64, riscv64, ppc64le or s390x machine code\n");
         return -1;
     }
     uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -2,7 +2,7 @@
  * Small machine-code functions for the unwind tests, written into
  * anonymous executable memory (as a JIT would), each with its unwind rules
  * built through the public CFI assembler:
- *  - a frameless function (x86_64, aarch64, riscv64): the stack adjusted
+ *  - a frameless function (x86_64, aarch64, riscv64, ppc64le, s390x): the stack adjusted
  *    around an indirect call of its first argument with its second
  *  - a framed trampoline-like function (x86_64 only; NULL elsewhere):
  *    push %rbp; mov %rsp,%rbp; call ...
@@ -30,7 +30,7 @@ typedef struct jit_function {
     jf_cfi *cfi; /* owned; registered copies are made by jitframes */
 } jit_function;
 
-/* 1 on x86_64, aarch64 and riscv64, where the generated code runs. */
+/* 1 on x86_64, aarch64, riscv64, ppc64le and s390x, where the generated code runs. */
 int jit_supported(void);
 
 /* Write both functions into one fresh executable mapping. Returns 0 or -1
@@ -47,6 +47,10 @@ int jit_setup(unsigned sinks, jit_callback tramp_target, jit_function *frameless
  * in src/arch/). */
 #if defined(__x86_64__)
 #define JIT_TRAMPOLINE_CODE 16
+#elif defined(__powerpc64__)
+#define JIT_TRAMPOLINE_CODE 64
+#elif defined(__s390x__)
+#define JIT_TRAMPOLINE_CODE 26
 #else
 #define JIT_TRAMPOLINE_CODE 48
 #endif
