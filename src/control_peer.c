@@ -33,9 +33,13 @@ static uid_t overflow_uid(void)
 }
 
 /* Does this user namespace map all 2^32 - 1 uids (then none reads as the
- * overflow uid without being it)? Unreadable: assume not. */
+ * overflow uid without being it)? Unreadable: assume not. A map is
+ * written once, so a yes is kept (only the listener thread asks). */
 static int every_uid_mapped(void)
 {
+    static int known_full;
+    if (known_full)
+        return 1;
     FILE *f = fopen("/proc/self/uid_map", "re");
     if (!f)
         return 0;
@@ -43,7 +47,7 @@ static int every_uid_mapped(void)
     for (int i = 0; i < MAX_UID_MAP_LINES && fscanf(f, "%llu %llu %llu", &inside, &outside, &count) == 3; i++)
         total += count;
     fclose(f);
-    return total >= UINT32_MAX;
+    return known_full = total >= UINT32_MAX;
 }
 
 static int names_someone(uid_t uid)

@@ -128,11 +128,12 @@ int jf__control_admit(jf_ctl_conn *c)
     return 1;
 }
 
-/* Answer an obeyed peer: the outcome of op and the process's state. */
-static void conclude(const jf_ctl_conn *c, const jf_ctl_request *req, int rc, const char *message)
+/* Answer an obeyed peer: the outcome of its request, with the process's
+ * state if it was read. */
+static void conclude(const jf_ctl_conn *c, const jf_ctl_request *req, int rc, const char *message, int with_state)
 {
     reply = (jf_ctl_reply){.version = JF_CTL_VERSION, .op = req->op};
-    answer(c, rc, message, 1);
+    answer(c, rc, message, with_state);
     /* A bad request is the client's problem, not the host's: info. */
     jf__log_sampled(rc ? &failed : &answered, JF_LOG_INFO, "control channel: %s 0x%x from uid %u pid %ld: %s",
                     op_names[req->op], (unsigned)req->sinks, (unsigned)c->uid, (long)c->pid,
@@ -143,7 +144,7 @@ static void conclude(const jf_ctl_conn *c, const jf_ctl_request *req, int rc, co
 void jf__control_give_up(jf_ctl_conn *c, const char *why)
 {
     jf_ctl_request none = {0};
-    conclude(c, &none, JF_EIO, why);
+    conclude(c, &none, JF_EIO, why, 0); /* nothing asked: no state, no registry lock */
 }
 
 /* A whole request: decode and carry it out; req stays 0 if malformed. */
@@ -173,7 +174,7 @@ int jf__control_receive(jf_ctl_conn *c)
         rc = jf__fail(JF_EINVAL, "control request too short (%zu of %d bytes)", c->got, JF_CTL_REQUEST_SIZE);
     else
         rc = carry_out(c, &req);
-    conclude(c, &req, rc, jf_last_error());
+    conclude(c, &req, rc, jf_last_error(), 1);
     return 0;
 }
 
