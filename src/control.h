@@ -69,4 +69,8 @@ void jf__control_expire(jf_ctl_conn *c);
  * (control_peer.c): 1, or 0 with the reason in why. */
 int jf__control_peer_obeyed(uid_t peer_uid, char *why, size_t cap);
 
+/* Read the overflow uid (/proc/sys/kernel/overflowuid) again: when the
+ * listener starts. */
+void jf__control_peer_refresh(void);
+
 #endif

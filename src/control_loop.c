@@ -5,10 +5,10 @@
  * each accepted one is non-blocking, read as its bytes arrive and
  * answered at once when its 16 bytes are in, or when its own deadline
  * passes. At most PENDING_MAX wait at a time; a newer one replaces the
- * oldest (answered with an error), so what a flood of connections costs is
- * bounded per connection and a client that sends its request right after
- * connecting (the tool does) is answered in the round after it is
- * accepted. Accepting is limited per round so that the connections already
+ * oldest of the same peer process, or else the oldest of all (answered
+ * with an error), so what a flood of connections costs is bounded per
+ * connection, and a process flooding the channel only displaces its own
+ * connections: another's request is answered as soon as its bytes are in. Accepting is limited per round so that the connections already
  * accepted are read first.
  *
  * Idle, the thread sleeps in poll() with no timeout. Out of descriptors or
@@ -27,14 +27,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum { PENDING_MAX = 128, ACCEPTS_PER_ROUND = 16, BACKOFF_MS = 1000 };
+enum { PENDING_MAX = 128, ADMITTING = PENDING_MAX, ACCEPTS_PER_ROUND = 16, BACKOFF_MS = 1000 };
 
 static jf_ctl_conn pending[PENDING_MAX];
 /* Each pending connection's descriptor + 1 (0: none; zero-initialised, so
  * a child forked before the thread ever ran closes nothing): a child forked
  * meanwhile closes its copies. Cleared before the thread closes one, so a
  * child never closes a descriptor number that was reused. */
-static int held[PENDING_MAX];
+static int held[PENDING_MAX + 1]; /* [ADMITTING]: the one being accepted */
 
 /* The loop's own state: the thread's, never shared. */
 typedef struct loop_state {
@@ -49,32 +49,46 @@ static void release(int slot)
     pending[slot].fd = -1;
 }
 
-static int free_or_oldest_slot(void)
+/* The slot for a new connection from `pid`: a free one, else that peer's
+ * own oldest (a process flooding the channel displaces its own
+ * connections, not another's), else the oldest of all, answered and
+ * closed first. */
+static int slot_for(pid_t pid)
 {
-    int oldest = 0;
+    int oldest = -1, own_oldest = -1;
     for (int i = 0; i < PENDING_MAX; i++) {
         if (pending[i].fd < 0)
             return i;
-        if (pending[i].deadline_ns < pending[oldest].deadline_ns)
+        if (oldest < 0 || pending[i].deadline_ns < pending[oldest].deadline_ns)
             oldest = i;
+        if (pending[i].pid == pid && (own_oldest < 0 || pending[i].deadline_ns < pending[own_oldest].deadline_ns))
+            own_oldest = i;
     }
-    char why[96];
+    int victim = own_oldest >= 0 ? own_oldest : oldest;
+    char why[128];
     snprintf(why, sizeof why, "dropped unanswered: a newer connection took its place (%d wait at most)",
              PENDING_MAX);
-    jf__control_give_up(&pending[oldest], why);
-    release(oldest);
-    return oldest;
+    jf__control_give_up(&pending[victim], why);
+    release(victim);
+    return victim;
 }
 
 /* A new connection: refused at once, or answered at once if its request is
  * already in, or left waiting. */
 static void take(int fd)
 {
-    int slot = free_or_oldest_slot();
-    pending[slot].fd = fd;
-    __atomic_store_n(&held[slot], fd + 1, __ATOMIC_SEQ_CST);
-    if (!jf__control_admit(&pending[slot]) || !jf__control_receive(&pending[slot]))
-        release(slot);
+    jf_ctl_conn c = {.fd = fd};
+    __atomic_store_n(&held[ADMITTING], fd + 1, __ATOMIC_SEQ_CST);
+    if (jf__control_admit(&c)) {
+        int slot = slot_for(c.pid);
+        pending[slot] = c;
+        __atomic_store_n(&held[slot], fd + 1, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&held[ADMITTING], 0, __ATOMIC_SEQ_CST);
+        if (!jf__control_receive(&pending[slot]))
+            release(slot);
+        return;
+    }
+    close(__atomic_exchange_n(&held[ADMITTING], 0, __ATOMIC_SEQ_CST) - 1);
 }
 
 static void accept_some(loop_state *s)
@@ -162,6 +176,7 @@ void jf__control_listen(int listen_fd, int wake_fd)
     static struct pollfd p[2 + PENDING_MAX]; /* only this thread runs the loop */
     static int slots[2 + PENDING_MAX];
     loop_state s = {.listen_fd = listen_fd, .wake_fd = wake_fd};
+    jf__control_peer_refresh();
     for (int i = 0; i < PENDING_MAX; i++)
         pending[i].fd = -1;
     for (;;) {
@@ -185,7 +200,7 @@ void jf__control_listen(int listen_fd, int wake_fd)
 
 void jf__control_close_inherited(void)
 {
-    for (int i = 0; i < PENDING_MAX; i++) {
+    for (int i = 0; i <= PENDING_MAX; i++) {
         int fd = __atomic_exchange_n(&held[i], 0, __ATOMIC_SEQ_CST) - 1;
         if (fd >= 0)
             close(fd);

@@ -20,7 +20,11 @@
 
 enum { DEFAULT_OVERFLOW_UID = 65534, MAX_UID_MAP_LINES = 512 };
 
-static uid_t overflow_uid(void)
+/* Read when the listener starts (jf__control_peer_refresh), not per
+ * connection: a flood of connections costs no /proc reads. */
+static uid_t overflow;
+
+void jf__control_peer_refresh(void)
 {
     FILE *f = fopen("/proc/sys/kernel/overflowuid", "re");
     unsigned long v = DEFAULT_OVERFLOW_UID;
@@ -29,7 +33,7 @@ static uid_t overflow_uid(void)
             v = DEFAULT_OVERFLOW_UID;
         fclose(f);
     }
-    return (uid_t)v;
+    overflow = (uid_t)v;
 }
 
 /* Does this user namespace map all 2^32 - 1 uids (then none reads as the
@@ -52,7 +56,7 @@ static int every_uid_mapped(void)
 
 static int names_someone(uid_t uid)
 {
-    return uid != overflow_uid() || every_uid_mapped();
+    return uid != overflow || every_uid_mapped();
 }
 
 int jf__control_peer_obeyed(uid_t peer_uid, char *why, size_t cap)
