@@ -221,37 +221,45 @@ static int take_identity_inside(pid_t pid)
     return found && setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) == 0 ? 0 : -1;
 }
 
-static void send_descriptor(int channel, int fd)
-{
-    char data = 0;
+/* One byte carrying one descriptor (SCM_RIGHTS). */
+typedef struct fd_message {
+    char byte;
+    struct iovec iov;
     union {
         struct cmsghdr h;
         char space[CMSG_SPACE(sizeof(int))];
     } control;
-    struct iovec iov = {&data, 1};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.space,
-                         .msg_controllen = sizeof control.space};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    struct msghdr msg;
+} fd_message;
+
+static struct msghdr *fd_message_init(fd_message *m)
+{
+    m->byte = 0;
+    m->iov = (struct iovec){&m->byte, 1};
+    m->msg = (struct msghdr){.msg_iov = &m->iov, .msg_iovlen = 1, .msg_control = m->control.space,
+                             .msg_controllen = sizeof m->control.space};
+    return &m->msg;
+}
+
+static void send_descriptor(int channel, int fd)
+{
+    fd_message m;
+    struct msghdr *msg = fd_message_init(&m);
+    struct cmsghdr *c = CMSG_FIRSTHDR(msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    (void)sendmsg(channel, &msg, MSG_NOSIGNAL);
+    (void)sendmsg(channel, msg, MSG_NOSIGNAL);
 }
 
 static int receive_descriptor(int channel)
 {
-    char data;
-    union {
-        struct cmsghdr h;
-        char space[CMSG_SPACE(sizeof(int))];
-    } control;
-    struct iovec iov = {&data, 1};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.space,
-                         .msg_controllen = sizeof control.space};
-    if (recvmsg(channel, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
+    fd_message m;
+    struct msghdr *msg = fd_message_init(&m);
+    if (recvmsg(channel, msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
         return -1;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    struct cmsghdr *c = CMSG_FIRSTHDR(msg);
     int fd = -1;
     if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
         memcpy(&fd, CMSG_DATA(c), sizeof fd);
