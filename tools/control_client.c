@@ -225,11 +225,11 @@ static int take_identity_inside(pid_t pid)
 typedef struct fd_message {
     char byte;
     struct iovec iov;
-    union {
+    struct msghdr msg;
+    union { /* last: struct cmsghdr ends in a flexible array */
         struct cmsghdr h;
         char space[CMSG_SPACE(sizeof(int))];
     } control;
-    struct msghdr msg;
 } fd_message;
 
 static struct msghdr *fd_message_init(fd_message *m)
