@@ -34,6 +34,7 @@ cd "$tdir" || exit 1
 # refused NAME UID PID [MESSAGE]: `enable perfmap` as UID is refused and writes nothing.
 refused() {
   local name=$1 uid=$2 pid=$3 want=${4:-refused}
+  rm -f "/tmp/perf-$pid.map" # another process's, that had this pid before
   expect_rc "$name" 1 as "$uid" "$tool" enable "$pid" perfmap
   case $err in *"$want"*) ;; *) fail "$name: '$want' not in: $err" ;; esac
   [ -e "/proc/$pid/root/tmp/perf-$pid.map" ] && fail "$name: the map was written"
@@ -43,6 +44,7 @@ refused() {
 # obeyed NAME UID PID: `enable perfmap` then `disable` as UID succeed.
 obeyed() {
   local name=$1 uid=$2 pid=$3
+  rm -f "/tmp/perf-$pid.map" # another process's, that had this pid before (sticky /tmp)
   expect_rc "$name" 0 as "$uid" "$tool" enable "$pid" perfmap
   [ -f "/tmp/perf-$pid.map" ] || fail "$name: no map after enable"
   expect_rc "$name-disable" 0 as "$uid" "$tool" disable "$pid" perfmap
