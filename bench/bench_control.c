@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -194,8 +195,12 @@ static void flood(const char *task, int storm)
     for (int round = 0; round < WORK_ROUNDS; round++) {
         quiet[round] = work_seconds();
         pid_t flooder = fork();
-        if (flooder == 0)
+        if (flooder == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives the benchmark */
+            if (getppid() == 1)
+                _exit(1);
             flood_forever(name, storm);
+        }
         usleep(100000); /* the flood under way */
         double l0 = cpu_ns_of(task), w0 = cpu_ns_of(".");
         loud[round] = work_seconds();
