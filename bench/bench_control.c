@@ -5,7 +5,13 @@
  * request costs from outside (connect, status, reply: median of 1,000
  * round trips through the tool's client code, the process answering
  * itself), and `enable perfmap` through the channel with 100,000 live
- * regions to replay.
+ * regions to replay. Then a flood from a child process of the same uid
+ * (obeyed): 1,000 idle connections held open, then reopened as fast as it
+ * can (a storm), and 50 slow senders adding one byte each per round: how long a status takes to
+ * be answered meanwhile (median and worst of 200), how much slower the
+ * process's own work gets (1,000 regions registered and unregistered 100
+ * times, median of 15 rounds alternating without and with the flood), and
+ * the listener thread's CPU time against that work's.
  * Usage: bench_control [IDLE_SECONDS]   (default 10)
  */
 #define _GNU_SOURCE
@@ -15,13 +21,29 @@
 #include "bench_util.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-enum { ROUND_TRIPS = 1000, REGIONS = 100000 };
+enum {
+    ROUND_TRIPS = 1000,
+    REGIONS = 100000,
+    FLOOD_IDLE = 1000,
+    FLOOD_SLOW = 50,
+    FLOOD_STATUS = 200,
+    WORK_REGIONS = 1000,
+    WORK_REPEATS = 100,
+    WORK_ROUNDS = 15,
+};
 
 static uint8_t code[REGIONS * 16];
 
@@ -61,6 +83,147 @@ static void listener_task(char *out, size_t cap)
         bench_die("no jf-control thread");
 }
 
+/* CPU time (ns) of /proc/self/<path>, from its schedstat. */
+static double cpu_ns_of(const char *path)
+{
+    char file[300];
+    unsigned long long ns = 0;
+    snprintf(file, sizeof file, "/proc/self/%s/schedstat", path);
+    FILE *f = fopen(file, "r");
+    if (!f || fscanf(f, "%llu", &ns) != 1)
+        bench_die(file);
+    fclose(f);
+    return (double)ns;
+}
+
+/* A connection to the abstract name, non-blocking: -1 if refused now. */
+static int connect_by_name(const char *name)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    size_t n = strlen(name);
+    memcpy(addr.sun_path + 1, name, n);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* The flooder (a child: same uid, obeyed), until killed: 1,000 idle
+ * connections, held (the issue's flood) or, with `storm`, dropped and
+ * opened again as fast as it can; and 50 slow senders adding a byte each
+ * every millisecond, reconnecting when answered. */
+static void flood_forever(const char *name, int storm)
+{
+    static int idle[FLOOD_IDLE];
+    int slow[FLOOD_SLOW];
+    for (int i = 0; i < FLOOD_SLOW; i++)
+        slow[i] = -1;
+    for (int i = 0; i < FLOOD_IDLE; i++)
+        idle[i] = connect_by_name(name);
+    for (;;) {
+        for (int i = 0; i < FLOOD_SLOW; i++) {
+            if (slow[i] < 0)
+                slow[i] = connect_by_name(name);
+            if (slow[i] >= 0 && send(slow[i], "j", 1, MSG_NOSIGNAL) != 1) {
+                close(slow[i]);
+                slow[i] = -1;
+            }
+        }
+        for (int i = 0; storm && i < FLOOD_IDLE; i++) {
+            if (idle[i] >= 0)
+                close(idle[i]);
+            idle[i] = connect_by_name(name);
+        }
+        if (!storm)
+            usleep(1000);
+    }
+}
+
+/* Seconds from connecting to the whole reply of a status request. */
+static double status_by_name_seconds(const char *name)
+{
+    static uint8_t in[JF_CTL_REPLY_MAX];
+    uint8_t out[JF_CTL_REQUEST_SIZE];
+    jf_ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
+    jf__ctl_encode_request(&req, out);
+    double t0 = bench_now_seconds();
+    int fd;
+    while ((fd = connect_by_name(name)) < 0) /* a full backlog: try again */
+        ;
+    if (send(fd, out, sizeof out, MSG_NOSIGNAL) != (ssize_t)sizeof out)
+        bench_die("send");
+    size_t got = 0, want = JF_CTL_REPLY_HEADER_SIZE;
+    while (got < want) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ssize_t n = poll(&p, 1, 10000) == 1 ? recv(fd, in + got, want - got, 0) : 0;
+        if (n <= 0)
+            bench_die("status under the flood: no reply");
+        got += (size_t)n;
+        if (got == JF_CTL_REPLY_HEADER_SIZE && !(want = jf__ctl_reply_size(in)))
+            bench_die("status under the flood: malformed reply");
+    }
+    close(fd);
+    return bench_now_seconds() - t0;
+}
+
+/* The process's own work: seconds of wall time. */
+static double work_seconds(void)
+{
+    static jf_region r[WORK_REGIONS];
+    for (int i = 0; i < WORK_REGIONS; i++)
+        r[i] = (jf_region){.struct_size = sizeof(jf_region), .addr = code + 16 * i, .size = 16, .name = "bench_work"};
+    double t0 = bench_now_seconds();
+    for (int k = 0; k < WORK_REPEATS; k++) {
+        if (jf_register_batch(r, WORK_REGIONS) != 0)
+            bench_die("jf_register_batch");
+        for (int i = 0; i < WORK_REGIONS; i++)
+            jf_unregister(code + 16 * i);
+    }
+    return bench_now_seconds() - t0;
+}
+
+static void flood(const char *task, int storm)
+{
+    char name[108];
+    jfc_error err;
+    if (jfc_find_socket(getpid(), name, sizeof name, &err) != 0)
+        bench_die(err.msg);
+    static double quiet[WORK_ROUNDS], loud[WORK_ROUNDS], answers[FLOOD_STATUS];
+    double listener_ns = 0, work_cpu_ns = 0;
+    for (int round = 0; round < WORK_ROUNDS; round++) {
+        quiet[round] = work_seconds();
+        pid_t flooder = fork();
+        if (flooder == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives the benchmark */
+            if (getppid() == 1)
+                _exit(1);
+            flood_forever(name, storm);
+        }
+        usleep(100000); /* the flood under way */
+        double l0 = cpu_ns_of(task), w0 = cpu_ns_of(".");
+        loud[round] = work_seconds();
+        listener_ns += cpu_ns_of(task) - l0;
+        work_cpu_ns += cpu_ns_of(".") - w0;
+        if (round == 0)
+            for (int i = 0; i < FLOOD_STATUS; i++)
+                answers[i] = status_by_name_seconds(name);
+        kill(flooder, SIGKILL);
+        waitpid(flooder, NULL, 0);
+    }
+    double worst = 0;
+    for (int i = 0; i < FLOOD_STATUS; i++)
+        worst = answers[i] > worst ? answers[i] : worst;
+    printf("%s %d idle connections and %d slow senders (same uid): status answered in median %.2f ms, "
+           "worst %.2f ms of %d\n", storm ? "a storm of" : "held:", FLOOD_IDLE, FLOOD_SLOW, bench_median(answers, FLOOD_STATUS) * 1e3, worst * 1e3,
+           FLOOD_STATUS);
+    double q = bench_median(quiet, WORK_ROUNDS), l = bench_median(loud, WORK_ROUNDS);
+    printf("the process's work (%d x %d regions registered and unregistered): %.2f ms quiet, %.2f ms flooded "
+           "(%+.1f%%); listener thread CPU %.1f%% of the process's meanwhile\n", WORK_REPEATS, WORK_REGIONS,
+           q * 1e3, l * 1e3, (l / q - 1) * 100, listener_ns / work_cpu_ns * 100);
+}
+
 static double request_seconds(uint16_t op, uint32_t sinks)
 {
     jf_ctl_request req = {JF_CTL_VERSION, op, sinks};
@@ -93,6 +256,9 @@ int main(int argc, char **argv)
         rt[i] = request_seconds(JF_CTL_STATUS, 0);
     printf("status round trip (find the socket in /proc, connect, request, reply): median %.1f us\n",
            bench_median(rt, ROUND_TRIPS) * 1e6);
+
+    flood(task, 0);
+    flood(task, 1);
 
     static jf_region regions[REGIONS];
     static char names[REGIONS][24];

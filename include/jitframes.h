@@ -122,12 +122,14 @@ JF_API const char *jf_last_error(void);
  * no timeout, on an abstract AF_UNIX socket named "jitframes/<pid>.<random>"
  * (no file anywhere; SOCK_CLOEXEC, so an exec leaves nothing); idle it uses
  * no CPU (bench/bench_control: 0 ticks over 10 s). It blocks every signal.
- * It obeys only clients running as this process's effective uid or as root,
- * as the kernel tells (SO_PEERCRED); others are refused and logged. A
+ * It obeys only clients running as this process's effective uid or as root
+ * of its user namespace, as the kernel maps them (SO_PEERCRED), never one
+ * with no mapping there; others are refused and logged (sampled). A
  * request can enable sinks (exactly jf_enable: live regions are replayed),
  * disable them, or ask for the status (sinks, jf_stats counters, the
  * jitdump directory, pid, version); a malformed one is answered with an
- * error and changes nothing, and a client gets at most 1 s to send it.
+ * error and changes nothing, and a client gets at most 1 s to send it;
+ * clients are served side by side, none waits for another.
  * After fork() the child starts its own channel (own socket, own pid); the
  * last jf_shutdown stops the thread and closes the socket. If the channel
  * cannot start (no socket or thread), jf_init returns JF_ESINK and the

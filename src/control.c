@@ -6,9 +6,10 @@
  * namespace from colliding even when their pid namespaces give them the same
  * pid; the tool finds a process's socket through /proc/PID/fd, not the name.
  *
- * The thread blocks in poll() with no timeout on the socket and an eventfd
- * (the stop signal): idle, it never runs. It blocks every signal, so the
- * host's handlers never run on it and a signal is never sent to it.
+ * The thread (control_loop.c) blocks in poll() with no timeout on the
+ * socket and an eventfd (the stop signal): idle, it never runs. It blocks
+ * every signal, so the host's handlers never run on it and a signal is
+ * never sent to it.
  */
 #define _GNU_SOURCE
 #include "control.h"
@@ -19,7 +20,6 @@
 #include "sys.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -41,12 +41,9 @@ static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
 static int running;
 static pthread_t listener;
 static channel_fds channel = {-1, -1};
-/* The connection being answered: a child forked meanwhile closes its copy.
- * Set to -1 before the parent closes it, so a child never closes a
- * descriptor number that was reused. */
-static int serving_fd = -1;
-
-enum { BACKLOG = 16, BIND_ATTEMPTS = 8, BACKOFF_MS = 1000 };
+/* Connections queue here until the loop accepts them: it accepts them
+ * as fast as they come, a burst waits in the backlog. */
+enum { BACKLOG = 128, BIND_ATTEMPTS = 8 };
 
 static uint64_t random_tag(void)
 {
@@ -92,47 +89,10 @@ static int open_channel(channel_fds *out)
     return 0;
 }
 
-/* Out of descriptors or memory: wait (for a stop, at most BACKOFF_MS)
- * instead of spinning on a connection that cannot be accepted yet. */
-static int back_off(int wake_fd)
-{
-    struct pollfd p = {.fd = wake_fd, .events = POLLIN};
-    return poll(&p, 1, BACKOFF_MS) > 0;
-}
-
-/* Wait for a connection; 1 when the channel is stopping. */
-static int wait_for_connection(const channel_fds *fds)
-{
-    struct pollfd p[2] = {{.fd = fds->wake_fd, .events = POLLIN}, {.fd = fds->listen_fd, .events = POLLIN}};
-    int n = poll(p, 2, -1);
-    if (n < 0)
-        return errno == EINTR ? 0 : back_off(fds->wake_fd);
-    if (p[0].revents)
-        return 1;
-    if (p[1].revents & (POLLERR | POLLHUP | POLLNVAL)) /* never for a listening socket: no spin if so */
-        return back_off(fds->wake_fd);
-    return 0;
-}
-
 static void *listen_loop(void *arg)
 {
     channel_fds fds = *(channel_fds *)arg;
-    int warned = 0;
-    while (!wait_for_connection(&fds)) {
-        int conn = accept4(fds.listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (conn < 0) {
-            if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
-                continue;
-            if (!warned++)
-                jf__log(JF_LOG_WARNING, "control channel: accept: %s", strerror(errno));
-            if (back_off(fds.wake_fd))
-                break;
-            continue;
-        }
-        __atomic_store_n(&serving_fd, conn, __ATOMIC_SEQ_CST);
-        jf__control_serve(conn, fds.wake_fd);
-        close(__atomic_exchange_n(&serving_fd, -1, __ATOMIC_SEQ_CST));
-    }
+    jf__control_listen(fds.listen_fd, fds.wake_fd);
     return NULL;
 }
 
@@ -213,9 +173,7 @@ void jf__control_unlock_after_fork_parent(void)
  * of a connection being answered) and listens under its own pid. */
 void jf__control_restart_after_fork_child(void)
 {
-    int conn = __atomic_exchange_n(&serving_fd, -1, __ATOMIC_SEQ_CST);
-    if (conn >= 0)
-        close(conn);
+    jf__control_close_inherited();
     if (running) {
         close_channel();
         running = 0;

@@ -1,13 +1,15 @@
 /*
- * Answering one control connection. Who asks is taken from the kernel
- * (SO_PEERCRED), never from the request: only this process's effective uid
- * and root are obeyed; anyone else gets a refusal carrying none of the
- * process's state, and the refusal is logged. The request is one fixed-size
- * message read within a deadline, so a client that stalls or trickles
- * bytes holds the thread for at most REQUEST_DEADLINE_MS; anything
- * malformed is answered with an error and changes nothing. Replies are sent
- * with MSG_NOSIGNAL | MSG_DONTWAIT: a client gone away raises no SIGPIPE
- * and one that does not read never blocks us.
+ * Reading and answering one control connection. Who asks is taken from the
+ * kernel (SO_PEERCRED) when the connection is accepted, never from the
+ * request: control_peer.c decides whether it is obeyed; anyone else gets a
+ * refusal carrying none of the process's state at once. An obeyed peer's
+ * request is one fixed-size message, read as it arrives without ever
+ * waiting for it (control_loop.c waits for all connections at once, each
+ * with its own deadline); anything malformed is answered with an error and
+ * changes nothing. Replies are sent with MSG_NOSIGNAL | MSG_DONTWAIT: a
+ * client gone away raises no SIGPIPE and one that does not read never
+ * blocks us. Every diagnostic a peer can cause is sampled
+ * (jf__log_sampled): a flood of requests writes a few log lines.
  */
 #define _GNU_SOURCE
 #include "control.h"
@@ -18,7 +20,6 @@
 #include "sys.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -28,50 +29,8 @@ enum { REQUEST_DEADLINE_MS = 1000 };
 
 static const char *const op_names[] = {"?", "status", "enable", "disable"};
 
-static int peer_obeyed(uid_t uid)
-{
-    return uid == 0 || uid == geteuid();
-}
-
-/* The 1st, 2nd, 4th, 8th... refusal is logged: a flood cannot fill the log. */
-static void log_refusal(const struct ucred *peer)
-{
-    static uint64_t refusals;
-    uint64_t n = ++refusals;
-    if ((n & (n - 1)) == 0)
-        jf__log(JF_LOG_WARNING, "control channel: refused a request from uid %u (pid %ld): only uid %u "
-                                "or root are obeyed (%llu refused so far)",
-                (unsigned)peer->uid, (long)peer->pid, (unsigned)geteuid(), (unsigned long long)n);
-}
-
-/* Read exactly JF_CTL_REQUEST_SIZE bytes before the deadline. */
-static int read_request(int conn, int wake_fd, uint8_t *buf)
-{
-    uint64_t deadline = jf__monotonic_ns() + (uint64_t)REQUEST_DEADLINE_MS * 1000000u;
-    size_t got = 0;
-    while (got < JF_CTL_REQUEST_SIZE) {
-        uint64_t now = jf__monotonic_ns();
-        if (now >= deadline)
-            return jf__fail(JF_EIO, "control request incomplete after %d ms (%zu of %d bytes)",
-                            REQUEST_DEADLINE_MS, got, JF_CTL_REQUEST_SIZE);
-        struct pollfd p[2] = {{.fd = conn, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
-        int wait_ms = (int)((deadline - now + 999999u) / 1000000u);
-        if (poll(p, 2, wait_ms) < 0 && errno != EINTR)
-            return jf__fail(JF_EIO, "control channel: poll: %s", strerror(errno));
-        if (p[1].revents)
-            return jf__fail(JF_EIO, "control channel stopping");
-        if (!p[0].revents)
-            continue;
-        ssize_t n = recv(conn, buf + got, JF_CTL_REQUEST_SIZE - got, MSG_DONTWAIT);
-        if (n == 0)
-            return jf__fail(JF_EINVAL, "control request too short (%zu of %d bytes)", got, JF_CTL_REQUEST_SIZE);
-        if (n < 0 && errno != EAGAIN && errno != EINTR)
-            return jf__fail(JF_EIO, "control channel: recv: %s", strerror(errno));
-        if (n > 0)
-            got += (size_t)n;
-    }
-    return 0;
-}
+/* How many of each a peer caused: the sampled logs' counters. */
+static uint64_t refused, failed, answered, unsent;
 
 static int execute(const jf_ctl_request *req)
 {
@@ -108,7 +67,7 @@ static void send_reply(int conn, const jf_ctl_reply *r)
     size_t len = jf__ctl_encode_reply(r, out);
     /* A short send: the client stopped reading; it sees a truncated reply. */
     if (send(conn, out, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-        jf__log(JF_LOG_DEBUG, "control channel: reply not sent: %s", strerror(errno));
+        jf__log_sampled(&unsent, JF_LOG_DEBUG, "control channel: reply not sent: %s", strerror(errno));
 }
 
 /* The runtime's callback (jf_set_control_callback). Two atomics, not a
@@ -133,36 +92,95 @@ static void tell_runtime(int op)
         fn(__atomic_load_n(&control_ctx, __ATOMIC_ACQUIRE), jf_enabled_sinks());
 }
 
-void jf__control_serve(int conn, int wake_fd)
+/* The reply being built: 4.7 KiB, off the thread's stack; only the
+ * listener thread answers. */
+static jf_ctl_reply reply;
+
+static void answer(const jf_ctl_conn *c, int status, const char *message, int with_state)
 {
-    static jf_ctl_reply reply; /* 4.7 KiB: off the thread's stack */
+    snprintf(reply.message, sizeof reply.message, "%s", status ? message : "");
+    reply.status = status;
+    if (with_state)
+        fill_state(&reply);
+    send_reply(c->fd, &reply);
+}
+
+int jf__control_admit(jf_ctl_conn *c)
+{
     reply = (jf_ctl_reply){.version = JF_CTL_VERSION};
     struct ucred peer;
     socklen_t len = sizeof peer;
-    if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || len != sizeof peer) {
-        reply.status = jf__fail(JF_EACCES, "refused: the peer's credentials cannot be read");
-    } else if (!peer_obeyed(peer.uid)) {
-        log_refusal(&peer);
-        reply.status = jf__fail(JF_EACCES, "refused: uid %u is neither this process's uid (%u) nor root",
-                                (unsigned)peer.uid, (unsigned)geteuid());
-    } else {
-        uint8_t buf[JF_CTL_REQUEST_SIZE];
-        jf_ctl_request req = {0};
-        int rc = read_request(conn, wake_fd, buf);
-        if (rc == 0 && (rc = jf__ctl_decode_request(buf, &req)) == 0)
-            reply.op = req.op;
-        if (rc == 0)
-            rc = execute(&req);
-        reply.status = rc;
-        snprintf(reply.message, sizeof reply.message, "%s", rc ? jf_last_error() : "");
-        fill_state(&reply);
-        /* A bad request is the client's problem, not the host's: info. */
-        jf__log(JF_LOG_INFO, "control channel: %s 0x%x from uid %u pid %ld: %s",
-                op_names[reply.op], (unsigned)req.sinks, (unsigned)peer.uid, (long)peer.pid,
-                rc ? reply.message : "done");
+    char why[JF_CTL_MESSAGE_MAX + 1];
+    if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || len != sizeof peer) {
+        answer(c, JF_EACCES, "refused: the peer's credentials cannot be read", 0);
+        return 0;
     }
-    if (reply.status && !reply.message[0])
-        snprintf(reply.message, sizeof reply.message, "%s", jf_last_error());
-    send_reply(conn, &reply);
-    tell_runtime(reply.op); /* after answering: the runtime may take a while */
+    if (!jf__control_peer_obeyed(peer.uid, why, sizeof why)) {
+        jf__log_sampled(&refused, JF_LOG_WARNING, "control channel: refused a request from uid %u (pid %ld): %s",
+                        (unsigned)peer.uid, (long)peer.pid, why);
+        answer(c, JF_EACCES, why, 0);
+        return 0;
+    }
+    c->uid = peer.uid;
+    c->pid = peer.pid;
+    c->deadline_ns = jf__monotonic_ns() + (uint64_t)REQUEST_DEADLINE_MS * 1000000u;
+    c->got = 0;
+    return 1;
+}
+
+/* Answer an obeyed peer: the outcome of its request, with the process's
+ * state if it was read. */
+static void conclude(const jf_ctl_conn *c, const jf_ctl_request *req, int rc, const char *message, int with_state)
+{
+    reply = (jf_ctl_reply){.version = JF_CTL_VERSION, .op = req->op};
+    answer(c, rc, message, with_state);
+    /* A bad request is the client's problem, not the host's: info. */
+    jf__log_sampled(rc ? &failed : &answered, JF_LOG_INFO, "control channel: %s 0x%x from uid %u pid %ld: %s",
+                    op_names[req->op], (unsigned)req->sinks, (unsigned)c->uid, (long)c->pid,
+                    rc ? message : "done");
+    tell_runtime(req->op); /* after answering: the runtime may take a while */
+}
+
+void jf__control_give_up(jf_ctl_conn *c, const char *why)
+{
+    jf_ctl_request none = {0};
+    conclude(c, &none, JF_EIO, why, 0); /* nothing asked: no state, no registry lock */
+}
+
+/* A whole request: decode and carry it out; req stays 0 if malformed. */
+static int carry_out(const jf_ctl_conn *c, jf_ctl_request *req)
+{
+    jf_ctl_request decoded;
+    int rc = jf__ctl_decode_request(c->buf, &decoded);
+    if (rc == 0) {
+        *req = decoded;
+        rc = execute(req);
+    }
+    return rc;
+}
+
+int jf__control_receive(jf_ctl_conn *c)
+{
+    ssize_t n = recv(c->fd, c->buf + c->got, JF_CTL_REQUEST_SIZE - c->got, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 1;
+    if (n > 0 && (c->got += (size_t)n) < JF_CTL_REQUEST_SIZE)
+        return 1;
+    jf_ctl_request req = {0};
+    int rc;
+    if (n < 0)
+        rc = jf__fail(JF_EIO, "control channel: recv: %s", strerror(errno));
+    else if (n == 0)
+        rc = jf__fail(JF_EINVAL, "control request too short (%zu of %d bytes)", c->got, JF_CTL_REQUEST_SIZE);
+    else
+        rc = carry_out(c, &req);
+    conclude(c, &req, rc, jf_last_error(), 1);
+    return 0;
+}
+
+void jf__control_expire(jf_ctl_conn *c)
+{
+    jf__fail(JF_EIO, "control request incomplete after %d ms (%zu of %d bytes)", REQUEST_DEADLINE_MS, c->got,
+             JF_CTL_REQUEST_SIZE);
+    jf__control_give_up(c, jf_last_error());
 }

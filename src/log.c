@@ -60,6 +60,16 @@ void jf__log_configure_from_env(void)
                                 "logging errors and warnings", v);
 }
 
+static void send_message(int level, const char *msg)
+{
+    pthread_mutex_lock(&log_lock);
+    if (log_fn)
+        log_fn(log_ctx, level, msg);
+    else if (level <= stderr_level)
+        fprintf(stderr, "jitframes: %s\n", msg);
+    pthread_mutex_unlock(&log_lock);
+}
+
 void jf__log(int level, const char *fmt, ...)
 {
     char msg[512];
@@ -67,11 +77,20 @@ void jf__log(int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    send_message(level, msg);
+}
 
-    pthread_mutex_lock(&log_lock);
-    if (log_fn)
-        log_fn(log_ctx, level, msg);
-    else if (level <= stderr_level)
-        fprintf(stderr, "jitframes: %s\n", msg);
-    pthread_mutex_unlock(&log_lock);
+void jf__log_sampled(uint64_t *seen, int level, const char *fmt, ...)
+{
+    uint64_t n = __atomic_add_fetch(seen, 1, __ATOMIC_RELAXED);
+    if (n & (n - 1))
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (len >= 0 && (size_t)len < sizeof msg)
+        snprintf(msg + len, sizeof msg - (size_t)len, " (%llu so far)", (unsigned long long)n);
+    send_message(level, msg);
 }

@@ -7,8 +7,16 @@
 
 #include "error.h"
 
+#include <stdint.h>
+
 /* Send a diagnostic (JF_LOG_* level) to the callback or stderr. */
 void jf__log(int level, const char *fmt, ...) JF_PRINTF(2, 3);
+
+/* For a diagnostic anyone outside can repeat at will (a control channel
+ * peer): counts it in *seen and sends only the 1st, 2nd, 4th, 8th...,
+ * each with the count so far, so a flood of them writes a logarithmic
+ * number of lines. */
+void jf__log_sampled(uint64_t *seen, int level, const char *fmt, ...) JF_PRINTF(3, 4);
 
 /* Read $JITFRAMES_LOG (called once at first init). */
 void jf__log_configure_from_env(void);

@@ -8,7 +8,10 @@
  * "@jitframes/" name are found by inode among the listening sockets of
  * PID's network namespace, as sock_diag reports them (exact names with
  * their lengths). Abstract names live per network namespace, so a client
- * in another one enters PID's first (setns, root only). /proc/PID/net/unix
+ * in another one enters PID's first (setns, root only). In another user
+ * namespace, where our uid may have no mapping (the host's root outside a
+ * container), the connection is made from a child that enters it and takes
+ * its root's uid (or the process's), if we may. /proc/PID/net/unix
  * is read only without sock_diag or that namespace; there a name holding a
  * newline spills into what looks like a line of its own, so its lines only
  * propose candidates. Every candidate is tried, however many (a cap is
@@ -23,6 +26,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +35,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -271,6 +276,111 @@ static int connect_to(const char *name, long long deadline, jfc_error *err)
     return fd;
 }
 
+/* In PID's user namespace (we are its child now): become its root, or
+ * failing that PID's own uid (read here, so as that namespace sees it). */
+static int take_identity_inside(pid_t pid)
+{
+    (void)setgroups(0, NULL); /* may be denied there; groups are not what the process checks */
+    (void)setresgid(0, 0, 0);
+    if (setresuid(0, 0, 0) == 0)
+        return 0;
+    char path[64], line[256];
+    unsigned long uid = 0;
+    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+    FILE *f = fopen(path, "re");
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = sscanf(line, "Uid: %*u %lu", &uid) == 1;
+    if (f)
+        fclose(f);
+    return found && setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) == 0 ? 0 : -1;
+}
+
+/* One byte carrying one descriptor (SCM_RIGHTS). */
+typedef struct fd_message {
+    char byte;
+    struct iovec iov;
+    struct msghdr msg;
+    union { /* last: struct cmsghdr ends in a flexible array */
+        struct cmsghdr h;
+        char space[CMSG_SPACE(sizeof(int))];
+    } control;
+} fd_message;
+
+static struct msghdr *fd_message_init(fd_message *m)
+{
+    m->byte = 0;
+    m->iov = (struct iovec){&m->byte, 1};
+    m->msg = (struct msghdr){.msg_iov = &m->iov, .msg_iovlen = 1, .msg_control = m->control.space,
+                             .msg_controllen = sizeof m->control.space};
+    return &m->msg;
+}
+
+static void send_descriptor(int channel, int fd)
+{
+    fd_message m;
+    struct msghdr *msg = fd_message_init(&m);
+    struct cmsghdr *c = CMSG_FIRSTHDR(msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    (void)sendmsg(channel, msg, MSG_NOSIGNAL);
+}
+
+static int receive_descriptor(int channel)
+{
+    fd_message m;
+    struct msghdr *msg = fd_message_init(&m);
+    if (recvmsg(channel, msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
+        return -1;
+    struct cmsghdr *c = CMSG_FIRSTHDR(msg);
+    int fd = -1;
+    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+        memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    return fd;
+}
+
+/* PID in another user namespace, where our uid may have no mapping (the
+ * host's root outside a container reads there as the overflow uid, which
+ * the process obeys as no one: src/control_peer.c). Connect from a child
+ * that enters that namespace and takes its root's uid or PID's: only one
+ * with CAP_SYS_ADMIN over the namespace can (root, or its owner), anyone
+ * else is refused by setns. The connected socket, or -1 (same namespace,
+ * or not entered: connect as we are). */
+static int connect_inside_user_namespace(pid_t pid, const char *name, long long deadline)
+{
+    char path[64];
+    struct stat ours, theirs;
+    snprintf(path, sizeof path, "/proc/%ld/ns/user", (long)pid);
+    int ns = open(path, O_RDONLY | O_CLOEXEC);
+    int pair[2];
+    if (ns < 0 || fstat(ns, &theirs) != 0 || stat("/proc/self/ns/user", &ours) != 0 ||
+        (ours.st_ino == theirs.st_ino && ours.st_dev == theirs.st_dev) ||
+        socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) != 0) {
+        if (ns >= 0)
+            close(ns);
+        return -1;
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        jfc_error ignored;
+        int fd = setns(ns, CLONE_NEWUSER) == 0 && take_identity_inside(pid) == 0
+                     ? connect_to(name, deadline, &ignored)
+                     : -1;
+        if (fd >= 0)
+            send_descriptor(pair[1], fd);
+        _exit(0);
+    }
+    close(ns);
+    close(pair[1]);
+    int fd = -1;
+    if (child > 0 && waitpid(child, NULL, 0) == child)
+        fd = receive_descriptor(pair[0]);
+    close(pair[0]);
+    return fd;
+}
+
 /* A connection refused where we could not compare namespaces. */
 static int namespace_hint(pid_t pid, jfc_error *err)
 {
@@ -293,7 +403,9 @@ static int connect_to_pid(pid_t pid, const candidates *c, int unknown_ns, jfc_er
 {
     long long deadline = now_ms() + IO_TIMEOUT_S * 1000LL;
     for (size_t i = 0; i < c->n; i++) {
-        int fd = connect_to(c->names[i], deadline, err);
+        int fd = connect_inside_user_namespace(pid, c->names[i], deadline);
+        if (fd < 0)
+            fd = connect_to(c->names[i], deadline, err);
         if (fd >= 0 && answered_by(fd, pid))
             return fd;
         if (fd >= 0)

@@ -228,7 +228,12 @@ static void forked_child_answers_itself_and_exec_leaves_nothing(void **state)
     assert_int_equal(r.pid, child);
     r = ask(getpid(), JF_CTL_STATUS, 0);
     assert_int_equal(r.pid, getpid());
-    assert_int_equal(channel_traces(child), 2); /* its own name, and found by its fds */
+    /* Its own name, and found by its fds; the socket it accepted for our
+     * request may still be listed under its name until it is closed just
+     * after the reply: wait for that (capped). */
+    for (int i = 0; i < 1000 && channel_traces(child) > 2; i++)
+        usleep(10000);
+    assert_int_equal(channel_traces(child), 2);
 
     assert_int_equal(write(go[1], "x", 1), 1);
     assert_int_equal(read(exec_done[0], &c, 1), 0); /* EOF: exec closed its copy */
@@ -292,7 +297,15 @@ static void idle_listener_sleeps_and_never_wakes(void **state)
     assert_int_equal(r.status, 0);
     pid_t tid = listener_tid();
     assert_true(tid > 0);
+    /* The reply came before the listener closed the connection and went
+     * back to poll(): wait until it sleeps there (capped). */
     thread_sample before = sample_thread(tid);
+    for (int i = 0; i < 1000 && before.state != 'S'; i++) {
+        usleep(1000);
+        before = sample_thread(tid);
+    }
+    usleep(1000); /* 'S' is seen in poll() or on the log lock: let the latter pass */
+    before = sample_thread(tid);
     sleep(1);
     thread_sample after = sample_thread(tid);
     printf("idle listener %ld over 1 s: state %c, %llu CPU ticks in all, %llu voluntary switches in all, "

@@ -1,0 +1,205 @@
+/* The control channel under floods from peers it obeys (this process's own
+ * uid): a status request is answered while 1,000 idle connections and 50
+ * slow senders (one byte at a time) are held open, where one listener
+ * thread serving connections in turn took 11 s; and thousands of
+ * malformed and valid requests write a logarithmic number of log lines,
+ * not one each. Threads: the listener answers while this one floods (run
+ * under TSan: label threads). The answer's latency is measured by
+ * bench/bench_control; here the bound is generous (a busy machine). */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control_client.h"
+#include "jitframes.h"
+
+enum {
+    IDLE = 1000,
+    SLOW = 50,
+    CONNECT_RETRIES = 4000, /* a full backlog: 1 ms apart, for all connections together */
+    MALFORMED = 2000,
+    VALID = 2000,
+    ANSWER_BOUND_MS = 2000, /* 20x the 100 ms required: a busy 2-core machine */
+};
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int start_channel(void)
+{
+    jf_config c = JF_CONFIG_INIT;
+    c.flags = JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL;
+    return jf_init(&c);
+}
+
+/* Retries left (a full backlog): shared by every connection opened. */
+static int retries = CONNECT_RETRIES;
+
+/* A non-blocking connection to the channel named `name`, retried while
+ * the backlog is full; -1 if it stays full beyond the retries left. */
+static int open_connection(const char *name)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    size_t n = strlen(name);
+    memcpy(addr.sun_path + 1, name, n);
+    socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+    while (retries-- > 0) {
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+            return -1;
+        if (connect(fd, (struct sockaddr *)&addr, len) == 0)
+            return fd;
+        int e = errno;
+        close(fd);
+        if (e != EAGAIN)
+            return -1;
+        usleep(1000);
+    }
+    return -1;
+}
+
+/* A status request on a fresh connection to `name`: milliseconds until
+ * its whole reply, successful, is in; -1 if none came within 4x the bound. */
+static double timed_status(const char *name)
+{
+    double t0 = now_ms();
+    int fd = open_connection(name);
+    uint8_t out[JF_CTL_REQUEST_SIZE], in[JF_CTL_REPLY_MAX];
+    jf_ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
+    jf__ctl_encode_request(&req, out);
+    if (fd < 0 || send(fd, out, sizeof out, MSG_NOSIGNAL) != (ssize_t)sizeof out)
+        return -1;
+    size_t got = 0, want = JF_CTL_REPLY_HEADER_SIZE;
+    while (got < want && now_ms() - t0 < 4 * ANSWER_BOUND_MS) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ssize_t n = poll(&p, 1, 100) == 1 ? recv(fd, in + got, want - got, 0) : -1;
+        if (n == 0)
+            break;
+        got += n > 0 ? (size_t)n : 0;
+        if (got == JF_CTL_REPLY_HEADER_SIZE && want == JF_CTL_REPLY_HEADER_SIZE)
+            want = jf__ctl_reply_size(in);
+    }
+    double took = now_ms() - t0;
+    close(fd);
+    static jf_ctl_reply reply;
+    if (got < JF_CTL_REPLY_HEADER_SIZE || got != want || jf__ctl_decode_reply(in, got, &reply) != 0 ||
+        reply.status != 0)
+        return -1;
+    return took;
+}
+
+static void allow_descriptors(rlim_t want)
+{
+    struct rlimit r;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &r), 0);
+    if (r.rlim_cur < want) {
+        r.rlim_cur = want < r.rlim_max ? want : r.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &r);
+    }
+}
+
+static void status_answered_while_1000_idle_and_50_slow_connections_wait(void **state)
+{
+    (void)state;
+    allow_descriptors(IDLE + SLOW + 256);
+    assert_int_equal(start_channel(), 0);
+    char name[108];
+    jfc_error err;
+    assert_int_equal(jfc_find_socket(getpid(), name, sizeof name, &err), 0);
+    static int idle[IDLE], slow[SLOW];
+    int opened = 0;
+    /* A backlog that stays full ends the opening: the channel is stuck. */
+    retries = CONNECT_RETRIES;
+    memset(idle, -1, sizeof idle);
+    memset(slow, -1, sizeof slow);
+    for (int i = 0; i < IDLE && (i == 0 || idle[i - 1] >= 0); i++)
+        opened += (idle[i] = open_connection(name)) >= 0;
+    for (int i = 0; i < SLOW && opened == IDLE + i; i++) {
+        slow[i] = open_connection(name);
+        if (slow[i] >= 0 && send(slow[i], "jfrq", 1, MSG_NOSIGNAL) == 1)
+            opened++;
+    }
+    for (int i = 0; i < SLOW; i++) /* one more byte each: still incomplete */
+        if (slow[i] >= 0)
+            (void)send(slow[i], "f", 1, MSG_NOSIGNAL);
+    retries = CONNECT_RETRIES;
+    double took = timed_status(name);
+    print_message("status answered in %.1f ms with %d connections open\n", took, opened);
+    if (opened != IDLE + SLOW)
+        fail_msg("only %d of %d connections could be opened: the channel accepts no more", opened, IDLE + SLOW);
+    assert_true(took >= 0 && took < ANSWER_BOUND_MS);
+    /* And through the tool's client code (which lists this process's
+     * 1,000 descriptors to find the socket: slower here). */
+    jf_ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
+    jf_ctl_reply reply;
+    if (jfc_request(getpid(), &req, &reply, &err) != 0)
+        fail_msg("status through the client: %s", err.msg);
+    assert_int_equal(reply.status, 0);
+    for (int i = 0; i < IDLE; i++)
+        if (idle[i] >= 0)
+            close(idle[i]);
+    for (int i = 0; i < SLOW; i++)
+        if (slow[i] >= 0)
+            close(slow[i]);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+static int log_lines;
+
+static void count_line(void *ctx, int level, const char *msg)
+{
+    (void)ctx;
+    (void)level;
+    if (strstr(msg, "control channel:"))
+        __atomic_add_fetch(&log_lines, 1, __ATOMIC_RELAXED);
+}
+
+static void request_floods_log_a_logarithmic_number_of_lines(void **state)
+{
+    (void)state;
+    jf_set_log_callback(count_line, NULL);
+    assert_int_equal(start_channel(), 0);
+    static const uint8_t malformed[JF_CTL_REQUEST_SIZE] = {'x', 'f', 'r', 'q', 1};
+    jf_ctl_reply reply;
+    jfc_error err;
+    for (int i = 0; i < MALFORMED; i++)
+        if (jfc_exchange_raw(getpid(), malformed, sizeof malformed, &reply, &err) <= 0 || reply.status == 0)
+            fail_msg("malformed request %d: not refused (%s)", i, err.msg);
+    jf_ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
+    for (int i = 0; i < VALID; i++)
+        if (jfc_request(getpid(), &req, &reply, &err) != 0 || reply.status != 0)
+            fail_msg("status %d: %s", i, err.msg);
+    assert_int_equal(jf_shutdown(), 0);
+    jf_set_log_callback(NULL, NULL);
+    int lines = __atomic_load_n(&log_lines, __ATOMIC_RELAXED);
+    print_message("%d requests: %d log lines\n", MALFORMED + VALID, lines);
+    /* 1st, 2nd, 4th... of each kind: 11 + 11 for 2,000 + 2,000. */
+    assert_true(lines >= 2);
+    assert_true(lines <= 24);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(status_answered_while_1000_idle_and_50_slow_connections_wait),
+        cmocka_unit_test(request_floods_log_a_logarithmic_number_of_lines),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
