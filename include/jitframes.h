@@ -702,6 +702,34 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  */
 
 /* ------------------------------------------------------------------------ */
+/* The published table: live regions readable from the process's memory     */
+/* ------------------------------------------------------------------------ */
+/*
+ * From jf_init (standby included) to the last jf_shutdown, every live region
+ * (address, size, name, source file and first line) and the last 4096
+ * removed ones (with their removal time) are kept in a table another
+ * process may read from this one's memory when the kernel lets it ptrace it:
+ * `jitframes regions PID`, `jitframes perfmap PID`, an eBPF profiler. No
+ * file is written and nothing needs switching on. Layout: docs/formats.md.
+ * Found by the mapping "/memfd:jitframes-regions" (or
+ * "[anon:jitframes-regions]") in /proc/PID/maps, or through jf_region_table.
+ * A forked child publishes its own table. Cost: docs/guide.md.
+ *
+ * The table never makes the host fail: when it cannot be made (no memfd, no
+ * memory) or is full, registration works as before and jf_published_table
+ * says why.
+ */
+
+/* Where the table is (0 when there is none): a data symbol for readers that
+ * read ELF symbols (exported by the static library like the GDB symbols). */
+JF_API extern const void *volatile jf_region_table;
+
+/* The table's address and size. 0; JF_ENOTINIT without jf_init; JF_ENOMEM
+ * when it could not be made, JF_ERANGE when some regions were not published
+ * (the table was full): jf_last_error() gives the reason. */
+JF_API int jf_published_table(const void **addr, size_t *size);
+
+/* ------------------------------------------------------------------------ */
 /* Statistics                                                                */
 /* ------------------------------------------------------------------------ */
 

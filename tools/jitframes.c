@@ -17,6 +17,7 @@
 #include "clean_cmd.h"
 #include "control_cmd.h"
 #include "record_cmd.h"
+#include "table_cmd.h"
 #include "elf_reader.h"
 #include "jitdump_reader.h"
 #include "json_out.h"
@@ -506,6 +507,8 @@ int main(int argc, char **argv)
         return jft_clean_command(argc - i, argv + i);
     if (i < argc && strcmp(argv[i], "record") == 0)
         return jft_record_command(argc - i, argv + i);
+    if (i < argc && jft_is_table_command(argv[i]))
+        return jft_table_command(argc - i, argv + i);
     if (i < argc && jft_is_control_command(argv[i]))
         return jft_control_command(argc - i, argv + i, j.json);
     if (argc - i < 2 || (strcmp(argv[i], "dump") != 0 && strcmp(argv[i], "check") != 0))
