@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #ifndef PR_SET_VMA
@@ -29,6 +30,13 @@
  * kernel or the limits refuse. The fd is closed: the mapping keeps the file. */
 static void *map_memfd(size_t size, int *err)
 {
+    /* Growing a file past RLIMIT_FSIZE raises SIGXFSZ, which kills a host
+     * that does not ignore it: then the anonymous mapping it is. */
+    struct rlimit fsize;
+    if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY && fsize.rlim_cur < size) {
+        *err = EFBIG;
+        return MAP_FAILED;
+    }
     int fd = memfd_create(JF_PUB_NAME, MFD_CLOEXEC);
     if (fd < 0) {
         *err = errno;

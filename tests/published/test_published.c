@@ -18,10 +18,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef PR_SET_VMA
+#define PR_SET_VMA 0x53564d41
+#define PR_SET_VMA_ANON_NAME 0
+#endif
 
 static uint8_t code[1 << 16] __attribute__((aligned(64)));
 
@@ -245,6 +252,47 @@ static void registration_works_when_the_table_cannot_be_made(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* RLIMIT_FSIZE below the table's size: a memfd that big would raise
+ * SIGXFSZ and kill the host; the table is an anonymous mapping instead,
+ * named where the kernel can name it. */
+static void a_small_rlimit_fsize_gives_an_anonymous_table_not_sigxfsz(void **state)
+{
+    (void)state;
+    pid_t child = fork();
+    if (child == 0) {
+        struct rlimit small = {4096, 4096};
+        if (setrlimit(RLIMIT_FSIZE, &small) != 0)
+            _exit(3);
+        init_standby();
+        register_at(0, 64, "anonymous_table", NULL, 0);
+        const void *addr;
+        if (jf_published_table(&addr, NULL) != 0)
+            _exit(4);
+        uint64_t base, size;
+        char err[256];
+        if (tr_find_table(getpid(), &base, &size, err, sizeof err) != 0)
+            _exit(5); /* a kernel without PR_SET_VMA_ANON_NAME */
+        tr_snapshot s;
+        pid_t self = getpid();
+        int ok = tr_read_table(tr_read_process, &self, base, size, NULL, &s, err, sizeof err) == 0 &&
+                 s.n_live == 1 && strcmp(s.live[0].name, "anonymous_table") == 0;
+        _exit(ok ? 0 : 6);
+    }
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    if (WIFSIGNALED(status))
+        fail_msg("killed by signal %d", WTERMSIG(status));
+    if (WEXITSTATUS(status) == 5) { /* the table is there, unnamed: only if the kernel cannot name */
+        void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(p != MAP_FAILED);
+        int named = prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, 4096, (unsigned long)"x") == 0;
+        munmap(p, 4096);
+        assert_false(named);
+        return;
+    }
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -255,6 +303,7 @@ int main(void)
         cmocka_unit_test(the_mapping_is_named_and_the_symbol_points_at_it),
         cmocka_unit_test(a_forked_child_publishes_its_own_table),
         cmocka_unit_test(registration_works_when_the_table_cannot_be_made),
+        cmocka_unit_test(a_small_rlimit_fsize_gives_an_anonymous_table_not_sigxfsz),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
