@@ -136,6 +136,11 @@ JF_API const char *jf_last_error(void);
  */
 #define JF_CONFIG_CONTROL 0x2u
 
+/* Do not publish the regions in memory (see "The published table" below):
+ * for a host that wants no reader, even one allowed to ptrace it, to find
+ * them without a sink. Honoured by the first jf_init only. */
+#define JF_CONFIG_NO_TABLE 0x4u
+
 /*
  * For runtimes whose own state follows the sinks (the CPython client installs
  * its frame hook only while a sink is on): fn is called on the control

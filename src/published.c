@@ -41,6 +41,7 @@ enum {
     HEAP_PER_ENTRY = 128,    /* 128 MiB of address space */
     ENTRIES_MIN = 1u << 12,
     SHRINK_SLACK = 1u << 20, /* heap garbage tolerated before compacting */
+    FILE_MAX = 4096,         /* a longer source file name is cut */
 };
 
 typedef struct pub_state {
@@ -53,6 +54,9 @@ typedef struct pub_state {
     uint32_t heap_cap, heap_used;
     uint64_t heap_referenced; /* bytes of strings live and ring entries use */
     uint64_t ring_written;
+    uint64_t generation;
+    size_t entries_ready, heap_ready; /* bytes populated ahead of use */
+    int active;               /* published: between jf__pub_start and jf__pub_stop */
     int error;                /* why there is no table (JF_E*), 0 if there is */
     char why[256];
 } pub_state;
@@ -72,9 +76,11 @@ static void seq_end(uint32_t *seq)
     __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
 }
 
+/* The generation is mirrored privately: reading it back from the shared
+ * page cost a TLB miss per registration. */
 static void change_begin(void)
 {
-    __atomic_store_n(&pub.h->generation, pub.h->generation + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&pub.h->generation, ++pub.generation, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
@@ -84,7 +90,7 @@ static void change_end(void)
     __atomic_store_n(&pub.h->live_count, pub.live, __ATOMIC_RELAXED);
     __atomic_store_n(&pub.h->heap_used, pub.heap_used, __ATOMIC_RELAXED);
     __atomic_store_n(&pub.h->ring_written, pub.ring_written, __ATOMIC_RELAXED);
-    __atomic_store_n(&pub.h->generation, pub.h->generation + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&pub.h->generation, ++pub.generation, __ATOMIC_RELEASE);
 }
 
 /* Copy an entry's fields into slot e under e's lock. */
@@ -100,6 +106,30 @@ static void entry_store(pub_entry *e, const pub_entry *v)
 static uint64_t entry_string_bytes(const pub_entry *e)
 {
     return (uint64_t)e->name_len + 1 + (e->file_len ? e->file_len + 1u : 0u);
+}
+
+/* ---- Populating ahead ---------------------------------------------------- */
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+enum { POPULATE_CHUNK = 256 << 10 };
+
+/* Make the pages of [area, area + need) present before they are written:
+ * one system call per 256 KiB instead of a page fault per 4 KiB (a fault
+ * on a fresh shared page cost more than the rest of a registration). A
+ * kernel without MADV_POPULATE_WRITE (before 5.14) just faults. */
+static void populate_ahead(char *area, size_t *ready, size_t need, size_t cap)
+{
+    if (need <= *ready)
+        return;
+    size_t upto = jf__round_up(need, POPULATE_CHUNK);
+    if (upto > cap)
+        upto = cap;
+    if (upto > *ready && madvise(area + *ready, upto - *ready, MADV_POPULATE_WRITE) == 0)
+        *ready = upto;
+    else
+        *ready = need; /* refused: leave it to faults */
 }
 
 /* ---- Lifecycle ----------------------------------------------------------- */
@@ -142,33 +172,57 @@ static void write_header(void)
     __atomic_store_n(&jf_region_table, (const void *)pub.base, __ATOMIC_RELEASE);
 }
 
+/* A table kept from an earlier jf_init/jf_shutdown cycle, emptied: its
+ * pages stay populated, so a process that starts again pays no page
+ * faults (nor does a benchmark's next round). */
+static void reset_kept_table(void)
+{
+    size_t ring_used = pub.ring_written < RING ? (size_t)pub.ring_written : RING;
+    memset(pub.ring, 0, ring_used * sizeof(pub_entry));
+    pub.used = pub.live = pub.tombs = 0;
+    pub.heap_used = 0;
+    pub.heap_referenced = pub.ring_written = 0;
+    pub.h->flags = 0;
+    pub.h->dropped = 0;
+    pub.why[0] = '\0';
+    pub.h->entries_used = pub.h->live_count = pub.h->heap_used = 0;
+    pub.h->ring_written = 0;
+}
+
 void jf__pub_start(void)
 {
-    if (pub.base)
+    if (pub.active)
         return;
-    memset(&pub, 0, sizeof pub);
-    for (uint32_t cap = ENTRIES_MAX; cap >= ENTRIES_MIN && !pub.base; cap /= 8) {
-        pub.base = NULL;
-        layout(cap);
-        pub.base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
+    if (pub.base) {
+        reset_kept_table();
+    } else {
+        memset(&pub, 0, sizeof pub);
+        for (uint32_t cap = ENTRIES_MAX; cap >= ENTRIES_MIN && !pub.base; cap /= 8) {
+            layout(cap);
+            pub.base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
+        }
+        if (!pub.base) {
+            pub.error = JF_ENOMEM;
+            jf__log(JF_LOG_WARNING, "%s; regions are registered but not published", pub.why);
+            return;
+        }
+        layout(pub.cap);
+        pub.h = (pub_header *)pub.base;
     }
-    if (!pub.base) {
-        pub.error = JF_ENOMEM;
-        jf__log(JF_LOG_WARNING, "%s; regions are registered but not published", pub.why);
-        return;
-    }
-    layout(pub.cap);
-    pub.h = (pub_header *)pub.base;
+    pub.active = 1;
     write_header();
 }
 
+/* The table is unpublished (signature and symbol cleared) but kept for a
+ * later jf_init. */
 void jf__pub_stop(void)
 {
-    if (pub.base) {
+    if (pub.active) {
         __atomic_store_n(&jf_region_table, NULL, __ATOMIC_RELEASE);
-        jf__pub_map_destroy(pub.base, pub.map_size);
+        memset(pub.h->signature, 0, sizeof pub.h->signature);
+        pub.active = 0;
     }
-    memset(&pub, 0, sizeof pub);
+    pub.error = 0;
 }
 
 void jf__pub_forget_after_fork(void)
@@ -181,15 +235,15 @@ int jf_published_table(const void **addr, size_t *size)
 {
     jf__clear_error();
     if (addr)
-        *addr = pub.base;
+        *addr = pub.active ? pub.base : NULL;
     if (size)
-        *size = pub.base ? pub.map_size : 0;
-    if (pub.base && pub.h->dropped)
+        *size = pub.active ? pub.map_size : 0;
+    if (pub.active && pub.h->dropped)
         return jf__fail(JF_ERANGE, "%llu registrations were not published (%s)",
                         (unsigned long long)pub.h->dropped, pub.why[0] ? pub.why : "table full");
-    if (!pub.base)
+    if (!pub.active)
         return jf__fail(pub.error ? pub.error : JF_ENOTINIT, "%s",
-                        pub.why[0] ? pub.why : "no published table (jf_init not called)");
+                        pub.why[0] ? pub.why : "no published table (jf_init not called, or JF_CONFIG_NO_TABLE)");
     return 0;
 }
 
@@ -302,9 +356,13 @@ static uint32_t heap_append(const char *s, uint32_t len)
 
 /* ---- The live array ------------------------------------------------------ */
 
-/* First index in [0, used) whose start is >= start. */
+/* First index in [0, used) whose start is >= start. JITs mostly allocate
+ * upwards: the last slot is checked first, as a binary search over a big
+ * array misses the cache at every step. */
 static uint32_t lower_bound(uintptr_t start)
 {
+    if (pub.used == 0 || pub.entries[pub.used - 1].start < start)
+        return pub.used;
     uint32_t lo = 0, hi = pub.used;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -337,6 +395,8 @@ static uint32_t make_slot(uintptr_t start)
     if (gap == pub.used) {
         if (pub.used == pub.cap)
             return UINT32_MAX;
+        populate_ahead((char *)pub.entries, &pub.entries_ready, (pub.used + 1) * sizeof(pub_entry),
+                       (size_t)pub.cap * sizeof(pub_entry));
         pub.used++;
     } else {
         pub.tombs--;
@@ -346,24 +406,36 @@ static uint32_t make_slot(uintptr_t start)
     return pos;
 }
 
+/* Copy a name (at most JF_NAME_MAX bytes, as the registry keeps it) in
+ * one pass; returns its length. */
+static uint32_t heap_append_name(const char *name)
+{
+    char *at = pub.heap + pub.heap_used;
+    char *end = memccpy(at, name, '\0', JF_NAME_MAX + 1);
+    uint32_t len = end ? (uint32_t)(end - at - 1) : JF_NAME_MAX;
+    at[len] = '\0';
+    pub.heap_used += len + 1;
+    return len;
+}
+
 static int publish_one(const jf_live *r)
 {
-    uint32_t name_len = (uint32_t)strnlen(r->name, UINT32_MAX / 4);
-    uint32_t file_len = r->file ? (uint32_t)strnlen(r->file, UINT32_MAX / 4) : 0;
-    pub_entry e = {.flags = JF_PUB_LIVE, .start = r->start, .size = r->size, .line = r->line,
-                   .name_len = name_len, .file_len = file_len, .group = r->group};
-    uint64_t bytes = entry_string_bytes(&e);
-    if (heap_reserve(bytes) != 0)
+    uint32_t file_len = r->file ? (uint32_t)strnlen(r->file, FILE_MAX) : 0;
+    uint64_t most = JF_NAME_MAX + 1 + (file_len ? file_len + 1u : 0u);
+    if (heap_reserve(most) != 0)
         return drop("the string heap is full"), -1;
+    populate_ahead(pub.heap, &pub.heap_ready, pub.heap_used + most, pub.heap_cap);
     if (pub.used == pub.cap && pub.tombs)
         compact_entries();
     uint32_t slot = make_slot(r->start);
     if (slot == UINT32_MAX)
         return drop("the live array is full"), -1;
-    e.name_off = heap_append(r->name, name_len);
+    pub_entry e = {.flags = JF_PUB_LIVE, .start = r->start, .size = r->size, .line = r->line,
+                   .file_len = file_len, .group = r->group, .name_off = pub.heap_used};
+    e.name_len = heap_append_name(r->name);
     if (file_len)
         e.file_off = heap_append(r->file, file_len);
-    pub.heap_referenced += bytes;
+    pub.heap_referenced += entry_string_bytes(&e);
     entry_store(&pub.entries[slot], &e);
     pub.live++;
     return 0;
@@ -408,7 +480,7 @@ static void unpublish(uintptr_t start, uint64_t now_ns)
 
 void jf__pub_add(jf_live *const *regions, size_t n)
 {
-    if (!pub.base)
+    if (!pub.active)
         return;
     change_begin();
     for (size_t i = 0; i < n; i++)
@@ -418,7 +490,7 @@ void jf__pub_add(jf_live *const *regions, size_t n)
 
 void jf__pub_remove(jf_live *const *regions, size_t n)
 {
-    if (!pub.base)
+    if (!pub.active)
         return;
     uint64_t now = jf__monotonic_ns();
     change_begin();
@@ -429,7 +501,7 @@ void jf__pub_remove(jf_live *const *regions, size_t n)
 
 void jf__pub_move(jf_live *const *regions, const uintptr_t *old_starts, size_t n)
 {
-    if (!pub.base)
+    if (!pub.active)
         return;
     uint64_t now = jf__monotonic_ns();
     change_begin();

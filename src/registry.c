@@ -45,6 +45,7 @@ static region_table live_regions;
 static uint64_t next_group = 1; /* atomic: batch ids need no lock */
 static jf_sink_stats sink_stats[JF_SINK_COUNT];
 static char dump_dir[PATH_MAX] = "/tmp";
+static int table_wanted; /* the published table, unless JF_CONFIG_NO_TABLE */
 
 /* Regions are handed to sinks in chunks of this many (stack-allocated, so a
  * replay in a child after fork allocates nothing). */
@@ -253,7 +254,7 @@ static void atfork_child(void)
     jf__slab_unlock_after_fork();
     jf__log_unlock_after_fork();
     jf__pub_forget_after_fork();
-    if (init_count > 0)
+    if (init_count > 0 && table_wanted)
         publish_live_regions();
     unsigned running = enabled_sinks;
     for (int i = 0; i < JF_SINK_COUNT; i++)
@@ -329,7 +330,7 @@ int jf_init(const jf_config *config)
     if (config && config->struct_size < offsetof(jf_config, dump_dir) + sizeof(char *))
         return jf__fail(JF_EINVAL, "jf_config.struct_size is %zu; set it to sizeof(jf_config)",
                         config->struct_size);
-    const unsigned known_flags = JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL;
+    const unsigned known_flags = JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL | JF_CONFIG_NO_TABLE;
     if (config && (config->flags & ~known_flags))
         return jf__fail(JF_EINVAL, "jf_config.flags has unknown bits 0x%x", config->flags & ~known_flags);
     unsigned extra = config ? config->sinks : 0;
@@ -355,8 +356,11 @@ int jf_init(const jf_config *config)
             rc = jf__fail(JF_ERANGE, "jf_init called too many times");
         else
             __atomic_store_n(&init_count, init_count + 1, __ATOMIC_RELAXED);
-        if (rc == 0 && init_count == 1)
-            jf__pub_start(); /* never fails the host: a failure is kept for jf_published_table */
+        if (rc == 0 && init_count == 1) {
+            table_wanted = !(config && (config->flags & JF_CONFIG_NO_TABLE));
+            if (table_wanted)
+                jf__pub_start(); /* never fails the host: a failure is kept for jf_published_table */
+        }
     }
     if (rc == 0 && start_sinks(extra) != 0)
         rc = jf__fail(JF_ESINK, "initialised, but %s", jf_last_error());
