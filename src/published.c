@@ -134,18 +134,33 @@ static void populate_ahead(char *area, size_t *ready, size_t need, size_t cap)
 
 /* ---- Lifecycle ----------------------------------------------------------- */
 
+static size_t ring_area_offset(void)
+{
+    return jf__page_size() + (size_t)pub.cap * sizeof(pub_entry);
+}
+
+static size_t heap_area_offset(void)
+{
+    return ring_area_offset() + (size_t)RING * sizeof(pub_entry);
+}
+
+/* Where each area goes for a live array of `cap` entries: the header has
+ * a page of its own, then the live array, the ring and the heap. */
 static void layout(uint32_t cap)
 {
-    size_t page = jf__page_size();
-    size_t entries_off = page; /* the header has a page of its own */
-    size_t ring_off = entries_off + (size_t)cap * sizeof(pub_entry);
-    size_t heap_off = ring_off + (size_t)RING * sizeof(pub_entry);
-    pub.heap_cap = cap * HEAP_PER_ENTRY;
-    pub.map_size = jf__round_up(heap_off + pub.heap_cap, page);
     pub.cap = cap;
-    pub.entries = (pub_entry *)(pub.base + entries_off);
-    pub.ring = (pub_entry *)(pub.base + ring_off);
-    pub.heap = (char *)(pub.base + heap_off);
+    pub.heap_cap = cap * HEAP_PER_ENTRY;
+    pub.map_size = jf__round_up(heap_area_offset() + pub.heap_cap, jf__page_size());
+}
+
+/* The areas' addresses once the mapping exists. */
+static void attach(unsigned char *base)
+{
+    pub.base = base;
+    pub.h = (pub_header *)base;
+    pub.entries = (pub_entry *)(base + jf__page_size());
+    pub.ring = (pub_entry *)(base + ring_area_offset());
+    pub.heap = (char *)(base + heap_area_offset());
 }
 
 static void write_header(void)
@@ -197,17 +212,17 @@ void jf__pub_start(void)
         reset_kept_table();
     } else {
         memset(&pub, 0, sizeof pub);
-        for (uint32_t cap = ENTRIES_MAX; cap >= ENTRIES_MIN && !pub.base; cap /= 8) {
+        unsigned char *base = NULL;
+        for (uint32_t cap = ENTRIES_MAX; cap >= ENTRIES_MIN && !base; cap /= 8) {
             layout(cap);
-            pub.base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
+            base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
         }
-        if (!pub.base) {
+        if (!base) {
             pub.error = JF_ENOMEM;
             jf__log(JF_LOG_WARNING, "%s; regions are registered but not published", pub.why);
             return;
         }
-        layout(pub.cap);
-        pub.h = (pub_header *)pub.base;
+        attach(base);
     }
     pub.active = 1;
     write_header();
