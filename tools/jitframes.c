@@ -10,8 +10,9 @@
  * are read: a device or a FIFO is refused, never waited on.
  * `jitframes enable|disable|status PID` talk to a running process's control
  * channel (control_cmd.c), `jitframes record PID` profiles it (record_cmd.c
- * hands over to jitframes-record.py), and `jitframes clean` removes what
- * dead processes left behind (clean_cmd.c).
+ * hands over to jitframes-record.py), `jitframes clean` removes what
+ * dead processes left behind (clean_cmd.c), and `jitframes regions|perfmap
+ * PID` read the regions a process published in its memory (table_cmd.c).
  */
 #define _GNU_SOURCE
 #include "clean_cmd.h"
@@ -396,6 +397,8 @@ static const char usage_text[] =
     "       jitframes disable PID SINKS\n"
     "       jitframes status PID [--json]\n"
     "       jitframes record PID [--duration S] [--call-graph dwarf|fp] [-o DIR] [--keep]\n"
+    "       jitframes regions PID [--json]\n"
+    "       jitframes perfmap PID [-o FILE]\n"
     "       jitframes --help | --version\n"
     "\n"
     "FILE is a perf map (perf-<pid>.map), a jitdump (jit-<pid>.dump) or a GDB JIT\n"
@@ -435,7 +438,13 @@ static const char usage_text[] =
     "the default, the jitdump too), runs perf record -p PID for S seconds (default\n"
     "10; Ctrl-C ends it early), puts the sinks back as they were, and leaves\n"
     "perf.data (and perf.jit.data) and flamegraph.html in DIR; it removes the files\n"
-    "it caused outside DIR unless --keep. jitframes record --help: every option.\n";
+    "it caused outside DIR unless --keep. jitframes record --help: every option.\n"
+    "\n"
+    "regions and perfmap read the regions a process published in its memory (any\n"
+    "process whose jitframes was initialised; nothing switched on in advance): you\n"
+    "need the right to ptrace it. regions lists them (--json: one JSON object);\n"
+    "perfmap prints a perf map of them, or creates FILE (-o; never overwritten).\n"
+    "Exit status: 0 done; 1 no table, not readable, or FILE not created; 2 usage.\n";
 
 static int usage(FILE *out, int status)
 {
