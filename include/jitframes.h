@@ -218,8 +218,9 @@ JF_API int jf_parse_sinks(const char *list, unsigned *sinks_out);
  * failed earlier retries it. If a sink cannot start, its error is returned and
  * the other requested sinks are still enabled.
  * Standby: initialised with no sink, the library writes nothing at all (no
- * file, no directory) and only keeps the registry: ~90 ns per jf_register
- * against ~150 with the perf map (bench/bench_standby); jf_enable then
+ * file, no directory) and only keeps the registry and its published table
+ * (below): ~90 ns per jf_register without the table, which adds 20-40%
+ * (bench/bench_standby prints both), against ~150 with the perf map; jf_enable then
  * replays 100,000 live regions into the perf map in ~6 ms.
  */
 JF_API int jf_enable(unsigned sinks);
