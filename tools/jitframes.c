@@ -398,7 +398,7 @@ static const char usage_text[] =
     "       jitframes status PID [--json]\n"
     "       jitframes record PID [--duration S] [--call-graph dwarf|fp] [-o DIR] [--keep]\n"
     "       jitframes regions PID [--json]\n"
-    "       jitframes perfmap PID [-o FILE]\n"
+    "       jitframes perfmap PID [-o FILE] [--jitdump FILE]\n"
     "       jitframes --help | --version\n"
     "\n"
     "FILE is a perf map (perf-<pid>.map), a jitdump (jit-<pid>.dump) or a GDB JIT\n"
@@ -443,7 +443,8 @@ static const char usage_text[] =
     "regions and perfmap read the regions a process published in its memory (any\n"
     "process whose jitframes was initialised; nothing switched on in advance): you\n"
     "need the right to ptrace it. regions lists them (--json: one JSON object);\n"
-    "perfmap prints a perf map of them, or creates FILE (-o; never overwritten).\n"
+    "perfmap prints a perf map of them, or creates FILE (-o; never overwritten);\n"
+    "--jitdump FILE also creates a jitdump with their code bytes, read from it.\n"
     "Exit status: 0 done; 1 no table, not readable, or FILE not created; 2 usage.\n";
 
 static int usage(FILE *out, int status)

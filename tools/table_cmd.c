@@ -9,6 +9,7 @@
 #include "table_cmd.h"
 
 #include "json_out.h"
+#include "table_jitdump.h"
 #include "table_reader.h"
 
 #include <errno.h>
@@ -26,6 +27,7 @@ typedef struct table_options {
     pid_t pid;
     int json;
     const char *out_path; /* NULL: stdout */
+    const char *jitdump_path; /* perfmap --jitdump FILE, or NULL */
 } table_options;
 
 int jft_is_table_command(const char *verb)
@@ -38,7 +40,7 @@ static int usage(const char *verb)
     if (strcmp(verb, "regions") == 0)
         fprintf(stderr, "usage: jitframes regions PID [--json]\n");
     else
-        fprintf(stderr, "usage: jitframes perfmap PID [-o FILE]\n");
+        fprintf(stderr, "usage: jitframes perfmap PID [-o FILE] [--jitdump FILE]\n");
     return EXIT_USAGE;
 }
 
@@ -64,6 +66,10 @@ static int parse_options(int argc, char **argv, table_options *o)
             o->out_path = argv[++i];
         else if (perfmap && strncmp(argv[i], "--output=", 9) == 0)
             o->out_path = argv[i] + 9;
+        else if (perfmap && strcmp(argv[i], "--jitdump") == 0 && i + 1 < argc)
+            o->jitdump_path = argv[++i];
+        else if (perfmap && strncmp(argv[i], "--jitdump=", 10) == 0)
+            o->jitdump_path = argv[i] + 10;
         else if (argv[i][0] != '-' && !pid_arg)
             pid_arg = argv[i];
         else
@@ -134,7 +140,7 @@ static FILE *open_output(const char *path)
         return stdout;
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
-        fprintf(stderr, "jitframes perfmap: %s: %s%s\n", path, strerror(errno),
+        fprintf(stderr, "jitframes: %s: %s%s\n", path, strerror(errno),
                 errno == EEXIST ? " (it is never overwritten: remove it first)" : "");
         return NULL;
     }
@@ -165,6 +171,29 @@ static int read_snapshot(pid_t pid, tr_snapshot *s)
     return 0;
 }
 
+/* The jitdump beside the perf map: code bytes read from the target. */
+static int write_jitdump(const table_options *o, const tr_snapshot *s)
+{
+    FILE *f = open_output(o->jitdump_path);
+    if (!f)
+        return EXIT_FAILED;
+    char err[256];
+    size_t skipped;
+    long n = tj_write_jitdump(f, o->pid, s, &skipped, err, sizeof err);
+    if (fclose(f) != 0 && n >= 0) {
+        n = -1;
+        snprintf(err, sizeof err, "%s", strerror(errno));
+    }
+    if (n < 0) {
+        fprintf(stderr, "jitframes perfmap: %s: %s\n", o->jitdump_path, err);
+        return EXIT_FAILED;
+    }
+    if (skipped)
+        fprintf(stderr, "jitframes perfmap: %zu regions left out of the jitdump: their code could not be read\n",
+                skipped);
+    return EXIT_DONE;
+}
+
 int jft_table_command(int argc, char **argv)
 {
     table_options o = {.verb = argv[0]};
@@ -183,6 +212,8 @@ int jft_table_command(int argc, char **argv)
         print_text(out, &s);
     if (out && out != stdout && fclose(out) != 0)
         rc = EXIT_FAILED;
+    if (rc == EXIT_DONE && o.jitdump_path)
+        rc = write_jitdump(&o, &s);
     tr_snapshot_free(&s);
     return rc;
 }

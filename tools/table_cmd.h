@@ -1,6 +1,6 @@
 /*
- * `jitframes regions PID [--json]` and `jitframes perfmap PID [-o FILE]`:
- * the live regions a process published in its memory (no file, nothing
+ * `jitframes regions PID [--json]` and `jitframes perfmap PID [-o FILE]
+ * [--jitdump FILE]`: the live regions a process published in its memory (no file, nothing
  * switched on in advance), read when the kernel lets us ptrace it.
  */
 #ifndef JFT_TABLE_CMD_H

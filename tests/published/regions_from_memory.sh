@@ -33,6 +33,12 @@ map=/tmp/perf-$churn_pid.map
 "$jitframes" perfmap "$churn_pid" -o "$map" 2>"$tmp/again.err" && die "an existing output file was overwritten"
 grep -q 'never overwritten' "$tmp/again.err" || die "no reason given: $(cat "$tmp/again.err")"
 
+# A jitdump with the code bytes read from the target: valid, 8 loads, each
+# the spin function's bytes under a name of the ground truth.
+"$jitframes" perfmap "$churn_pid" --jitdump "$tmp/mem.dump" >/dev/null || die "perfmap --jitdump failed"
+"$jitframes" check "$tmp/mem.dump" | grep -q 'valid jitdump: .*(8 loads, 0 with unwind info, 8 with line info' ||
+  die "jitdump from memory: $("$jitframes" check "$tmp/mem.dump" 2>&1)"
+
 # Someone who may not ptrace it (nobody, against a root process) is refused.
 if [ "$(id -u)" = 0 ]; then
   setpriv --reuid=65534 --regid=65534 --clear-groups "$jitframes" regions "$churn_pid" >/dev/null 2>"$tmp/nobody.err" &&
@@ -43,8 +49,8 @@ exec 3>&-
 wait "$churn_pid" || die "jit_churn failed"
 wait "$perf_pid"
 
-python3 - "$tmp/regions.json" "$tmp/truth.log" "$map" <<'PY' || die "listing or map disagrees with the ground truth"
-import json, sys
+python3 - "$tmp/regions.json" "$tmp/truth.log" "$map" "$tmp/mem.dump" <<'PY' || die "listing, map or jitdump disagrees with the ground truth"
+import json, struct, sys
 regions = json.load(open(sys.argv[1]))
 truth = {}
 for line in open(sys.argv[2]):
@@ -62,6 +68,19 @@ for r in regions["removed"]:
 for line in open(sys.argv[3]):
     start, size, name = line.split(maxsplit=2)
     assert name.strip() in truth.get(int(start, 16), ()), line
+dump = open(sys.argv[4], "rb").read()
+at, loads = 40, 0
+spin = bytes.fromhex("554889e54889f84883e80175fa5dc3")
+while at + 16 <= len(dump):
+    rid, size, _ = struct.unpack_from("<IIQ", dump, at)
+    if rid == 0:
+        vma, addr, code_size = struct.unpack_from("<QQQ", dump, at + 24)
+        end = dump.index(b"\0", at + 56)
+        name = dump[at + 56:end].decode()
+        assert name in truth.get(addr, ()) and dump[end + 1:end + 1 + code_size] == spin, (name, addr)
+        loads += 1
+    at += size
+assert loads == 8, loads
 PY
 
 $perf report -i "$tmp/perf.data" --stdio --sort sym -F overhead,sym 2>/dev/null >"$tmp/report.txt"

@@ -1,0 +1,121 @@
+/*
+ * Writing a jitdump (perf's tools/perf/Documentation/jitdump-specification.txt;
+ * docs/formats.md, "Jitdump") from a published table: header, then per
+ * region a DEBUG_INFO (when it has a source file and line) before its CODE_LOAD.
+ * Host byte order, as perf expects of a dump written on this machine.
+ */
+#define _GNU_SOURCE
+#include "table_jitdump.h"
+
+#include "arch/host.h"
+#include "jitdump_reader.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { CODE_MAX = 16u << 20 };
+#define TOTAL_MAX ((uint64_t)256 << 20)
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void put32(FILE *f, uint32_t v)
+{
+    fwrite(&v, sizeof v, 1, f);
+}
+
+static void put64(FILE *f, uint64_t v)
+{
+    fwrite(&v, sizeof v, 1, f);
+}
+
+static void put_prefix(FILE *f, uint32_t id, uint64_t size, uint64_t ts)
+{
+    put32(f, id);
+    put32(f, (uint32_t)size);
+    put64(f, ts);
+}
+
+static void write_header(FILE *f, pid_t pid, uint64_t ts)
+{
+    put32(f, JD_MAGIC);
+    put32(f, 1);
+    put32(f, JD_HEADER_SIZE);
+    put32(f, JF_HOST_ELF_MACHINE);
+    put32(f, 0);
+    put32(f, (uint32_t)pid);
+    put64(f, ts);
+    put64(f, 0);
+}
+
+static void put_line(FILE *f, uint64_t addr, const tr_region *r, size_t file_size)
+{
+    put64(f, addr);
+    put32(f, r->line);
+    put32(f, 0);
+    fwrite(r->file, 1, file_size, f);
+}
+
+/* The whole region at its first line: an entry at its first byte, and one
+ * at its end (perf gives the last entry's range no line: docs/formats.md). */
+static void write_debug_info(FILE *f, const tr_region *r, uint64_t ts)
+{
+    size_t file_size = strlen(r->file) + 1;
+    put_prefix(f, JD_CODE_DEBUG_INFO, JD_PREFIX_SIZE + 16 + 2 * (16 + file_size), ts);
+    put64(f, r->start);
+    put64(f, 2);
+    put_line(f, r->start, r, file_size);
+    put_line(f, r->start + r->size, r, file_size);
+}
+
+static void write_code_load(FILE *f, pid_t pid, const tr_region *r, const uint8_t *code, uint64_t index,
+                            uint64_t ts)
+{
+    size_t name_size = strlen(r->name) + 1;
+    put_prefix(f, JD_CODE_LOAD, JD_PREFIX_SIZE + 40 + name_size + r->size, ts);
+    put32(f, (uint32_t)pid);
+    put32(f, (uint32_t)pid);
+    put64(f, r->start);
+    put64(f, r->start);
+    put64(f, r->size);
+    put64(f, index);
+    fwrite(r->name, 1, name_size, f);
+    fwrite(code, 1, r->size, f);
+}
+
+long tj_write_jitdump(FILE *out, pid_t pid, const tr_snapshot *s, size_t *skipped, char *err, size_t err_cap)
+{
+    uint8_t *code = malloc(CODE_MAX);
+    if (!code) {
+        snprintf(err, err_cap, "out of memory");
+        return -1;
+    }
+    uint64_t ts = monotonic_ns(), total = 0;
+    long written = 0;
+    *skipped = 0;
+    write_header(out, pid, ts);
+    for (size_t i = 0; i < s->n_live; i++) {
+        const tr_region *r = &s->live[i];
+        if (r->size > CODE_MAX || total + r->size > TOTAL_MAX ||
+            tr_read_process(&pid, r->start, code, r->size) != 0) {
+            ++*skipped; /* too big, or its code is gone (unmapped since) */
+            continue;
+        }
+        total += r->size;
+        if (r->file && r->line)
+            write_debug_info(out, r, ts);
+        write_code_load(out, pid, r, code, (uint64_t)written++, ts);
+    }
+    free(code);
+    if (ferror(out)) {
+        snprintf(err, err_cap, "write error");
+        return -1;
+    }
+    return written;
+}
