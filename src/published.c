@@ -246,9 +246,8 @@ void jf__pub_forget_after_fork(void)
     memset(&pub, 0, sizeof pub);
 }
 
-int jf_published_table(const void **addr, size_t *size)
+int jf__pub_status(const void **addr, size_t *size)
 {
-    jf__clear_error();
     if (addr)
         *addr = pub.active ? pub.base : NULL;
     if (size)

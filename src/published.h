@@ -25,6 +25,9 @@ void jf__pub_stop(void);
  * the child's own, and the registry adds the inherited regions. */
 void jf__pub_forget_after_fork(void);
 
+/* jf_published_table's answer (the registry holds its lock around it). */
+int jf__pub_status(const void **addr, size_t *size);
+
 /* Publish regions just inserted into the registry. */
 void jf__pub_add(jf_live *const *regions, size_t n);
 

@@ -400,6 +400,15 @@ int jf_shutdown(void)
     return 0;
 }
 
+int jf_published_table(const void **addr, size_t *size)
+{
+    jf__clear_error();
+    pthread_mutex_lock(&registry_lock);
+    int rc = jf__pub_status(addr, size);
+    pthread_mutex_unlock(&registry_lock);
+    return rc;
+}
+
 int jf__initialised(void)
 {
     return __atomic_load_n(&init_count, __ATOMIC_RELAXED) > 0;
