@@ -69,10 +69,24 @@ typedef struct pub_entry {
     uint32_t file_off;   /* from heap_off; file_len == 0: no file */
     uint32_t file_len;
     uint32_t line;       /* first line, 0 if none */
-    uint32_t reserved;   /* 0 in version 1 (line tables, CFI: a later version) */
+    uint32_t lines_len;  /* bytes of the line table (pub_lines), 0 if none */
     uint64_t removed_ns; /* ring only: when the region was removed (clock_id) */
-    uint64_t group;      /* regions registered in one call share it */
+    uint32_t lines_off;  /* from heap_off: the line table */
+    uint32_t reserved;   /* 0 in version 1 (CFI: a later version) */
 } pub_entry;
+
+/* A line table in the heap: this header, n_lines pub_line, then the file
+ * names they point at (NUL-terminated). Offsets are from the table's start. */
+typedef struct pub_lines {
+    uint32_t n_lines;
+} pub_lines;
+
+typedef struct pub_line {
+    uint32_t offset;   /* from the region's start */
+    uint32_t line;
+    uint32_t file_off; /* from the pub_lines header; file_len 0: the region's file */
+    uint32_t file_len;
+} pub_line;
 
 _Static_assert(sizeof(pub_header) == 128, "pub_header is 128 bytes");
 _Static_assert(sizeof(pub_entry) == 64, "pub_entry is 64 bytes");

@@ -42,6 +42,8 @@ enum {
     ENTRIES_MIN = 1u << 12,
     SHRINK_SLACK = 1u << 20, /* heap garbage tolerated before compacting */
     FILE_MAX = 4096,         /* a longer source file name is cut */
+    LINES_MAX = 65536,       /* a region with more lines publishes none */
+    LINES_BYTES_MAX = 4u << 20,
 };
 
 typedef struct pub_state {
@@ -105,7 +107,7 @@ static void entry_store(pub_entry *e, const pub_entry *v)
 
 static uint64_t entry_string_bytes(const pub_entry *e)
 {
-    return (uint64_t)e->name_len + 1 + (e->file_len ? e->file_len + 1u : 0u);
+    return (uint64_t)e->name_len + 1 + (e->file_len ? e->file_len + 1u : 0u) + e->lines_len;
 }
 
 /* ---- Populating ahead ---------------------------------------------------- */
@@ -311,6 +313,11 @@ static int compact_heap(void)
             e->name_off = move_string(scratch, &at, e->name_off, e->name_len);
             if (e->file_len)
                 e->file_off = move_string(scratch, &at, e->file_off, e->file_len);
+            if (e->lines_len) { /* a blob, not a string: lines_len bytes, no NUL */
+                memcpy(scratch + at, pub.heap + e->lines_off, e->lines_len);
+                e->lines_off = at;
+                at += e->lines_len;
+            }
         }
     memcpy(pub.heap, scratch, at);
     size_t page = jf__page_size();
@@ -432,10 +439,47 @@ static uint32_t heap_append_name(const char *name)
     return len;
 }
 
+/* Bytes of r's line table in the heap (0: none, or too big to publish). */
+static uint32_t lines_size(const jf_live *r)
+{
+    if (r->n_lines == 0 || r->n_lines > LINES_MAX)
+        return 0;
+    uint64_t bytes = sizeof(pub_lines) + (uint64_t)r->n_lines * sizeof(pub_line);
+    for (size_t k = 0; k < r->n_lines; k++)
+        if (r->lines[k].file)
+            bytes += strnlen(r->lines[k].file, FILE_MAX) + 1;
+    return bytes > LINES_BYTES_MAX ? 0 : (uint32_t)bytes;
+}
+
+/* Write r's line table (size bytes, from lines_size) at the heap's end. */
+static uint32_t heap_append_lines(const jf_live *r, uint32_t size)
+{
+    uint32_t off = pub.heap_used;
+    char *blob = pub.heap + off;
+    pub_lines head = {(uint32_t)r->n_lines};
+    memcpy(blob, &head, sizeof head);
+    uint32_t strings = sizeof head + (uint32_t)r->n_lines * sizeof(pub_line);
+    for (size_t k = 0; k < r->n_lines; k++) {
+        const jf_line *l = &r->lines[k];
+        pub_line out = {(uint32_t)(l->offset > UINT32_MAX ? UINT32_MAX : l->offset), l->line, 0, 0};
+        if (l->file) {
+            out.file_len = (uint32_t)strnlen(l->file, FILE_MAX);
+            out.file_off = strings;
+            memcpy(blob + strings, l->file, out.file_len);
+            blob[strings + out.file_len] = '\0';
+            strings += out.file_len + 1;
+        }
+        memcpy(blob + sizeof head + k * sizeof out, &out, sizeof out);
+    }
+    pub.heap_used += size;
+    return off;
+}
+
 static int publish_one(const jf_live *r)
 {
     uint32_t file_len = r->file ? (uint32_t)strnlen(r->file, FILE_MAX) : 0;
-    uint64_t most = JF_NAME_MAX + 1 + (file_len ? file_len + 1u : 0u);
+    uint32_t lines_len = lines_size(r);
+    uint64_t most = JF_NAME_MAX + 1 + (file_len ? file_len + 1u : 0u) + lines_len;
     if (heap_reserve(most) != 0)
         return drop("the string heap is full"), -1;
     populate_ahead(pub.heap, &pub.heap_ready, pub.heap_used + most, pub.heap_cap);
@@ -445,10 +489,12 @@ static int publish_one(const jf_live *r)
     if (slot == UINT32_MAX)
         return drop("the live array is full"), -1;
     pub_entry e = {.flags = JF_PUB_LIVE, .start = r->start, .size = r->size, .line = r->line,
-                   .file_len = file_len, .group = r->group, .name_off = pub.heap_used};
+                   .file_len = file_len, .lines_len = lines_len, .name_off = pub.heap_used};
     e.name_len = heap_append_name(r->name);
     if (file_len)
         e.file_off = heap_append(r->file, file_len);
+    if (lines_len)
+        e.lines_off = heap_append_lines(r, lines_len);
     pub.heap_referenced += entry_string_bytes(&e);
     entry_store(&pub.entries[slot], &e);
     pub.live++;

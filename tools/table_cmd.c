@@ -87,7 +87,16 @@ static void print_region_json(FILE *out, const tr_region *r, int removed)
         json_string(out, r->file);
     else
         fprintf(out, "null");
-    fprintf(out, ", \"line\": %u", r->line);
+    fprintf(out, ", \"line\": %u, \"lines\": [", r->line);
+    for (size_t k = 0; k < r->n_lines; k++) {
+        fprintf(out, "%s[%u, %u, ", k ? ", " : "", r->lines[k].offset, r->lines[k].line);
+        if (r->lines[k].file)
+            json_string(out, r->lines[k].file);
+        else
+            fprintf(out, "null");
+        fprintf(out, "]");
+    }
+    fprintf(out, "]");
     if (removed)
         fprintf(out, ", \"removed_ns\": %" PRIu64, r->removed_ns);
     fprintf(out, "}");

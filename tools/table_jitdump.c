@@ -54,24 +54,52 @@ static void write_header(FILE *f, pid_t pid, uint64_t ts)
     put64(f, 0);
 }
 
-static void put_line(FILE *f, uint64_t addr, const tr_region *r, size_t file_size)
+static void put_line(FILE *f, uint64_t addr, uint32_t line, const char *file)
 {
     put64(f, addr);
-    put32(f, r->line);
+    put32(f, line);
     put32(f, 0);
-    fwrite(r->file, 1, file_size, f);
+    fwrite(file, 1, strlen(file) + 1, f);
 }
 
-/* The whole region at its first line: an entry at its first byte, and one
- * at its end (perf gives the last entry's range no line: docs/formats.md). */
+/* Line i of r's table (i == n_lines: its first line, as the closing entry). */
+static void line_at(const tr_region *r, size_t i, uint64_t *addr, uint32_t *line, const char **file)
+{
+    if (r->n_lines == 0) {
+        *addr = i ? r->start + r->size : r->start;
+        *line = r->line;
+        *file = r->file;
+        return;
+    }
+    const tr_line *l = &r->lines[i < r->n_lines ? i : r->n_lines - 1];
+    *addr = i < r->n_lines ? r->start + l->offset : r->start + r->size;
+    *line = l->line;
+    *file = l->file ? l->file : r->file ? r->file : "??";
+}
+
+/* The region's line table (or its first line over all of it), closed by an
+ * entry at its end (perf gives the last entry's range no line:
+ * docs/formats.md). */
 static void write_debug_info(FILE *f, const tr_region *r, uint64_t ts)
 {
-    size_t file_size = strlen(r->file) + 1;
-    put_prefix(f, JD_CODE_DEBUG_INFO, JD_PREFIX_SIZE + 16 + 2 * (16 + file_size), ts);
+    size_t n = (r->n_lines ? r->n_lines : 1) + 1, bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t addr;
+        uint32_t line;
+        const char *file;
+        line_at(r, i, &addr, &line, &file);
+        bytes += 16 + strlen(file) + 1;
+    }
+    put_prefix(f, JD_CODE_DEBUG_INFO, JD_PREFIX_SIZE + 16 + bytes, ts);
     put64(f, r->start);
-    put64(f, 2);
-    put_line(f, r->start, r, file_size);
-    put_line(f, r->start + r->size, r, file_size);
+    put64(f, n);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t addr;
+        uint32_t line;
+        const char *file;
+        line_at(r, i, &addr, &line, &file);
+        put_line(f, addr, line, file);
+    }
 }
 
 static void write_code_load(FILE *f, pid_t pid, const tr_region *r, const uint8_t *code, uint64_t index,
@@ -108,7 +136,7 @@ long tj_write_jitdump(FILE *out, pid_t pid, const tr_snapshot *s, size_t *skippe
             continue;
         }
         total += r->size;
-        if (r->file && r->line)
+        if (r->n_lines || (r->file && r->line))
             write_debug_info(out, r, ts);
         write_code_load(out, pid, r, code, (uint64_t)written++, ts);
     }

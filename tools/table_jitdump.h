@@ -1,9 +1,9 @@
 /*
  * A jitdump of a process's published regions, with their code bytes read
  * from its memory (`jitframes perfmap PID --jitdump FILE`): the process
- * writes nothing. Version 1 of the table gives names and first lines, so
- * each region gets a CODE_LOAD and, with a source file, a one-entry
- * DEBUG_INFO; no unwinding info (the table has no CFI yet).
+ * writes nothing. Each region gets a CODE_LOAD and, with a line table (or a
+ * source file and first line), a DEBUG_INFO; no unwinding info (version 1
+ * of the table has no CFI).
  */
 #ifndef JFT_TABLE_JITDUMP_H
 #define JFT_TABLE_JITDUMP_H

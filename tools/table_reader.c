@@ -126,6 +126,47 @@ static char *copy_string(const raw_read *r, uint32_t off, uint32_t len, uint32_t
     return s;
 }
 
+static void free_region(tr_region *r)
+{
+    free(r->name);
+    free(r->file);
+    for (size_t k = 0; k < r->n_lines; k++)
+        free(r->lines[k].file);
+    free(r->lines);
+}
+
+/* The line table of entry a, checked line by line against the bytes read;
+ * an unsound one is left out (the region keeps its name). */
+static void copy_lines(const raw_read *r, const pub_entry *a, const tr_limits *lim, tr_region *out)
+{
+    uint32_t len = a->lines_len, n;
+    if (!len || !within(a->lines_off, len, r->h.heap_used) || len < sizeof(pub_lines))
+        return;
+    const char *blob = r->heap + a->lines_off;
+    memcpy(&n, blob, sizeof n);
+    if (n == 0 || n > (len - sizeof(pub_lines)) / sizeof(pub_line) || !(out->lines = calloc(n, sizeof(tr_line))))
+        return;
+    for (uint32_t k = 0; k < n; k++) {
+        pub_line l;
+        memcpy(&l, blob + sizeof(pub_lines) + (size_t)k * sizeof l, sizeof l);
+        if (l.file_len && (l.file_off > len || l.file_len > len - l.file_off))
+            break; /* outside its own table */
+        out->lines[k].offset = l.offset;
+        out->lines[k].line = l.line;
+        out->n_lines = k + 1;
+        if (l.file_len &&
+            !(out->lines[k].file = copy_string(r, a->lines_off + l.file_off, l.file_len, lim->max_string)))
+            break;
+        if (k + 1 == n)
+            return;
+    }
+    for (size_t k = 0; k < out->n_lines; k++) /* an unsound table: none at all */
+        free(out->lines[k].file);
+    free(out->lines);
+    out->lines = NULL;
+    out->n_lines = 0;
+}
+
 /* Turn slot i (copies a and b) into a region if it is stable, of the wanted
  * kind and sound. 1 kept, 0 skipped, -1 out of memory. */
 static int take_entry(const raw_read *r, const pub_entry *a, const pub_entry *b, uint32_t kind,
@@ -142,15 +183,14 @@ static int take_entry(const raw_read *r, const pub_entry *a, const pub_entry *b,
     out->size = a->size;
     out->line = a->line;
     out->removed_ns = a->removed_ns;
-    out->group = a->group;
     out->name = copy_string(r, a->name_off, a->name_len, lim->max_string);
     if (a->file_len)
         out->file = copy_string(r, a->file_off, a->file_len, lim->max_string);
     if (!out->name || (a->file_len && !out->file)) {
-        free(out->name);
-        free(out->file);
+        free_region(out);
         return 0;
     }
+    copy_lines(r, a, lim, out);
     return 1;
 }
 
@@ -168,10 +208,8 @@ static int by_removed(const void *x, const void *y)
 
 static void free_regions(tr_region *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(v[i].name);
-        free(v[i].file);
-    }
+    for (size_t i = 0; i < n; i++)
+        free_region(&v[i]);
     free(v);
 }
 
@@ -181,8 +219,7 @@ static size_t drop_duplicates(tr_region *v, size_t n)
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (k > 0 && v[k - 1].start == v[i].start) {
-            free(v[i].name);
-            free(v[i].file);
+            free_region(&v[i]);
             continue;
         }
         v[k++] = v[i];
@@ -235,10 +272,14 @@ int tr_read_table(tr_read_fn read, void *ctx, uint64_t base, uint64_t map_size, 
     while (attempt < (lim.max_attempts ? lim.max_attempts : 1) && now_seconds() < deadline) {
         attempt++;
         pub_header h;
-        if (map_size < sizeof h || read(ctx, base, &h, sizeof h) != 0)
-            return fail(err, err_cap, "cannot read the table header at 0x%llx", (unsigned long long)base);
-        if (check_header(&h, map_size, &lim, err, err_cap) != 0)
+        int bad = map_size < sizeof h || read(ctx, base, &h, sizeof h) != 0
+                      ? fail(err, err_cap, "cannot read the table header at 0x%llx", (unsigned long long)base)
+                      : check_header(&h, map_size, &lim, err, err_cap);
+        if (bad) { /* the header changed under us into one that breaks the rules */
+            if (have)
+                tr_snapshot_free(out);
             return -1;
+        }
         raw_read r = {0};
         int rc = read_raw(read, ctx, base, &h, &r);
         if (rc == 0) {

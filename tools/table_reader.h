@@ -27,13 +27,20 @@ typedef struct tr_limits {
 
 #define TR_LIMITS_DEFAULT {1u << 20, 1u << 16, 256u << 20, 4096, 16, 10.0}
 
+typedef struct tr_line {
+    uint32_t offset; /* from the region's start */
+    uint32_t line;
+    char *file;      /* NULL: the region's file */
+} tr_line;
+
 typedef struct tr_region {
     uint64_t start, size;
     char *name;       /* control characters replaced by '?' */
     char *file;       /* NULL if none */
     uint32_t line;
     uint64_t removed_ns; /* removed regions: when (CLOCK_MONOTONIC) */
-    uint64_t group;
+    tr_line *lines;   /* the line table, NULL if none (or unsound: left out) */
+    size_t n_lines;
 } tr_region;
 
 typedef struct tr_snapshot {

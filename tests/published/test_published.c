@@ -88,6 +88,52 @@ static void standby_publishes_names_files_and_lines(void **state)
     assert_int_equal(jf_shutdown(), 0);
 }
 
+/* A line table is published with its files, kept in the ring after removal
+ * and through compaction of the string heap. */
+static void line_tables_are_published_and_survive_removal(void **state)
+{
+    (void)state;
+    init_standby();
+    jf_line lines[] = {{0, 10, "a.mvm"}, {8, 11, NULL}, {16, 20, "b.mvm"}};
+    jf_region r = JF_REGION_INIT;
+    r.addr = code;
+    r.size = 32;
+    r.name = "with_lines";
+    r.file = "a.mvm";
+    r.line = 10;
+    r.lines = lines;
+    r.n_lines = 3;
+    assert_int_equal(jf_register(&r), 0);
+    tr_snapshot s;
+    read_own(&s);
+    assert_int_equal(s.n_live, 1);
+    assert_int_equal(s.live[0].n_lines, 3);
+    assert_int_equal(s.live[0].lines[1].offset, 8);
+    assert_int_equal(s.live[0].lines[1].line, 11);
+    assert_null(s.live[0].lines[1].file);
+    assert_string_equal(s.live[0].lines[2].file, "b.mvm");
+    tr_snapshot_free(&s);
+    /* Enough churn with long names to compact the heap at least once. */
+    char name[600];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(name, sizeof name, "filler_%d_%0500d", i, 0);
+        register_at(1024, 64, name, NULL, 0);
+        assert_int_equal(jf_unregister(code + 1024), 0);
+    }
+    read_own(&s);
+    assert_int_equal(s.live[0].n_lines, 3);
+    assert_string_equal(s.live[0].lines[0].file, "a.mvm");
+    assert_string_equal(s.live[0].lines[2].file, "b.mvm");
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_unregister(code), 0);
+    read_own(&s);
+    assert_string_equal(s.removed[s.n_removed - 1].name, "with_lines");
+    assert_int_equal(s.removed[s.n_removed - 1].n_lines, 3);
+    assert_string_equal(s.removed[s.n_removed - 1].lines[2].file, "b.mvm");
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
 static void removed_regions_go_to_the_ring_with_their_removal_time(void **state)
 {
     (void)state;
@@ -308,6 +354,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(standby_publishes_names_files_and_lines),
+        cmocka_unit_test(line_tables_are_published_and_survive_removal),
         cmocka_unit_test(removed_regions_go_to_the_ring_with_their_removal_time),
         cmocka_unit_test(a_moved_region_is_published_at_its_new_address),
         cmocka_unit_test(churn_keeps_exactly_the_live_regions),

@@ -50,8 +50,9 @@ struct header {          /* pub_header, version 1 (src/pub_layout.h) */
 struct entry {           /* pub_entry */
     u32 seq, flags;
     u64 start, size;
-    u32 name_off, name_len, file_off, file_len, line, reserved;
-    u64 removed_ns, group;
+    u32 name_off, name_len, file_off, file_len, line, lines_len;
+    u64 removed_ns;
+    u32 lines_off, reserved;
 };
 enum { FOUND, NOT_FOUND, BUSY, UNREADABLE };
 struct sample {
