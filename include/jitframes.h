@@ -712,7 +712,7 @@ JF_API uint64_t jf_jitdump_overlaps(void);
 /* ------------------------------------------------------------------------ */
 /*
  * From jf_init (standby included) to the last jf_shutdown, every live region
- * (address, size, name, source file and first line) and the last 4096
+ * (address, size, name, source file, first line, line table) and the last 4096
  * removed ones (with their removal time) are kept in a table another
  * process may read from this one's memory when the kernel lets it ptrace it:
  * `jitframes regions PID`, `jitframes perfmap PID`, an eBPF profiler. No
