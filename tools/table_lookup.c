@@ -99,7 +99,9 @@ tr_lookup_result tr_lookup_pc(tr_read_fn read, void *ctx, uint64_t base, uint64_
             return TR_BUSY;
         if (e.flags != JF_PUB_LIVE)
             continue;
-        if (pc - e.start >= e.size)
+        /* Both bounds: the entry read now may differ from the start the
+         * search read (the target changed it, or lies). */
+        if (pc < e.start || pc - e.start >= e.size)
             return TR_NOT_FOUND;
         return take(read, ctx, base, &h, at, &e, hit);
     }

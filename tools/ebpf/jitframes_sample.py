@@ -121,7 +121,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
         }
         if (e.flags != 1)
             continue;
-        if (pc - e.start >= e.size)
+        if (pc < e.start || pc - e.start >= e.size)   /* both bounds: the entry may have changed */
             goto out;
         u32 n = e.name_len < NAME_MAX_ - 1 ? e.name_len : NAME_MAX_ - 1;
         if (e.name_off > h.heap_capacity ||
