@@ -24,10 +24,26 @@ require_root() {
 
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
+# forget_stale_files PID: a perf map or jitdump in /tmp named for PID that
+# the process neither holds open nor maps is an earlier process's, which had
+# the same pid (a busy machine's /tmp has hundreds): remove it, so that the
+# checks of what PID wrote see only its own files.
+forget_stale_files() {
+  local pid=$1 f
+  for f in "/tmp/perf-$pid.map" "/tmp/jit-$pid.dump"; do
+    [ -e "$f" ] || continue
+    if ! grep -qF " $f" "/proc/$pid/maps" 2>/dev/null &&
+       ! ls -l "/proc/$pid/fd" 2>/dev/null | grep -qF -- "-> $f"; then
+      rm -f "$f"
+    fi
+  done
+}
+
 # start_target NAME COMMAND...: run COMMAND in the background; waits (at
 # most 60 s) for its "ready <pid>" line and sets ${NAME}_pid (that pid: the
 # target's own view), ${NAME}_job ($!, for stop_target), ${NAME}_fd (our end
 # of its stdin) and ${NAME}_out (its stdout file).
+# Stale files named for that pid go first (forget_stale_files).
 start_target() {
   local name=$1 fifo="$dir/$1.in" out="$dir/$1.out"
   shift
@@ -42,6 +58,7 @@ start_target() {
   for _ in $(seq 1200); do
     if grep -q '^ready ' "$out"; then
       printf -v "${name}_pid" %s "$(awk '/^ready /{print $2; exit}' "$out")"
+      forget_stale_files "$(awk '/^ready /{print $2; exit}' "$out")"
       return 0
     fi
     kill -0 "$pid" 2>/dev/null || break
