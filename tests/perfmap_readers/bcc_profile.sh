@@ -10,6 +10,7 @@
 # With no headers at all the test says exactly why and exits 77 (skipped).
 # Usage: bcc_profile.sh JIT_TARGET
 . "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../support/cpu_time.sh"
 target=$1
 
 profile=$(command -v profile-bpfcc || true)
@@ -22,25 +23,18 @@ no_headers() { grep -q "Failed to compile BPF module\|Unable to find kernel head
 run_profile() {
   python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \
     "$profile" -U -f -F 499 -p "$PID" 600 >"$WORK/profile.out" 2>&1 &
-  local prof=$! start hz
-  hz=$(getconf CLK_TCK)
+  local prof=$!
   for _ in $(seq 4800); do # attached once it holds perf events
     kill -0 "$prof" 2>/dev/null || break
     ls -l "/proc/$prof/fd" 2>/dev/null | grep -q 'perf_event' && break
     sleep 0.05
   done
-  start=$(cpu_ticks "$PID")
-  for _ in $(seq 12000); do
-    kill -0 "$prof" 2>/dev/null || break
-    [ $(( ($(cpu_ticks "$PID") - start) * 1000 / hz )) -ge 1000 ] && { kill -INT "$prof"; break; }
-    sleep 0.05
-  done
+  interrupt_after_cpu "$PID" 1000 "$prof"
   for _ in $(seq 1200); do kill -0 "$prof" 2>/dev/null || break; sleep 0.1; done
   kill "$prof" 2>/dev/null || true
   wait "$prof" || true
   out=$(cat "$WORK/profile.out")
 }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime
 
 start_target "$target" 10 5000
 run_profile

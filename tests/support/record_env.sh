@@ -29,20 +29,15 @@ fail() { echo "FAIL: $*"; exit 1; }
 # (A command, not a shell function: SIGINT must reach the tool itself, and a
 # background subshell ignores it.)
 [ -n "${record_tool+set}" ] || record_tool=("${tool:-}")
+. "$(dirname "${BASH_SOURCE[0]}")/cpu_time.sh"
 record_cpu() {
   local out=$1 want=$2; shift 2
-  local hz start rec
-  hz=$(getconf CLK_TCK)
+  local rec
   "${record_tool[@]}" record "$pid" --duration 100 -o "$out" "$@" >"$out.log" 2>&1 &
   rec=$!
   while kill -0 "$rec" 2>/dev/null && [ ! -e "$out/perf.data" ]; do sleep 0.05; done
-  start=$(cpu_ticks "$pid")
-  while kill -0 "$rec" 2>/dev/null; do
-    [ $(( ($(cpu_ticks "$pid") - start) * 1000 / hz )) -ge "$want" ] && { kill -INT "$rec"; break; }
-    sleep 0.05
-  done
+  interrupt_after_cpu "$pid" "$want" "$rec"
   for _ in $(seq 1200); do kill -0 "$rec" 2>/dev/null || break; sleep 0.1; done
   kill -0 "$rec" 2>/dev/null && { echo "record still runs 120 s after SIGINT" >>"$out.log"; return 1; }
   wait "$rec"
 }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime
