@@ -174,16 +174,20 @@ int jf__safe_file_open(const char *dir, const char *name, int extra_flags, int *
     return jf__fail(JF_EIO, "%s keeps disappearing; giving up", path);
 }
 
-int jf__safe_file_create_unnamed(const char *dir)
+int jf__safe_file_create_unnamed(const char *dir, const char *name)
 {
 #ifdef O_TMPFILE
     int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd >= 0)
         return fd;
-    return jf__fail(errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL ? JF_ENOTSUP
-                                                                               : jf__errno_code(errno),
-                    "%s: cannot create an unnamed file: %s", dir, strerror(errno));
+    if (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)
+        return jf__fail(JF_ENOTSUP, "%s: cannot create an unnamed file: %s", dir, strerror(errno));
+    int err = errno;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name); /* for the message only */
+    return create_failed(dir, path, err); /* the same words as a named file's */
 #else
+    (void)name;
     return jf__fail(JF_ENOTSUP, "%s: no O_TMPFILE here", dir);
 #endif
 }

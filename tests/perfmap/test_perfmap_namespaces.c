@@ -146,7 +146,7 @@ static void expect_start_refused(int code_expected, const char *message_part)
 static void read_only_tmp_body(void)
 {
     private_tmp(MS_RDONLY, "size=64k");
-    expect_start_refused(JF_EACCES, "Read-only file system");
+    expect_start_refused(JF_EACCES, "is on a read-only file system");
 }
 
 static void read_only_tmp_is_eacces_and_the_host_goes_on(void **state)
@@ -166,7 +166,7 @@ static void tmp_not_writable_for_nobody_body(void)
 {
     private_tmp(0, "size=64k,mode=0755");
     become_nobody();
-    expect_start_refused(JF_EACCES, "Permission denied");
+    expect_start_refused(JF_EACCES, "no permission to write in /tmp");
 }
 
 static void tmp_writable_for_nobody_body(void)
