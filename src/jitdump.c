@@ -876,6 +876,14 @@ static int reopen_by_name(struct stat *st)
     return 0;
 }
 
+/* A failure to create the file, with where the directory comes from, so
+ * that it can be changed. */
+static int say_where_dumps_go(int code)
+{
+    return jf__fail(code, "%s (jitdumps go to $JITFRAMES_DIR or jf_config.dump_dir, default /tmp)",
+                    jf_last_error());
+}
+
 /* Our new file with its header written before it gets its name, so that
  * no reader, `jitframes clean` included, ever sees a dump without one (a
  * SIGKILL before the link leaves nothing). 1: a file of this process is at
@@ -884,7 +892,7 @@ static int start_complete_file(const char *dir, const char *name)
 {
     int fd = jf__safe_file_create_unnamed(dir, name);
     if (fd < 0)
-        return fd;
+        return fd == JF_ENOTSUP ? fd : say_where_dumps_go(fd);
     dump.fd = fd;
     int rc = ensure_room(FILE_HEADER_SIZE);
     if (rc == 0) {
@@ -917,7 +925,7 @@ static int start_named_file(const char *dir, const char *name)
     int reused;
     int fd = jf__safe_file_open(dir, name, O_RDWR, &reused);
     if (fd < 0)
-        return fd;
+        return say_where_dumps_go(fd);
     dump.fd = fd;
     struct stat st;
     int rc = fstat(fd, &st) == 0 ? 0 : jf__fail(jf__errno_code(errno), "%s: fstat: %s", dump.path,
@@ -950,9 +958,6 @@ static int jitdump_start(const char *dir, jf_sink_stats *stats)
     int rc = marker == MAP_FAILED ? start_complete_file(dir, name) : 1;
     if (rc == 1 || rc == JF_ENOTSUP)
         rc = start_named_file(dir, name);
-    if (rc < 0) /* say where the directory comes from, so it can be changed */
-        return jf__fail(rc, "%s (jitdumps go to $JITFRAMES_DIR or jf_config.dump_dir, default /tmp)",
-                        jf_last_error());
     return rc;
 }
 

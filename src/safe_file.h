@@ -22,8 +22,9 @@ int jf__safe_file_open(const char *dir, const char *name, int extra_flags, int *
 
 /*
  * A file that is only ever seen complete: jf__safe_file_create_unnamed
- * opens an unnamed file in dir, to be named name (O_TMPFILE, mode 0600; JF_ENOTSUP where the
- * file system has none: then use jf__safe_file_open), the caller writes
+ * opens an unnamed file in dir (O_TMPFILE, mode 0600; JF_ENOTSUP where the
+ * file system has none: then use jf__safe_file_open; other failures are
+ * worded as jf__safe_file_open's, for dir/name), the caller writes
  * what a reader must never miss, and jf__safe_file_link gives it its name,
  * never replacing another file: a stale one of ours (as above) is removed
  * first; one this process writes or wrote is left alone and 1 returned

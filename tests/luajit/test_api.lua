@@ -25,6 +25,20 @@ for line in m:gmatch("[^\n]+") do
   break
 end
 
+-- A trace handler attached after start runs alongside; detaching it (as
+-- jit.v.off() does) stops it, not the module.
+local function traces_of(name) for _ = 1, 60 do load("local s = 0 for j = 1, 200 do s = s + j end return s", "=" .. name)() end end
+local seen = 0
+local function other(what) if what == "stop" then seen = seen + 1 end end
+jit.attach(other, "trace")
+local before = jf.status().registered
+traces_of("with_other")
+check(seen >= 1 and jf.status().registered > before, "a handler attached after start and the module both see traces")
+jit.attach(other)
+local seen_then, registered_then = seen, jf.status().registered
+traces_of("other_detached")
+check(seen == seen_then and jf.status().registered > registered_then, "the detached handler sees no more traces, the module does")
+
 -- flush: every trace is unregistered; later traces at reused addresses are new entries.
 jit.flush()
 check(jf.status().traces == 0, "flush unregisters every trace")

@@ -72,7 +72,7 @@ for run in $(seq 1 "$perf_runs"); do
   mkdir "$d"
   perf record -q -e cpu-clock -F 4000 -o "$d/perf.data" -- "$driver" 1 "$d" "$d/spin" >"$d/out" 2>&1 &
   rec=$!
-  for _ in $(seq 1 100); do [ -s "$d/spin" ] && break; sleep 0.05; done
+  for _ in $(seq 1 1200); do [ -s "$d/spin" ] && break; sleep 0.05; done
   [ -s "$d/spin" ] || { kill "$rec"; fail "run $run: the spinning child did not start: $(cat "$d/out")"; }
   read -r spin_pid spin_addr <"$d/spin"
   # Killed once it has run a random 50-90 ms of CPU time (at 4000 Hz, 200

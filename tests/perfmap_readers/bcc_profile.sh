@@ -10,12 +10,31 @@
 # With no headers at all the test says exactly why and exits 77 (skipped).
 # Usage: bcc_profile.sh JIT_TARGET
 . "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../support/cpu_time.sh"
 target=$1
 
 profile=$(command -v profile-bpfcc || true)
 [ -n "$profile" ] || { echo "SKIP: profile-bpfcc not installed (Debian bpfcc-tools; scripts/deps installs it)"; exit 77; }
 no_headers() { grep -q "Failed to compile BPF module\|Unable to find kernel headers" <<<"$out"; }
-run_profile() { out=$(timeout 60 "$profile" -U -f -F 499 -p "$PID" 3 2>&1) || true; }
+# run_profile: profile until the target has run 1 s of CPU time since profile
+# attached (about 500 samples, however busy the machine), then Ctrl-C, which
+# ends it with its output. Its BPF program is compiled first: up to 4 minutes.
+# (SIGINT back to its default: a background command starts with it ignored.)
+run_profile() {
+  python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \
+    "$profile" -U -f -F 499 -p "$PID" 600 >"$WORK/profile.out" 2>&1 &
+  local prof=$!
+  for _ in $(seq 4800); do # attached once it holds perf events
+    kill -0 "$prof" 2>/dev/null || break
+    ls -l "/proc/$prof/fd" 2>/dev/null | grep -q 'perf_event' && break
+    sleep 0.05
+  done
+  interrupt_after_cpu "$PID" 1000 "$prof"
+  for _ in $(seq 1200); do kill -0 "$prof" 2>/dev/null || break; sleep 0.1; done
+  kill "$prof" 2>/dev/null || true
+  wait "$prof" || true
+  out=$(cat "$WORK/profile.out")
+}
 
 start_target "$target" 10 5000
 run_profile

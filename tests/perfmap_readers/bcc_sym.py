@@ -23,14 +23,14 @@ N = 10000
 def start_target(work, binary):
     ready, stop = os.path.join(work, "ready"), os.path.join(work, "stop")
     proc = subprocess.Popen([binary, ready, stop, str(N), "0"])
-    for _ in range(300):
+    for _ in range(1200):
         if os.path.exists(ready) and os.path.getsize(ready) > 0:
             break
         if proc.poll() is not None:
             sys.exit("FAIL: jit_target exited early")
         time.sleep(0.1)
     else:
-        sys.exit("FAIL: jit_target not ready after 30 s")
+        sys.exit("FAIL: jit_target not ready after 120 s")
     with open(ready) as f:
         fields = f.read().split()
     return proc, stop, fields

@@ -8,8 +8,9 @@ target=$1
 
 command -v bpftrace >/dev/null || { echo "SKIP: bpftrace is not installed (scripts/deps installs it)"; exit 77; }
 start_target "$target" 10 5000
-program="profile:hz:499 /pid == $PID/ { @[ustack(perf)] = count(); } interval:s:2 { exit(); }"
-out=$(timeout 60 bpftrace -e "$program" 2>&1 | grep -v "RLIMIT_MEMLOCK\|ulimit -l" || true)
+# 200 samples of the target, however long a busy machine takes to give them.
+program="profile:hz:499 /pid == $PID/ { @[ustack(perf)] = count(); @n++; if (@n >= 200) { exit(); } }"
+out=$(timeout 240 bpftrace -e "$program" 2>&1 | grep -v "RLIMIT_MEMLOCK\|ulimit -l" || true)
 echo "--- bpftrace profile:hz:499, user stacks (first lines):"; echo "$out" | head -20 || true
 if grep -q "Attaching" <<<"$out" && ! grep -q "@\[" <<<"$out"; then
   echo "FAIL: no samples of the target"; exit 1

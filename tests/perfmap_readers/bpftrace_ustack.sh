@@ -8,7 +8,7 @@
 target=$1
 
 command -v bpftrace >/dev/null || { echo "SKIP: bpftrace is not installed (scripts/deps installs it)"; exit 77; }
-if ! probe=$(timeout 30 bpftrace -e 'BEGIN { printf("bpf works\n"); exit(); }' 2>&1) ||
+if ! probe=$(timeout 120 bpftrace -e 'BEGIN { printf("bpf works\n"); exit(); }' 2>&1) ||
    ! grep -q "bpf works" <<<"$probe"; then
   echo "bpftrace cannot load a BPF program here, so this test cannot run:"
   echo "$probe" | sed 's/^/  | /'
@@ -20,7 +20,7 @@ start_target "$target" 10 0
 program="uprobe:$target:probe_leaf /pid == $PID/ { printf(\"%s\", ustack(perf)); exit(); }"
 
 run_bpftrace() {
-  timeout 30 bpftrace -e "$program" 2>&1 | grep -v "RLIMIT_MEMLOCK\|ulimit -l" || true
+  timeout 120 bpftrace -e "$program" 2>&1 | grep -v "RLIMIT_MEMLOCK\|ulimit -l" || true
 }
 
 out=$(run_bpftrace)

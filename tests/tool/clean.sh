@@ -30,7 +30,7 @@ make_files() {
   rm -rf "${d:?}"/*
   dead=$(dead_pid); dead2=$(dead_pid); dead3=$(dead_pid); dead4=$(dead_pid); dead5=$(dead_pid); dead6=$(dead_pid)
   dead7=$(dead_pid); dead8=$(dead_pid); dead9=$(dead_pid); dead10=$(dead_pid)
-  sleep 30 & live=$!; pids+=("$live")
+  sleep 3600 & live=$!; pids+=("$live")               # (every sleep is killed at exit)
   map_line >"$d/perf-$dead.map"                     # litter
   dump_header "$dead" >"$d/jit-$dead.dump"          # litter
   printf '\177ELF' >"$d/jitted-$dead-7.so"          # litter (perf inject's)
@@ -39,8 +39,8 @@ make_files() {
   ln -s "$d/perf-$dead.map" "$d/perf-$dead3.map"    # a symlink
   dump_header 1 >"$d/jit-$dead5.dump"               # names another pid
   map_line >"$d/perf-$dead4.map"                    # held open by a process below
-  sleep 30 <"$d/perf-$dead4.map" & pids+=($!)
-  sleep 30 & reused=$!; pids+=("$reused")            # a pid whose file predates it
+  sleep 3600 <"$d/perf-$dead4.map" & holder=$!; pids+=("$holder")
+  sleep 3600 & reused=$!; pids+=("$reused")          # a pid whose file predates it
   map_line >"$d/perf-$reused.map"; touch -d '1 hour ago' "$d/perf-$reused.map"
   map_line >"$d/perf-fresh.map"                     # not the pattern
   map_line >"$d/perf-0$dead.map"                    # not a pid in canonical form
@@ -53,7 +53,13 @@ make_files() {
   { printf 'DTiJ\1\0\0\0'; head -c 266232 /dev/zero; } >"$d/jit-$dead9.dump" # a partial header
   : >"$d/jit-$live.dump"                                            # its process runs
   { head -c 4096 /dev/zero; printf x; } >"$d/jit-$dead10.dump"      # zeros, then something
-  sleep 0.2
+  # The holder has the map open once its shell did the redirection: wait for
+  # that, not for a time.
+  for _ in $(seq 1200); do
+    [ "$(readlink "/proc/$holder/fd/0")" = "$d/perf-$dead4.map" ] && return 0
+    sleep 0.05
+  done
+  fail "the process holding perf-$dead4.map did not open it in 60 s"
 }
 
 expect_present() { for f; do [ -e "$d/$f" ] || [ -L "$d/$f" ] || fail "$f was removed"; done; }
