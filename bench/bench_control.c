@@ -30,6 +30,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -103,6 +104,9 @@ static double cpu_ns_of(const char *path)
     return (double)ns;
 }
 
+/* What the flooder did: connections opened, bytes sent (shared with it). */
+static volatile uint64_t *flooded;
+
 /* A connection to the abstract name, non-blocking: -1 if refused now. */
 static int connect_by_name(const char *name)
 {
@@ -114,6 +118,8 @@ static int connect_by_name(const char *name)
         close(fd);
         fd = -1;
     }
+    if (fd >= 0 && flooded)
+        flooded[0]++;
     return fd;
 }
 
@@ -139,6 +145,8 @@ static void flood_forever(const char *name, int storm, int ready)
             if (slow[i] >= 0 && send(slow[i], "j", 1, MSG_NOSIGNAL) != 1) {
                 close(slow[i]);
                 slow[i] = -1;
+            } else if (slow[i] >= 0) {
+                flooded[1]++;
             }
         }
         for (int i = 0; storm && i < FLOOD_IDLE; i++) {
@@ -274,13 +282,18 @@ static void flood(const char *task, int storm, int pinned)
     if (jfc_find_socket(getpid(), name, sizeof name, &err) != 0)
         bench_die(err.msg);
     static double wall[WORK_ROUNDS], cpu[WORK_ROUNDS], listener[WORK_ROUNDS], answers[FLOOD_STATUS];
-    double quiet_wall[WORK_ROUNDS];
+    double quiet_wall[WORK_ROUNDS], of_cpu[WORK_ROUNDS], conns[WORK_ROUNDS], bytes[WORK_ROUNDS];
     for (int round = 0; round < WORK_ROUNDS; round++) {
         work_cost quiet = work();
         pid_t flooder = start_flooder(name, storm, pinned);
         double l0 = cpu_ns_of(task);
+        uint64_t c0 = flooded[0], b0 = flooded[1];
         work_cost loud = work();
-        listener[round] = (cpu_ns_of(task) - l0) * 1e-9 / loud.cpu;
+        double spent = (cpu_ns_of(task) - l0) * 1e-9;
+        listener[round] = spent / loud.cpu;
+        of_cpu[round] = spent / loud.wall;
+        conns[round] = (double)(flooded[0] - c0) / loud.wall;
+        bytes[round] = (double)(flooded[1] - b0) / loud.wall;
         if (round == 0)
             for (int i = 0; i < FLOOD_STATUS; i++)
                 answers[i] = status_by_name_seconds(name);
@@ -295,6 +308,9 @@ static void flood(const char *task, int storm, int pinned)
            "thread's CPU meanwhile: %.1f%% of the work's\n", WORK_REPEATS, WORK_REGIONS, WORK_COMPUTE,
            bench_median(quiet_wall, WORK_ROUNDS) * 1e3, WORK_ROUNDS, bench_median(wall, WORK_ROUNDS),
            bench_median(cpu, WORK_ROUNDS), bench_median(listener, WORK_ROUNDS) * 100);
+    printf("  the listener thread took %.1f%% of a CPU (the most it can take from a host that has that CPU to "
+           "itself) while the flooder opened %.0f connections/s and sent %.0f one-byte sends/s\n",
+           bench_median(of_cpu, WORK_ROUNDS) * 100, bench_median(conns, WORK_ROUNDS), bench_median(bytes, WORK_ROUNDS));
 }
 
 static double request_seconds(uint16_t op, uint32_t sinks)
@@ -313,6 +329,9 @@ static double request_seconds(uint16_t op, uint32_t sinks)
 int main(int argc, char **argv)
 {
     int idle = argc > 1 ? atoi(argv[1]) : 10;
+    flooded = mmap(NULL, 2 * sizeof *flooded, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (flooded == MAP_FAILED)
+        bench_die("mmap");
     int pinned = pin_to(0); /* before jf_init: the listener thread inherits it */
     jf_config c = JF_CONFIG_INIT;
     c.flags = JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL;

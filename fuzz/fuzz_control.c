@@ -1,6 +1,7 @@
 /* libFuzzer target over the control channel's request handling: each input
  * is sent as one client's bytes over a socketpair and answered by the
- * library's own jf__control_serve (the peer is this process: obeyed). The
+ * library's own jf__control_admit and jf__control_receive (the peer is this
+ * process: obeyed). The
  * reply must always be a well-formed reply whose status is 0 exactly when
  * the input's first 16 bytes are a valid status request. Valid enable and
  * disable requests are skipped (they would write files). The input is also
@@ -12,20 +13,20 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int wake_fd = -1;
+static int ready;
 
 static void setup(void)
 {
     jf_config c = JF_CONFIG_INIT;
     c.flags = JF_CONFIG_IGNORE_ENV;
-    if (jf_init(&c) != 0 || (wake_fd = eventfd(0, EFD_CLOEXEC)) < 0)
+    if (jf_init(&c) != 0)
         abort();
+    ready = 1;
 }
 
 static size_t read_reply(int fd, uint8_t *buf)
@@ -46,7 +47,10 @@ static void serve(const uint8_t *data, size_t size, int expect_ok)
     if (n && send(sv[0], data, n, MSG_NOSIGNAL) != (ssize_t)n)
         abort();
     shutdown(sv[0], SHUT_WR);
-    jf__control_serve(sv[1], wake_fd);
+    jf_ctl_conn c = {.fd = sv[1]};
+    if (jf__control_admit(&c))
+        while (jf__control_receive(&c)) /* all sent and shut: never waits */
+            ;
     close(sv[1]);
     static uint8_t buf[JF_CTL_REPLY_MAX];
     static jf_ctl_reply r;
@@ -60,7 +64,7 @@ static void serve(const uint8_t *data, size_t size, int expect_ok)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (wake_fd < 0)
+    if (!ready)
         setup();
     jf_ctl_request req;
     int valid = size >= JF_CTL_REQUEST_SIZE && jf__ctl_decode_request(data, &req) == 0;

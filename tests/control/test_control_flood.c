@@ -3,7 +3,9 @@
  * slow senders (one byte at a time) are held open, where one listener
  * thread serving connections in turn took 11 s; and thousands of
  * malformed and valid requests write a logarithmic number of log lines,
- * not one each. Threads: the listener answers while this one floods (run
+ * not one each; a request sent one byte at a time wakes the listener a
+ * few times, not once per byte (what makes slow senders cheap for the
+ * host: bench/bench_control measures the host's work under them). Threads: the listener answers while this one floods (run
  * under TSan: label threads). The answer's latency is measured by
  * bench/bench_control; here the bound is generous (a busy machine). */
 #define _GNU_SOURCE
@@ -17,6 +19,9 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <dirent.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -33,6 +38,8 @@ enum {
     MALFORMED = 2000,
     VALID = 2000,
     ANSWER_BOUND_MS = 2000, /* 20x the 100 ms required: a busy 2-core machine */
+    PIECE_GAP_US = 3000,    /* between the bytes of a request sent in pieces */
+    PIECE_WAKES_MAX = 5,    /* of 15 pieces: the listener looks again, not per byte */
 };
 
 static double now_ms(void)
@@ -161,6 +168,93 @@ static void status_answered_while_1000_idle_and_50_slow_connections_wait(void **
     assert_int_equal(jf_shutdown(), 0);
 }
 
+/* /proc/self/task/<tid>/status of the listener thread (named jf-control). */
+static void listener_status_path(char *out, size_t cap)
+{
+    DIR *d = opendir("/proc/self/task");
+    out[0] = '\0';
+    for (struct dirent *e; d && !out[0] && (e = readdir(d));) {
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(comm, sizeof comm, f) && strcmp(comm, "jf-control\n") == 0)
+            snprintf(out, cap, "/proc/self/task/%s/status", e->d_name);
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    assert_true(out[0]);
+}
+
+/* How many times the thread went to sleep (and so was woken since). */
+static long voluntary_switches(const char *status_path)
+{
+    FILE *f = fopen(status_path, "r");
+    char line[256];
+    long n = -1;
+    while (f && n < 0 && fgets(line, sizeof line, f))
+        if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) != 1)
+            n = -1;
+    if (f)
+        fclose(f);
+    assert_true(n >= 0);
+    return n;
+}
+
+/* Until the peer has read all fd sent (a Unix socket's unread bytes are
+ * charged to the sender: SIOCOUTQ); 0 if it has not after 4 s. */
+static int wait_until_read(int fd)
+{
+    int unread = 1;
+    for (int i = 0; i < 4000 && unread; i++)
+        if (ioctl(fd, SIOCOUTQ, &unread) != 0 || (unread && usleep(1000) != 0))
+            return 0;
+    return !unread;
+}
+
+static void request_sent_one_byte_at_a_time_wakes_the_listener_a_few_times_not_per_byte(void **state)
+{
+    (void)state;
+    assert_int_equal(start_channel(), 0);
+    char name[108], status_path[300];
+    jfc_error err;
+    assert_int_equal(jfc_find_socket(getpid(), name, sizeof name, &err), 0);
+    listener_status_path(status_path, sizeof status_path);
+    retries = CONNECT_RETRIES;
+    int fd = open_connection(name);
+    assert_true(fd >= 0);
+    uint8_t out[JF_CTL_REQUEST_SIZE], in[JF_CTL_REPLY_MAX];
+    jf_ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
+    jf__ctl_encode_request(&req, out);
+    assert_int_equal(send(fd, out, 1, MSG_NOSIGNAL), 1);
+    assert_true(wait_until_read(fd)); /* the first piece is read at once */
+    long before = voluntary_switches(status_path);
+    for (int i = 1; i < JF_CTL_REQUEST_SIZE; i++) {
+        assert_int_equal(send(fd, out + i, 1, MSG_NOSIGNAL), 1);
+        usleep(PIECE_GAP_US);
+    }
+    long wakes = voluntary_switches(status_path) - before;
+    size_t got = 0, want = JF_CTL_REPLY_HEADER_SIZE;
+    for (int polls = 0; got < want && polls < 4 * ANSWER_BOUND_MS / 100; polls++) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ssize_t n = poll(&p, 1, 100) == 1 ? recv(fd, in + got, want - got, 0) : -1;
+        if (n == 0)
+            break;
+        got += n > 0 ? (size_t)n : 0;
+        if (got == JF_CTL_REPLY_HEADER_SIZE && want == JF_CTL_REPLY_HEADER_SIZE)
+            want = jf__ctl_reply_size(in);
+    }
+    close(fd);
+    print_message("%d pieces woke the listener %ld times\n", JF_CTL_REQUEST_SIZE - 1, wakes);
+    static jf_ctl_reply reply;
+    assert_true(got >= JF_CTL_REPLY_HEADER_SIZE && got == want);
+    assert_int_equal(jf__ctl_decode_reply(in, got, &reply), 0);
+    assert_int_equal(reply.status, 0);
+    assert_true(wakes <= PIECE_WAKES_MAX);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
 static int log_lines;
 
 static void count_line(void *ctx, int level, const char *msg)
@@ -200,6 +294,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(status_answered_while_1000_idle_and_50_slow_connections_wait),
         cmocka_unit_test(request_floods_log_a_logarithmic_number_of_lines),
+        cmocka_unit_test(request_sent_one_byte_at_a_time_wakes_the_listener_a_few_times_not_per_byte),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
