@@ -2,9 +2,9 @@
  * The listener thread's loop: one poll() over the stop signal, the
  * listening socket and every connection still waiting for its request.
  * No connection is ever waited for alone, so none can hold up another:
- * each accepted one is non-blocking, read as its bytes arrive and
- * answered at once when its 16 bytes are in, or when its own deadline
- * passes. At most PENDING_MAX wait at a time; a newer one replaces the
+ * each accepted one is non-blocking, read as soon as its request arrives
+ * (one arriving in pieces: below) and answered at once when its 16 bytes
+ * are in, or when its own deadline passes. At most PENDING_MAX wait at a time; a newer one replaces the
  * oldest of the same peer process, or else the oldest of all (answered
  * with an error), so what a flood of connections costs is bounded per
  * connection, and a process flooding the channel only displaces its own
@@ -16,9 +16,10 @@
  * request arrives in pieces is not watched for each piece: it is looked at
  * again PATIENCE_MS later (and so on until its deadline), so a sender of
  * one byte at a time wakes the thread once per PATIENCE_MS, not per byte,
- * and its connections, answered no sooner, cost the host no more than
- * PATIENCE_MS allows (bench_control: the host's work under 1,000 idle
- * connections and 50 one-byte senders).
+ * and, answered no sooner, opens at most one connection per PATIENCE_MS:
+ * the accept, credentials and reply each costs are what bound the host's
+ * loss (bench_control: the host's work under 1,000 idle connections and
+ * 50 one-byte senders).
  *
  * Idle, the thread sleeps in poll() with no timeout. Out of descriptors or
  * memory, accepting pauses for BACKOFF_MS (the pending connections are still
