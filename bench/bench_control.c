@@ -11,7 +11,7 @@
  * long a status takes to be answered meanwhile (median and worst of 200),
  * and how much slower the process's own work gets (a fixed count of
  * registrations, unregistrations and arithmetic on the main thread; each
- * of 15 rounds does it without then with the flood: median of the ratios
+ * of 7 rounds does it without then with the flood: median of the ratios
  * of its wall time and of its thread's CPU time), with the listener
  * thread's CPU time meanwhile as a share of the work's. This process (and
  * so its listener) runs on CPU 0 and the flooder on CPU 1, so the
@@ -49,8 +49,8 @@ enum {
     FLOOD_STATUS = 200,
     WORK_REGIONS = 1000,
     WORK_REPEATS = 100,
-    WORK_COMPUTE = 200000,
-    WORK_ROUNDS = 15,
+    WORK_COMPUTE = 3000000,
+    WORK_ROUNDS = 7,
 };
 
 static uint8_t code[REGIONS * 16];
@@ -252,7 +252,9 @@ static pid_t start_flooder(const char *name, int storm, int pinned)
         bench_die("flooder");
     close(ready[0]);
     close(ready[1]);
-    usleep(100000); /* the listener past the burst: the steady flood is measured */
+    /* The steady flood is measured: past the burst of connections and the
+     * 1 s deadline of those the listener kept (the flooder holds its ends). */
+    usleep(1200000);
     return flooder;
 }
 
