@@ -2,14 +2,24 @@
  * The listener thread's loop: one poll() over the stop signal, the
  * listening socket and every connection still waiting for its request.
  * No connection is ever waited for alone, so none can hold up another:
- * each accepted one is non-blocking, read as its bytes arrive and
- * answered at once when its 16 bytes are in, or when its own deadline
- * passes. At most PENDING_MAX wait at a time; a newer one replaces the
+ * each accepted one is non-blocking, read as soon as its request arrives
+ * (one arriving in pieces: below) and answered at once when its 16 bytes
+ * are in, or when its own deadline passes. At most PENDING_MAX wait at a time; a newer one replaces the
  * oldest of the same peer process, or else the oldest of all (answered
  * with an error), so what a flood of connections costs is bounded per
  * connection, and a process flooding the channel only displaces its own
- * connections: another's request is answered as soon as its bytes are in. Accepting is limited per round so that the connections already
- * accepted are read first.
+ * connections: another's request is answered as soon as its bytes are in.
+ * Accepting is limited per round so that the connections already accepted
+ * are read first.
+ *
+ * A client sends its 16 bytes at once, and they arrive at once. One whose
+ * request arrives in pieces is not watched for each piece: it is looked at
+ * again PATIENCE_MS later (and so on until its deadline), so a sender of
+ * one byte at a time wakes the thread once per PATIENCE_MS, not per byte,
+ * and, answered no sooner, opens at most one connection per PATIENCE_MS:
+ * the accept, credentials and reply each costs are what bound the host's
+ * loss (bench_control: the host's work under 1,000 idle connections and
+ * 50 one-byte senders).
  *
  * Idle, the thread sleeps in poll() with no timeout. Out of descriptors or
  * memory, accepting pauses for BACKOFF_MS (the pending connections are still
@@ -27,9 +37,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum { PENDING_MAX = 128, ADMITTING = PENDING_MAX, ACCEPTS_PER_ROUND = 16, BACKOFF_MS = 1000 };
+enum { PENDING_MAX = 128, ADMITTING = PENDING_MAX, ACCEPTS_PER_ROUND = 16, BACKOFF_MS = 1000, PATIENCE_MS = 100 };
 
 static jf_ctl_conn pending[PENDING_MAX];
+/* When to look again at a connection whose request came in part; 0: it is
+ * watched by poll(). The thread's own. */
+static uint64_t next_look[PENDING_MAX];
 /* Each pending connection's descriptor + 1 (0: none; zero-initialised, so
  * a child forked before the thread ever ran closes nothing): a child forked
  * meanwhile closes its copies. Cleared before the thread closes one, so a
@@ -47,6 +60,17 @@ static void release(int slot)
 {
     close(__atomic_exchange_n(&held[slot], 0, __ATOMIC_SEQ_CST) - 1);
     pending[slot].fd = -1;
+    next_look[slot] = 0;
+}
+
+/* Read what a pending connection sent: answered, or waiting for the rest
+ * of its request (looked at again PATIENCE_MS later), or for all of it. */
+static void read_from(int slot)
+{
+    if (!jf__control_receive(&pending[slot]))
+        release(slot);
+    else if (pending[slot].got)
+        next_look[slot] = jf__monotonic_ns() + (uint64_t)PATIENCE_MS * 1000000u;
 }
 
 /* The slot for a new connection from `pid`: a free one, else that peer's
@@ -84,8 +108,7 @@ static void take(int fd)
         pending[slot] = c;
         __atomic_store_n(&held[slot], fd + 1, __ATOMIC_SEQ_CST);
         __atomic_store_n(&held[ADMITTING], 0, __ATOMIC_SEQ_CST);
-        if (!jf__control_receive(&pending[slot]))
-            release(slot);
+        read_from(slot);
         return;
     }
     close(__atomic_exchange_n(&held[ADMITTING], 0, __ATOMIC_SEQ_CST) - 1);
@@ -118,20 +141,25 @@ static int watch_list(loop_state *s, struct pollfd *p, int *slots)
         s->accept_resumes_ns = 0;
     p[n++] = (struct pollfd){.fd = s->accept_resumes_ns ? -1 : s->listen_fd, .events = POLLIN};
     for (int i = 0; i < PENDING_MAX; i++)
-        if (pending[i].fd >= 0) {
+        if (pending[i].fd >= 0 && !next_look[i]) {
             slots[n] = i;
             p[n++] = (struct pollfd){.fd = pending[i].fd, .events = POLLIN};
         }
     return n;
 }
 
-/* Until the nearest deadline (or the end of a pause); -1: none. */
+static uint64_t earliest(uint64_t a, uint64_t b)
+{
+    return !a || (b && b < a) ? b : a;
+}
+
+/* Until the nearest deadline or look (or the end of a pause); -1: none. */
 static int poll_timeout_ms(const loop_state *s)
 {
     uint64_t next = s->accept_resumes_ns;
     for (int i = 0; i < PENDING_MAX; i++)
-        if (pending[i].fd >= 0 && (!next || pending[i].deadline_ns < next))
-            next = pending[i].deadline_ns;
+        if (pending[i].fd >= 0)
+            next = earliest(earliest(next, pending[i].deadline_ns), next_look[i]);
     if (!next)
         return -1;
     uint64_t now = jf__monotonic_ns();
@@ -141,8 +169,19 @@ static int poll_timeout_ms(const loop_state *s)
 static void serve_ready(const struct pollfd *p, const int *slots, int n)
 {
     for (int k = 2; k < n; k++)
-        if (p[k].revents && !jf__control_receive(&pending[slots[k]]))
-            release(slots[k]);
+        if (p[k].revents)
+            read_from(slots[k]);
+}
+
+/* The connections whose request came in part, when their look is due. */
+static void look_again(void)
+{
+    uint64_t now = jf__monotonic_ns();
+    for (int i = 0; i < PENDING_MAX; i++)
+        if (pending[i].fd >= 0 && next_look[i] && next_look[i] <= now) {
+            next_look[i] = 0;
+            read_from(i);
+        }
 }
 
 static void expire_late(void)
@@ -189,6 +228,7 @@ void jf__control_listen(int listen_fd, int wake_fd)
         if (p[0].revents)
             break;
         serve_ready(p, slots, n);
+        look_again();
         expire_late();
         if (p[1].revents & POLLIN)
             accept_some(&s);

@@ -3,7 +3,9 @@
  * slow senders (one byte at a time) are held open, where one listener
  * thread serving connections in turn took 11 s; and thousands of
  * malformed and valid requests write a logarithmic number of log lines,
- * not one each. Threads: the listener answers while this one floods (run
+ * not one each; a request sent one byte at a time wakes the listener a
+ * few times, not once per byte (what makes slow senders cheap for the
+ * host: bench/bench_control measures the host's work under them). Threads: the listener answers while this one floods (run
  * under TSan: label threads). The answer's latency is measured by
  * bench/bench_control; here the bound is generous (a busy machine). */
 #define _GNU_SOURCE
@@ -17,6 +19,9 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <glob.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -33,6 +38,8 @@ enum {
     MALFORMED = 2000,
     VALID = 2000,
     ANSWER_BOUND_MS = 2000, /* 20x the 100 ms required: a busy 2-core machine */
+    PIECE_GAP_US = 3000,    /* between the bytes of a request sent in pieces */
+    PIECE_WAKES_MAX = 5,    /* of 15 pieces: the listener looks again, not per byte */
 };
 
 static double now_ms(void)
@@ -75,6 +82,25 @@ static int open_connection(const char *name)
     return -1;
 }
 
+/* Whether a whole, successful reply comes on fd within 4x the bound. */
+static int successful_reply(int fd, uint8_t in[JF_CTL_REPLY_MAX])
+{
+    double t0 = now_ms();
+    size_t got = 0, want = JF_CTL_REPLY_HEADER_SIZE;
+    while (got < want && now_ms() - t0 < 4 * ANSWER_BOUND_MS) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ssize_t n = poll(&p, 1, 100) == 1 ? recv(fd, in + got, want - got, 0) : -1;
+        if (n == 0)
+            break;
+        got += n > 0 ? (size_t)n : 0;
+        if (got == JF_CTL_REPLY_HEADER_SIZE && want == JF_CTL_REPLY_HEADER_SIZE)
+            want = jf__ctl_reply_size(in);
+    }
+    static jf_ctl_reply reply;
+    return got >= JF_CTL_REPLY_HEADER_SIZE && got == want && jf__ctl_decode_reply(in, got, &reply) == 0 &&
+           reply.status == 0;
+}
+
 /* A status request on a fresh connection to `name`: milliseconds until
  * its whole reply, successful, is in; -1 if none came within 4x the bound. */
 static double timed_status(const char *name)
@@ -86,23 +112,10 @@ static double timed_status(const char *name)
     jf__ctl_encode_request(&req, out);
     if (fd < 0 || send(fd, out, sizeof out, MSG_NOSIGNAL) != (ssize_t)sizeof out)
         return -1;
-    size_t got = 0, want = JF_CTL_REPLY_HEADER_SIZE;
-    while (got < want && now_ms() - t0 < 4 * ANSWER_BOUND_MS) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        ssize_t n = poll(&p, 1, 100) == 1 ? recv(fd, in + got, want - got, 0) : -1;
-        if (n == 0)
-            break;
-        got += n > 0 ? (size_t)n : 0;
-        if (got == JF_CTL_REPLY_HEADER_SIZE && want == JF_CTL_REPLY_HEADER_SIZE)
-            want = jf__ctl_reply_size(in);
-    }
+    int ok = successful_reply(fd, in);
     double took = now_ms() - t0;
     close(fd);
-    static jf_ctl_reply reply;
-    if (got < JF_CTL_REPLY_HEADER_SIZE || got != want || jf__ctl_decode_reply(in, got, &reply) != 0 ||
-        reply.status != 0)
-        return -1;
-    return took;
+    return ok ? took : -1;
 }
 
 static void allow_descriptors(rlim_t want)
@@ -161,6 +174,81 @@ static void status_answered_while_1000_idle_and_50_slow_connections_wait(void **
     assert_int_equal(jf_shutdown(), 0);
 }
 
+/* /proc/self/task/<tid>/status of the listener thread (named jf-control;
+ * a sanitizer may run threads of its own). */
+static void listener_status_path(char *out, size_t cap)
+{
+    glob_t g;
+    int found = 0;
+    assert_int_equal(glob("/proc/self/task/*/comm", 0, NULL, &g), 0);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        char comm[32] = "";
+        FILE *f = fopen(g.gl_pathv[i], "r");
+        if (f && fgets(comm, sizeof comm, f) && strcmp(comm, "jf-control\n") == 0 && !found++)
+            snprintf(out, cap, "%.*sstatus", (int)(strlen(g.gl_pathv[i]) - strlen("comm")), g.gl_pathv[i]);
+        if (f)
+            fclose(f);
+    }
+    globfree(&g);
+    assert_int_equal(found, 1);
+}
+
+/* How many times the thread went to sleep (and so was woken since). */
+static long voluntary_switches(const char *status_path)
+{
+    FILE *f = fopen(status_path, "r");
+    char line[256];
+    long n = -1;
+    while (f && n < 0 && fgets(line, sizeof line, f))
+        if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) != 1)
+            n = -1;
+    if (f)
+        fclose(f);
+    assert_true(n >= 0);
+    return n;
+}
+
+/* Until the peer has read all fd sent (a Unix socket's unread bytes are
+ * charged to the sender: SIOCOUTQ); 0 if it has not after 4 s. */
+static int wait_until_read(int fd)
+{
+    int unread = 1;
+    for (int i = 0; i < 4000 && unread; i++)
+        if (ioctl(fd, SIOCOUTQ, &unread) != 0 || (unread && usleep(1000) != 0))
+            return 0;
+    return !unread;
+}
+
+static void request_sent_one_byte_at_a_time_wakes_the_listener_a_few_times_not_per_byte(void **state)
+{
+    (void)state;
+    assert_int_equal(start_channel(), 0);
+    char name[108], status_path[300];
+    jfc_error err;
+    assert_int_equal(jfc_find_socket(getpid(), name, sizeof name, &err), 0);
+    listener_status_path(status_path, sizeof status_path);
+    retries = CONNECT_RETRIES;
+    int fd = open_connection(name);
+    assert_true(fd >= 0);
+    uint8_t out[JF_CTL_REQUEST_SIZE], in[JF_CTL_REPLY_MAX];
+    jf_ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
+    jf__ctl_encode_request(&req, out);
+    assert_int_equal(send(fd, out, 1, MSG_NOSIGNAL), 1);
+    assert_true(wait_until_read(fd)); /* the first piece is read at once */
+    long before = voluntary_switches(status_path);
+    for (int i = 1; i < JF_CTL_REQUEST_SIZE; i++) {
+        assert_int_equal(send(fd, out + i, 1, MSG_NOSIGNAL), 1);
+        usleep(PIECE_GAP_US);
+    }
+    long wakes = voluntary_switches(status_path) - before;
+    int answered = successful_reply(fd, in);
+    close(fd);
+    print_message("%d pieces woke the listener %ld times\n", JF_CTL_REQUEST_SIZE - 1, wakes);
+    assert_true(answered);
+    assert_true(wakes <= PIECE_WAKES_MAX);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
 static int log_lines;
 
 static void count_line(void *ctx, int level, const char *msg)
@@ -200,6 +288,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(status_answered_while_1000_idle_and_50_slow_connections_wait),
         cmocka_unit_test(request_floods_log_a_logarithmic_number_of_lines),
+        cmocka_unit_test(request_sent_one_byte_at_a_time_wakes_the_listener_a_few_times_not_per_byte),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
