@@ -50,11 +50,15 @@ check_installed() {
   "$venv/bin/jitframes" --version | grep -q "^jitframes " || fail "$venv/bin/jitframes --version"
   # The console entry point is Python: with JITFRAMES set, the start-up hook
   # must leave it alone (the tool it becomes keeps its pid).
-  local tool_pid
+  # A map older than this marker is an earlier process's that had the pid
+  # (a busy /tmp holds hundreds): only a newer one is the tool's.
+  local tool_pid marker
+  marker=$(mktemp) && sleep 0.01
   tool_pid=$(bash -c 'echo $$; exec env JITFRAMES=perfmap "$0" --version >/dev/null' "$venv/bin/jitframes")
-  if [ -e "/tmp/perf-$tool_pid.map" ]; then
+  if [ "/tmp/perf-$tool_pid.map" -nt "$marker" ]; then
     rm -f "/tmp/perf-$tool_pid.map"; fail "JITFRAMES=perfmap jitframes left /tmp/perf-$tool_pid.map"
   fi
+  rm -f "$marker"
   JITFRAMES_TOOL=$venv/bin/jitframes "$py" "$src/tests/python/test_api.py" >"$work/api.log" 2>&1 ||
     { cat "$work/api.log"; fail "test_api.py against $venv"; }
   tail -3 "$work/api.log"

@@ -24,9 +24,13 @@ run_profile() {
   python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \
     "$profile" -U -f -F 499 -p "$PID" 600 >"$WORK/profile.out" 2>&1 &
   local prof=$!
-  for _ in $(seq 4800); do # attached once it holds perf events
+  # Attached once it holds its loaded BPF program and perf events (a perf
+  # event alone may be bcc probing the kernel while it still compiles).
+  local fds
+  for _ in $(seq 4800); do
     kill -0 "$prof" 2>/dev/null || break
-    ls -l "/proc/$prof/fd" 2>/dev/null | grep -q 'perf_event' && break
+    fds=$(ls -l "/proc/$prof/fd" 2>/dev/null)
+    grep -q 'bpf-prog' <<<"$fds" && grep -q 'perf_event' <<<"$fds" && break
     sleep 0.05
   done
   interrupt_after_cpu "$PID" 1000 "$prof"
