@@ -43,6 +43,9 @@ liar() {
   setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 "$work/listener.py" "$victim" "$2" \
     "$markers" "$1" >"$work/liar.$1.log" 2>&1 &
   liar=$!; pids+=("$liar")
+  # The liar writes no file: a perf map or jitdump in /tmp named for its pid
+  # is an earlier process's that had the pid (a busy /tmp holds hundreds).
+  rm -f "/tmp/perf-$liar.map" "/tmp/jit-$liar.dump"
   for _ in $(seq 200); do
     grep -q "@jitframes/$liar\." /proc/net/unix 2>/dev/null && return 0
     sleep 0.05
