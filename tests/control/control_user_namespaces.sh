@@ -17,7 +17,10 @@ tool=$1
 target=$2
 userns_exec=$3
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../support/for_other_users.sh"
 require_root "to run processes as other users and write uid maps"
+# Other users run the tool: a copy in $dir (0755 under /tmp), not the build tree's.
+tool=$(runnable_by_anyone "$dir" "$tool") || exit 1
 if ! why=$("$userns_exec" --map 0:100000:65536 --as 0 true 2>&1); then
   echo "SKIP: user namespaces with a mapped range are not permitted here: $why" >&2
   exit 77
