@@ -29,7 +29,7 @@ run_profile() {
   local fds
   for _ in $(seq 4800); do
     kill -0 "$prof" 2>/dev/null || break
-    fds=$(ls -l "/proc/$prof/fd" 2>/dev/null)
+    fds=$(ls -l "/proc/$prof/fd" 2>/dev/null || true)
     grep -q 'bpf-prog' <<<"$fds" && grep -q 'perf_event' <<<"$fds" && break
     sleep 0.05
   done
