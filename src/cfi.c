@@ -602,6 +602,16 @@ static int shape_start(jf_cfi *cfi, const char *fn)
     return 0;
 }
 
+/* SP has moved on an architecture whose unwinders take an SP without a rule
+ * as unchanged (s390x, see caller_sp_below_cfa in arch/cfi_arch.h): the
+ * caller's SP is the value CFA - caller_sp_below_cfa. */
+static int describe_caller_sp(jf_cfi *cfi, const char *fn)
+{
+    int64_t factored = 0;
+    int rc = factor_offset(cfi, fn, -(int64_t)cfi->arch->caller_sp_below_cfa, &factored);
+    return rc ? rc : emit_op_reg_sleb(cfi, fn, DW_CFA_val_offset_sf, cfi->arch->sp, factored);
+}
+
 int jf_cfi_add_frameless(jf_cfi *cfi, size_t start, size_t end, int64_t cfa_sp_offset)
 {
     static const char fn[] = "jf_cfi_add_frameless";
@@ -612,8 +622,11 @@ int jf_cfi_add_frameless(jf_cfi *cfi, size_t start, size_t end, int64_t cfa_sp_o
         return builder_error(cfi, fn, JF_EINVAL, "negative CFA offset %lld", (long long)cfa_sp_offset);
     if ((rc = jf_cfi_begin_fde(cfi, start, end)) != 0)
         return rc;
-    if (cfa_sp_offset != cfi->arch->entry_cfa_offset)
-        rc = jf_cfi_def_cfa_offset(cfi, cfa_sp_offset);
+    if (cfa_sp_offset == cfi->arch->entry_cfa_offset)
+        return 0;
+    rc = jf_cfi_def_cfa_offset(cfi, cfa_sp_offset);
+    if (!rc && cfi->arch->caller_sp_below_cfa)
+        rc = describe_caller_sp(cfi, fn);
     return rc;
 }
 
