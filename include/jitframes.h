@@ -477,6 +477,8 @@ JF_API int jf_cfi_restore_state(jf_cfi *cfi);
  * entry state included: x86_64 code that did `sub $24, %rsp` after being
  * called runs with 32; aarch64 code that did `sub sp, sp, #32` runs with 32;
  * s390x code that has not moved r15 runs with 160. cfa_sp_offset >= 0.
+ * On s390x the caller's r15 is CFA - 160, which gdb and libgcc do not work
+ * out themselves: where r15 has moved, the description also says so.
  */
 JF_API int jf_cfi_add_frameless(jf_cfi *cfi, size_t start, size_t end, int64_t cfa_sp_offset);
 

@@ -33,6 +33,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from debugger_bt import gdb_frames  # noqa: E402
+from debugger_chain import chain_script  # noqa: E402
 
 CHAIN = 60     # distinct functions, each with its own trampoline
 ROUNDS = 8     # times the chain is taken, recursively
@@ -56,18 +57,6 @@ def expected_result(text):
     ns = {}
     exec(body, ns)
     return ns["g0"](ROUNDS - 1)
-
-
-def chain_script():
-    lines = ["import os, signal, sys", "import jitframes", "jitframes.activate(sys.argv[1])"]
-    def_lines = []
-    for i in range(DEPTH):
-        def_lines.append(len(lines) + 1)
-        lines.append("def f%d():" % i)
-        lines.append("    return f%d()" % (i + 1) if i + 1 < DEPTH
-                     else "    os.kill(os.getpid(), signal.SIGTRAP)")
-    lines.append("f0()")
-    return "\n".join(lines) + "\n", def_lines
 
 
 class Guest:
@@ -171,7 +160,7 @@ def walk_problems(out, script, def_lines):
 
 def check_walk(guest, tmp, control):
     script = os.path.join(tmp, "chain.py")
-    text, def_lines = chain_script()
+    text, def_lines = chain_script(DEPTH)
     with open(script, "w") as f:
         f.write(text)
     out = run_under_gdb(guest, script, "perfmap" if control else "gdb", tmp)
