@@ -41,7 +41,9 @@ DEPTH = 10     # Python frames under the debugger's stop
 
 
 def returns_script():
-    lines = ["import os, sys", "import jitframes", "jitframes.activate(sys.argv[1])"]
+    # A map in /tmp named for our pid is an earlier process's: removed first.
+    lines = ["import os, sys", "import jitframes", "stale = '/tmp/perf-%d.map' % os.getpid()",
+             "if os.path.exists(stale): os.unlink(stale)", "jitframes.activate(sys.argv[1])"]
     for i in range(CHAIN):
         nxt = "g%d(n)" % (i + 1) if i + 1 < CHAIN else "(g0(n - 1) if n else 1)"
         lines.append("def g%d(n):" % i)
