@@ -530,6 +530,17 @@ int jf_cfi_offset(jf_cfi *cfi, unsigned reg, int64_t cfa_offset)
     return emit_op(cfi, fn, &w);
 }
 
+int jf_cfi_val_offset(jf_cfi *cfi, unsigned reg, int64_t cfa_offset)
+{
+    static const char fn[] = "jf_cfi_val_offset";
+    int64_t factored = 0;
+    int rc = rule_start(cfi, fn);
+    if (rc || (rc = check_reg(cfi, fn, reg)) != 0 ||
+        (rc = factor_offset(cfi, fn, cfa_offset, &factored)) != 0)
+        return rc;
+    return emit_op_reg_sleb(cfi, fn, DW_CFA_val_offset_sf, reg, factored);
+}
+
 int jf_cfi_restore(jf_cfi *cfi, unsigned reg)
 {
     static const char fn[] = "jf_cfi_restore";
@@ -602,16 +613,6 @@ static int shape_start(jf_cfi *cfi, const char *fn)
     return 0;
 }
 
-/* SP has moved on an architecture whose unwinders take an SP without a rule
- * as unchanged (s390x, see caller_sp_below_cfa in arch/cfi_arch.h): the
- * caller's SP is the value CFA - caller_sp_below_cfa. */
-static int describe_caller_sp(jf_cfi *cfi, const char *fn)
-{
-    int64_t factored = 0;
-    int rc = factor_offset(cfi, fn, -(int64_t)cfi->arch->caller_sp_below_cfa, &factored);
-    return rc ? rc : emit_op_reg_sleb(cfi, fn, DW_CFA_val_offset_sf, cfi->arch->sp, factored);
-}
-
 int jf_cfi_add_frameless(jf_cfi *cfi, size_t start, size_t end, int64_t cfa_sp_offset)
 {
     static const char fn[] = "jf_cfi_add_frameless";
@@ -625,8 +626,10 @@ int jf_cfi_add_frameless(jf_cfi *cfi, size_t start, size_t end, int64_t cfa_sp_o
     if (cfa_sp_offset == cfi->arch->entry_cfa_offset)
         return 0;
     rc = jf_cfi_def_cfa_offset(cfi, cfa_sp_offset);
+    /* s390x: the unwinders take an SP without a rule as unchanged (see
+     * caller_sp_below_cfa in arch/cfi_arch.h). */
     if (!rc && cfi->arch->caller_sp_below_cfa)
-        rc = describe_caller_sp(cfi, fn);
+        rc = jf_cfi_val_offset(cfi, cfi->arch->sp, -(int64_t)cfi->arch->caller_sp_below_cfa);
     return rc;
 }
 
