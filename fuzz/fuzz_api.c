@@ -119,7 +119,7 @@ static void cfi_call(run *r, input *in)
         return;
     }
     size_t a = (size_t)take(in, 2), b = (size_t)take(in, 2);
-    switch (op % 13) {
+    switch (op % 14) {
     case 0: check_rc("begin_fde", jf_cfi_begin_fde(c, a % 4096, b % 4096)); break;
     case 1: check_rc("advance_to", jf_cfi_advance_to(c, a % 4096)); break;
     case 2: check_rc("def_cfa", jf_cfi_def_cfa(c, take_reg(in), take_offset(in))); break;
@@ -131,6 +131,7 @@ static void cfi_call(run *r, input *in)
     case 8: check_rc("remember_state", jf_cfi_remember_state(c)); break;
     case 9: check_rc("restore_state", jf_cfi_restore_state(c)); break;
     case 10: check_rc("add_frameless", jf_cfi_add_frameless(c, a % 4096, b % 4096, take_offset(in))); break;
+    case 12: check_rc("val_offset", jf_cfi_val_offset(c, take_reg(in), take_offset(in))); break;
     case 11: {
         jf_standard_frame f = JF_STANDARD_FRAME_INIT;
         f.start = a % 64;

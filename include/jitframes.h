@@ -463,6 +463,11 @@ JF_API int jf_cfi_def_cfa_offset(jf_cfi *cfi, int64_t offset);
 JF_API int jf_cfi_def_cfa_register(jf_cfi *cfi, unsigned reg);
 /* reg is saved at CFA + cfa_offset. */
 JF_API int jf_cfi_offset(jf_cfi *cfi, unsigned reg, int64_t cfa_offset);
+/* reg's value in the caller is CFA + cfa_offset itself, saved nowhere
+ * (.cfi_val_offset). s390x code that moves r15 without storing it needs
+ * jf_cfi_val_offset(cfi, 15, -160): the unwinders there take an r15 without
+ * a rule as unchanged (jf_cfi_add_frameless says it by itself). */
+JF_API int jf_cfi_val_offset(jf_cfi *cfi, unsigned reg, int64_t cfa_offset);
 JF_API int jf_cfi_restore(jf_cfi *cfi, unsigned reg);
 JF_API int jf_cfi_same_value(jf_cfi *cfi, unsigned reg);
 JF_API int jf_cfi_remember_state(jf_cfi *cfi);
@@ -477,6 +482,8 @@ JF_API int jf_cfi_restore_state(jf_cfi *cfi);
  * entry state included: x86_64 code that did `sub $24, %rsp` after being
  * called runs with 32; aarch64 code that did `sub sp, sp, #32` runs with 32;
  * s390x code that has not moved r15 runs with 160. cfa_sp_offset >= 0.
+ * On s390x the caller's r15 is CFA - 160, which gdb and libgcc do not work
+ * out themselves: where r15 has moved, the description also says so.
  */
 JF_API int jf_cfi_add_frameless(jf_cfi *cfi, size_t start, size_t end, int64_t cfa_sp_offset);
 

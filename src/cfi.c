@@ -507,13 +507,21 @@ int jf_cfi_def_cfa_register(jf_cfi *cfi, unsigned reg)
     return emit_op_uleb(cfi, fn, DW_CFA_def_cfa_register, reg);
 }
 
+/* The checks of a rule putting reg at a CFA-relative place; the factored offset. */
+static int cfa_relative_rule(jf_cfi *cfi, const char *fn, unsigned reg, int64_t cfa_offset, int64_t *factored)
+{
+    int rc = rule_start(cfi, fn);
+    if (rc || (rc = check_reg(cfi, fn, reg)) != 0)
+        return rc;
+    return factor_offset(cfi, fn, cfa_offset, factored);
+}
+
 int jf_cfi_offset(jf_cfi *cfi, unsigned reg, int64_t cfa_offset)
 {
     static const char fn[] = "jf_cfi_offset";
     int64_t factored = 0;
-    int rc = rule_start(cfi, fn);
-    if (rc || (rc = check_reg(cfi, fn, reg)) != 0 ||
-        (rc = factor_offset(cfi, fn, cfa_offset, &factored)) != 0)
+    int rc = cfa_relative_rule(cfi, fn, reg, cfa_offset, &factored);
+    if (rc)
         return rc;
     if (factored < 0)
         return emit_op_reg_sleb(cfi, fn, DW_CFA_offset_extended_sf, reg, factored);
@@ -528,6 +536,14 @@ int jf_cfi_offset(jf_cfi *cfi, unsigned reg, int64_t cfa_offset)
     }
     jf__put_uleb128(&w, (uint64_t)factored);
     return emit_op(cfi, fn, &w);
+}
+
+int jf_cfi_val_offset(jf_cfi *cfi, unsigned reg, int64_t cfa_offset)
+{
+    static const char fn[] = "jf_cfi_val_offset";
+    int64_t factored = 0;
+    int rc = cfa_relative_rule(cfi, fn, reg, cfa_offset, &factored);
+    return rc ? rc : emit_op_reg_sleb(cfi, fn, DW_CFA_val_offset_sf, reg, factored);
 }
 
 int jf_cfi_restore(jf_cfi *cfi, unsigned reg)
@@ -612,8 +628,13 @@ int jf_cfi_add_frameless(jf_cfi *cfi, size_t start, size_t end, int64_t cfa_sp_o
         return builder_error(cfi, fn, JF_EINVAL, "negative CFA offset %lld", (long long)cfa_sp_offset);
     if ((rc = jf_cfi_begin_fde(cfi, start, end)) != 0)
         return rc;
-    if (cfa_sp_offset != cfi->arch->entry_cfa_offset)
-        rc = jf_cfi_def_cfa_offset(cfi, cfa_sp_offset);
+    if (cfa_sp_offset == cfi->arch->entry_cfa_offset)
+        return 0;
+    rc = jf_cfi_def_cfa_offset(cfi, cfa_sp_offset);
+    /* s390x: the unwinders take an SP without a rule as unchanged (see
+     * caller_sp_below_cfa in arch/cfi_arch.h). */
+    if (!rc && cfi->arch->caller_sp_below_cfa)
+        rc = jf_cfi_val_offset(cfi, cfi->arch->sp, -(int64_t)cfi->arch->caller_sp_below_cfa);
     return rc;
 }
 

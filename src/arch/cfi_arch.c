@@ -35,6 +35,7 @@ const jf_cfi_arch_facts jf__cfi_arches[JF_CFI_ARCH_COUNT] = {
     [JF_CFI_ARCH_S390X] = {
         .name = "s390x", .elf_machine = 22, .code_align = 1, .data_align = -8,
         .sp = 15, .fp = 11, .ra = 14, .entry_cfa_offset = 160, .ra_rule_in_cie = 0,
+        .caller_sp_below_cfa = 160,
         .cie_insns_len = 4, .cie_insns = {DW_CFA_def_cfa, 15, 0xa0, 0x01},
     },
 };

@@ -38,6 +38,14 @@ typedef struct jf_cfi_arch_facts {
      * CFA-40): their code is described with the rules directly, and the
      * standard frame is JF_ENOTSUP there. */
     uint8_t has_frame_record;
+    /* The caller's SP is CFA - this: s390x's 160 (the register save area
+     * the caller provides above its SP), 0 elsewhere. Where it is not 0,
+     * the unwinders do not derive the caller's SP from the CFA (libgcc does
+     * only on targets with EH_RETURN_STACKADJ_RTX, s390 has none; gdb
+     * counts r15 among the call-saved registers): they take an SP without
+     * a rule as unchanged, so code that moves SP must describe it, as gcc
+     * does. jf_cfi_add_frameless says CFA - this (DW_CFA_val_offset). */
+    uint8_t caller_sp_below_cfa;
     uint8_t cie_insns_len;
     uint8_t cie_insns[6];
 } jf_cfi_arch_facts;

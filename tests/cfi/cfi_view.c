@@ -55,13 +55,17 @@ int frame_rule(Dwarf_Frame *frame, unsigned reg, int64_t *at)
         return ops ? FRAME_RULE_UNDEFINED : FRAME_RULE_SAME;
     if (ops[0].atom != DW_OP_call_frame_cfa)
         return FRAME_RULE_OTHER;
+    /* A value rule ends with DW_OP_stack_value. */
+    int value = ops[nops - 1].atom == DW_OP_stack_value;
+    nops -= (size_t)value;
+    int kind = value ? FRAME_RULE_VAL : FRAME_RULE_AT;
     if (nops == 1) {
         *at = 0;
-        return FRAME_RULE_AT;
+        return kind;
     }
     if (nops == 2 && ops[1].atom == DW_OP_plus_uconst) {
         *at = (int64_t)ops[1].number;
-        return FRAME_RULE_AT;
+        return kind;
     }
     return FRAME_RULE_OTHER;
 }

@@ -24,10 +24,11 @@ int cfi_view_open(cfi_view *v, const jf_cfi *cfi, uint16_t machine, uint64_t cod
 void cfi_view_close(cfi_view *v);
 
 /* Rule kinds frame_rule reports. */
-enum { FRAME_RULE_SAME = 1, FRAME_RULE_AT = 2, FRAME_RULE_UNDEFINED = -1, FRAME_RULE_OTHER = -2 };
+enum { FRAME_RULE_SAME = 1, FRAME_RULE_AT = 2, FRAME_RULE_VAL = 3, FRAME_RULE_UNDEFINED = -1, FRAME_RULE_OTHER = -2 };
 
-/* libdw's rule for DWARF register reg in frame: same value, or saved at
- * CFA + *at, or undefined / something else. */
+/* libdw's rule for DWARF register reg in frame: same value, saved at
+ * CFA + *at, the value CFA + *at itself (DW_CFA_val_offset), or undefined /
+ * something else. */
 int frame_rule(Dwarf_Frame *frame, unsigned reg, int64_t *at);
 
 /* The CFA rule as reg + off; -1 if it is not of that form. */

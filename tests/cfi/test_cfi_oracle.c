@@ -43,7 +43,7 @@ static const arch_t arches[] = {
 
 /* ---- expectations ------------------------------------------------------ */
 
-enum { RULE_DEFAULT = 0, RULE_SAME = FRAME_RULE_SAME, RULE_AT = FRAME_RULE_AT };
+enum { RULE_DEFAULT = 0, RULE_SAME = FRAME_RULE_SAME, RULE_AT = FRAME_RULE_AT, RULE_VAL = FRAME_RULE_VAL };
 #define MAX_REGS 8
 #define MAX_ROWS 32
 #define MAX_FDES 4
@@ -153,6 +153,13 @@ static void saved_at(program *p, unsigned reg, int64_t off)
     cur(p)->at[i] = off;
 }
 
+static void value_at(program *p, unsigned reg, int64_t off)
+{
+    size_t i = reg_index(p, reg);
+    cur(p)->kind[i] = RULE_VAL;
+    cur(p)->at[i] = off;
+}
+
 static void rule(program *p, unsigned reg, int kind)
 {
     cur(p)->kind[reg_index(p, reg)] = kind;
@@ -233,7 +240,7 @@ static void prog_multi(program *p)
     fde(p, 80, 96), cfa(p, a->sp, 48);
 }
 
-/* remember/restore state, same_value, restore, nested. */
+/* remember/restore state, same_value, val_offset, restore, nested. */
 static void prog_state(program *p)
 {
     const arch_t *a = p->a;
@@ -248,6 +255,8 @@ static void prog_state(program *p)
     OK(p, jf_cfi_advance_to(c, 12));
     OK(p, jf_cfi_def_cfa_offset(c, 48));
     OK(p, jf_cfi_offset(c, a->callee_saved, -24));
+    OK(p, jf_cfi_advance_to(c, 16));
+    OK(p, jf_cfi_val_offset(c, a->callee_saved, -32));
     OK(p, jf_cfi_advance_to(c, 20));
     OK(p, jf_cfi_restore_state(c));
     OK(p, jf_cfi_advance_to(c, 24));
@@ -269,6 +278,7 @@ static void prog_state(program *p)
     reg_index(p, a->fp), reg_index(p, a->callee_saved);
     at_pc(p, 4), cfa(p, a->sp, 16), saved_at(p, a->fp, -16);
     at_pc(p, 12), cfa(p, a->sp, 48), saved_at(p, a->callee_saved, -24);
+    at_pc(p, 16), value_at(p, a->callee_saved, -32);
     at_pc(p, 20), cfa(p, a->sp, 16), rule(p, a->callee_saved, RULE_DEFAULT);
     at_pc(p, 24), rule(p, a->fp, RULE_SAME);
     at_pc(p, 28), rule(p, a->fp, RULE_DEFAULT), cfa(p, a->fp, 32);
@@ -390,7 +400,7 @@ static void check_reg(const program *p, Dwarf_CFI *dcfi, uint64_t base, const fd
         want = frame_rule(entry, p->regs[i], &want_at);
         free(entry);
     }
-    if (got != want || (got == RULE_AT && got_at != want_at))
+    if (got != want || ((got == RULE_AT || got == RULE_VAL) && got_at != want_at))
         fail(p, "%s pc %zu reg %u: rule %d at %" PRId64 ", expected %d at %" PRId64, what, pc, p->regs[i],
              got, got_at, want, want_at);
 }

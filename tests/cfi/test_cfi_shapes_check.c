@@ -3,7 +3,8 @@
  * every machine state the guest recorded, unwind one frame with the rules
  * libdw reads from the CFI that jf_cfi_add_standard_frame /
  * jf_cfi_add_frameless build for that architecture, and require the caller's
- * sp (the CFA), return address and frame pointer at the call.
+ * sp (the CFA, and the sp register as gdb and libgcc unwind it), return
+ * address and frame pointer at the call.
  * A deliberately wrong description must fail (negative control).
  * ppc64le and s390x have no frame record: their standard frame must be
  * JF_ENOTSUP, and the negative control is a frameless description with the
@@ -98,6 +99,27 @@ static int recover(const target *t, const state *s, Dwarf_Frame *frame, unsigned
     return 0;
 }
 
+/* The caller's sp as gdb and libgcc recover it. Without a rule for sp they
+ * take the CFA where it is the caller's sp (cfa_bias 0), but on s390x
+ * (CFA = sp + 160) the same value: libgcc derives sp from the CFA only on
+ * targets with EH_RETURN_STACKADJ_RTX, which s390 lacks, and gdb's s390
+ * unwinder counts r15 among the call-saved registers. So s390x code that
+ * moves r15 must describe it, as gcc does. */
+static int recover_sp(const target *t, const state *s, Dwarf_Frame *frame, uint64_t cfa, uint64_t *v)
+{
+    int64_t at = 0;
+    int rule = frame_rule(frame, t->sp, &at);
+    if (rule == FRAME_RULE_SAME) {
+        *v = t->cfa_bias ? s->sp : cfa;
+        return 0;
+    }
+    if (rule == FRAME_RULE_VAL) {
+        *v = cfa + (uint64_t)at;
+        return 0;
+    }
+    return recover(t, s, frame, t->sp, cfa, v);
+}
+
 /* 0 if unwinding state s at code_addr + its offset gives back the entry state. */
 static int check_state(const target *t, Dwarf_CFI *dcfi, uint64_t code_addr, const state *s, int quiet)
 {
@@ -109,7 +131,7 @@ static int check_state(const target *t, Dwarf_CFI *dcfi, uint64_t code_addr, con
         unsigned reg = 0;
         int64_t off = 0;
         int ok = 1;
-        uint64_t cfa = 0, ra = 0, fp = 0;
+        uint64_t cfa = 0, ra = 0, fp = 0, sp = 0;
         if (frame_cfa(frame, &reg, &off) == 0)
             cfa = reg_value(t, s, reg, &ok) + (uint64_t)off;
         if (frame_cfa(frame, &reg, &off) != 0 || !ok || cfa - (uint64_t)t->cfa_bias != s->entry_sp)
@@ -118,6 +140,9 @@ static int check_state(const target *t, Dwarf_CFI *dcfi, uint64_t code_addr, con
             snprintf(why, sizeof why, "return address %#" PRIx64 ", expected %#" PRIx64, ra, s->entry_ra);
         else if (recover(t, s, frame, t->fp, cfa, &fp) != 0 || fp != s->entry_fp)
             snprintf(why, sizeof why, "caller's fp %#" PRIx64 ", expected %#" PRIx64, fp, s->entry_fp);
+        else if (recover_sp(t, s, frame, cfa, &sp) != 0 || sp != s->entry_sp)
+            snprintf(why, sizeof why, "caller's sp as gdb and libgcc take it %#" PRIx64 ", expected %#" PRIx64,
+                     sp, s->entry_sp);
         free(frame);
     }
     if (why[0] && !quiet)

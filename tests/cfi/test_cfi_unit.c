@@ -332,6 +332,7 @@ static void builder_rejects_bad_calls_without_crashing(void **state)
     assert_int_equal(jf_cfi_def_cfa_offset(NULL, 8), JF_EINVAL);
     assert_int_equal(jf_cfi_def_cfa_register(NULL, 7), JF_EINVAL);
     assert_int_equal(jf_cfi_offset(NULL, 6, -16), JF_EINVAL);
+    assert_int_equal(jf_cfi_val_offset(NULL, 7, -16), JF_EINVAL);
     assert_int_equal(jf_cfi_restore(NULL, 6), JF_EINVAL);
     assert_int_equal(jf_cfi_same_value(NULL, 6), JF_EINVAL);
     assert_int_equal(jf_cfi_remember_state(NULL), JF_EINVAL);
@@ -382,6 +383,7 @@ static void builder_rejects_bad_calls_without_crashing(void **state)
                           assert_int_equal(jf_cfi_same_value(c, 127), 0), jf_cfi_same_value(c, 128), JF_EINVAL);
     EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0),
                           jf_cfi_offset(c, 6, INT64_MIN + 1), JF_EINVAL);
+    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_val_offset(c, 7, -12), JF_EINVAL);
     EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_begin_fde(c, 16, 48), JF_EINVAL);
     EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 16, 32), 0), jf_cfi_begin_fde(c, 0, 17), JF_EINVAL);
     EXPECT_STICKY_FAILURE((void)0, jf_cfi_begin_fde(c, 8, 8), JF_EINVAL);

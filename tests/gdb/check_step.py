@@ -40,7 +40,10 @@ def entry_frame():
 
 
 def check_stack(stack, where):
-    fs = jc.frames()
+    try:
+        fs = jc.frames()
+    except gdb.error as e:  # a caller unwound wrongly: its return address unreadable
+        jc.fail("%s: the walk stopped: %s" % (where, e))
     for i, (ra, cfa, name) in enumerate(reversed(stack)):
         if fs[i].name() != name:
             jc.fail("%s: frame %d is %r, expected %r" % (where, i, fs[i].name(), name))

@@ -48,6 +48,9 @@ void *volatile jit_dead_addr;
 /* Where jit_frameless was before jf_move took it elsewhere. */
 void *volatile jit_moved_from;
 volatile long spin_flag;
+/* Wrong-CFI negative control (JITPROG_WRONG_CFI): the frameless function's
+ * early exit is described wrongly. */
+static int wrong_early_exit_cfi;
 
 void checkpoint(const char *what);
 long call_jit(void *code, long arg);
@@ -128,8 +131,6 @@ static void frameless_epilogue(jf_cfi *c, size_t at)
 }
 
 /* Negative control: describe the early exit wrongly (no remember/restore). */
-static int wrong_early_exit_cfi;
-
 static void frameless_cfi(jf_cfi *c, size_t at)
 {
     check(jf_cfi_begin_fde(c, at, at + sizeof frameless_code), "fde");
@@ -456,10 +457,10 @@ static void frameless_prologue(jf_cfi *c, size_t at)
 #define FRAMED_TRAP TRAP_NONE
 #define FRAMELESS_TRAP TRAP_NONE
 #define MULTI_TRAP TRAP_NONE
-enum { R6 = 6, R7 = 7, R14 = 14, R15 = 15 };
-/* Big-endian instructions of 2, 4 or 6 bytes. r15 is always stored (stmg
- * ..%r15) and described, so the caller's stack pointer is known at every
- * instruction. */
+enum { R14 = 14, R15 = 15 };
+/* Big-endian instructions of 2, 4 or 6 bytes. The functions with a frame
+ * store r15 (stmg ..%r15) and describe it; the frameless one moves r15
+ * without storing it. */
 
 /* 0 stmg r14,r15,112(r15); 6 aghi r15,-160; a nop; e lmg r14,r15,272(r15); 14 br r14 */
 static const uint8_t framed_code[] = {
@@ -488,33 +489,28 @@ static void standard_frame_at(jf_cfi *c, size_t at)
     save_area_frame(c, at, sizeof framed_code, 0xe);
 }
 
-/*  0 stmg r6,r15,48(r15); 6 aghi r15,-160; a nop; e cghi r2,0; 12 je 1e
- * 16 lmg r6,r15,208(r15); 1c br r14; 1e lmg r6,r15,208(r15); 24 br r14 */
+/* Frameless: r15 moved by 48 and never stored, as a leaf that needs a little
+ * stack does. 0 aghi r15,-48; 4 nopr; 6 cghi r2,0; a je 14; e aghi r15,48;
+ * 12 br r14; 14 aghi r15,48; 18 br r14 */
 static const uint8_t frameless_code[] = {
-    0xeb, 0x6f, 0xf0, 0x30, 0x00, 0x24, 0xa7, 0xfb, 0xff, 0x60, 0x47, 0x00, 0x00, 0x00,
-    0xa7, 0x2f, 0x00, 0x00, 0xa7, 0x84, 0x00, 0x06, 0xeb, 0x6f, 0xf0, 0xd0, 0x00, 0x04,
-    0x07, 0xfe, 0xeb, 0x6f, 0xf0, 0xd0, 0x00, 0x04, 0x07, 0xfe,
+    0xa7, 0xfb, 0xff, 0xd0, 0x07, 0x00, 0xa7, 0x2f, 0x00, 0x00, 0xa7, 0x84, 0x00, 0x05,
+    0xa7, 0xfb, 0x00, 0x30, 0x07, 0xfe, 0xa7, 0xfb, 0x00, 0x30, 0x07, 0xfe,
 };
 
-static void frameless_epilogue(jf_cfi *c, size_t at)
+/* jf_cfi_add_frameless per stretch of one stack depth: with r15 moved it
+ * gives the caller's r15 as CFA - 160 (s390x's unwinders take an r15
+ * without a rule as unchanged). The wrong-CFI control describes the early
+ * exit's aghi as if r15 were back already. */
+static void frameless_cfi(jf_cfi *c, size_t at)
 {
-    check(jf_cfi_advance_to(c, at + 6), "advance");
-    check(jf_cfi_def_cfa_offset(c, 160), "cfa");
-    check(jf_cfi_restore(c, R6), "restore");
-    check(jf_cfi_restore(c, R7), "restore");
-    check(jf_cfi_restore(c, R15), "restore");
+    static const struct { size_t from, to, moved; } spans[] = {
+        {0, 4, 0}, {4, 0x12, 48}, {0x12, 0x14, 0}, {0x14, 0x18, 48}, {0x18, 0x1a, 0}};
+    for (size_t i = 0; i < sizeof spans / sizeof spans[0]; i++) {
+        size_t moved = wrong_early_exit_cfi && spans[i].from == 0x14 ? 0 : spans[i].moved;
+        check(jf_cfi_add_frameless(c, at + spans[i].from, at + spans[i].to, 160 + (int64_t)moved), "frameless");
+    }
 }
-
-static void frameless_prologue(jf_cfi *c, size_t at)
-{
-    check(jf_cfi_advance_to(c, at + 6), "advance");
-    check(jf_cfi_offset(c, R6, -112), "r6");
-    check(jf_cfi_offset(c, R7, -104), "r7");
-    check(jf_cfi_offset(c, R15, -40), "r15");
-    check(jf_cfi_advance_to(c, at + 10), "advance");
-    check(jf_cfi_def_cfa_offset(c, 320), "cfa");
-}
-#define FRAMELESS_EPILOGUES 0x16, 0x1e
+#define HAVE_ARCH_FRAMELESS_CFI 1
 
 /* A: 0 stmg r14,r15,112(r15); 6 aghi r15,-160; a brasl r14,B; 10 lmg; 16 br r14;
  * 18 four illegal halfwords. B (0x20): the framed function */
@@ -564,9 +560,7 @@ static void framed_cfi(jf_cfi *c, size_t at)
     standard_frame_at(c, at);
 }
 
-/* Wrong-CFI negative control as on x86_64: no remember/restore state. */
-static int wrong_early_exit_cfi;
-
+#ifndef HAVE_ARCH_FRAMELESS_CFI
 static void frameless_cfi(jf_cfi *c, size_t at)
 {
     static const size_t epilogues[2] = {FRAMELESS_EPILOGUES};
@@ -582,6 +576,7 @@ static void frameless_cfi(jf_cfi *c, size_t at)
     }
     frameless_epilogue(c, at + epilogues[1]);
 }
+#endif
 
 static void multi_cfi(jf_cfi *c, size_t at)
 {
