@@ -5,7 +5,9 @@
  * sink on later costs: jf_enable replaying every live region (what a
  * profiler attaching to a running process waits for). Median of 5 rounds
  * in a rotating order; the regions are fake (never executed), 64 bytes
- * apart, so the jitdump copies readable bytes.
+ * apart, so the jitdump copies readable bytes. Standby is measured with the
+ * published table (the default) and without it (JF_CONFIG_NO_TABLE), and
+ * the table's resident memory per region is reported.
  * Usage: bench_standby [N]   (default 100000)
  */
 #define _GNU_SOURCE
@@ -24,10 +26,10 @@ enum { ROUNDS = 5, REGION = 64 };
 static uint8_t *code;
 static char dump_dir[] = "/tmp/jf-bench-standby.XXXXXX";
 
-static void start(unsigned sinks)
+static void start(unsigned sinks, unsigned flags)
 {
     jf_config c = JF_CONFIG_INIT;
-    c.flags = JF_CONFIG_IGNORE_ENV;
+    c.flags = JF_CONFIG_IGNORE_ENV | flags;
     c.sinks = sinks;
     c.dump_dir = dump_dir;
     if (jf_init(&c) != 0)
@@ -61,13 +63,41 @@ static double register_all(size_t n)
     return bench_now_seconds() - t0;
 }
 
+/* Resident bytes of the published table's mapping, from /proc/self/smaps. */
+static size_t table_resident_bytes(void)
+{
+    const void *addr;
+    size_t size;
+    if (jf_published_table(&addr, &size) != 0)
+        return 0;
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    size_t kib = 0;
+    int in_table = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+            in_table = lo == (uintptr_t)addr;
+        else if (in_table && strncmp(line, "Rss:", 4) == 0)
+            kib = strtoul(line + 4, NULL, 10);
+    }
+    if (f)
+        fclose(f);
+    return kib * 1024;
+}
+
+enum { VARIANTS = 4, STANDBY = 0, STANDBY_NO_TABLE = 3 };
+static size_t table_bytes;
+
 /* One round of variant v: ns per registration (and, for standby, the
  * seconds jf_enable(perf map) then took to replay all n, in *enable_s). */
 static double run(int v, size_t n, double *enable_s)
 {
-    static const unsigned sinks[] = {0, JF_SINK_PERFMAP, JF_SINK_JITDUMP};
-    start(sinks[v]);
+    static const unsigned sinks[VARIANTS] = {0, JF_SINK_PERFMAP, JF_SINK_JITDUMP, 0};
+    start(sinks[v], v == STANDBY_NO_TABLE ? JF_CONFIG_NO_TABLE : 0);
     double s = register_all(n);
+    if (v == STANDBY)
+        table_bytes = table_resident_bytes();
     if (v == 0) {
         double t0 = bench_now_seconds();
         if (jf_enable(JF_SINK_PERFMAP) != 0)
@@ -86,20 +116,24 @@ int main(int argc, char **argv)
     code = calloc(n, REGION);
     if (!code)
         bench_die("calloc");
-    static const char *const names[] = {"standby (no sink)", "perfmap", "jitdump"};
-    double ns[3][ROUNDS], enable[ROUNDS];
+    static const char *const names[VARIANTS] = {"standby (no sink)", "perfmap", "jitdump",
+                                                 "standby, no table"};
+    double ns[VARIANTS][ROUNDS], enable[ROUNDS];
     for (int r = 0; r < ROUNDS; r++)
-        for (int k = 0; k < 3; k++) {
-            int v = (k + r) % 3;
+        for (int k = 0; k < VARIANTS; k++) {
+            int v = (k + r) % VARIANTS;
             ns[v][r] = run(v, n, &enable[r]);
         }
-    double med[3];
-    for (int v = 0; v < 3; v++)
+    double med[VARIANTS];
+    for (int v = 0; v < VARIANTS; v++)
         med[v] = bench_median(ns[v], ROUNDS);
     printf("registration of %zu regions, median of %d rotating rounds:\n", n, ROUNDS);
-    for (int v = 0; v < 3; v++)
+    for (int v = 0; v < VARIANTS; v++)
         printf("  %-18s %8.1f ns per region  (standby / this: %.3f)\n", names[v], med[v],
                med[0] / med[v]);
+    printf("  published table: standby / standby without it = %.3f (target <= 1.2); "
+           "%zu bytes resident, %.1f per region (64-byte entry + name \"jit_fn_N\")\n",
+           med[STANDBY] / med[STANDBY_NO_TABLE], table_bytes, (double)table_bytes / (double)n);
     printf("  jf_enable(perfmap) after standby: %.1f ms to replay %zu live regions (%.0f ns each)\n",
            bench_median(enable, ROUNDS) * 1e3, n, bench_median(enable, ROUNDS) / (double)n * 1e9);
     rmdir(dump_dir);

@@ -1,0 +1,578 @@
+/*
+ * The published table (published.h; layout in pub_layout.h): the live
+ * regions as a sorted array a reader can binary-search, a ring of removed
+ * regions, and a string heap, in one mapping.
+ *
+ * Consistency for readers in other processes: every entry has its own
+ * sequence lock (odd while written), and the header's generation is odd
+ * during every change, so a reader can tell a torn entry (retry it) from a
+ * table that changed under it (retry the whole read, or accept a snapshot
+ * whose entries are each consistent). Removal leaves a tombstone in place,
+ * so readers never see the array shift for it; an insertion reuses a
+ * tombstone where it can and otherwise shifts entries up to the next one.
+ * Strings are appended and never rewritten while an entry refers to them;
+ * the heap and the array are compacted when garbage outweighs what is
+ * live (amortised O(1) per change), with every entry's lock held odd.
+ */
+#define _GNU_SOURCE
+#include "published.h"
+
+#include "error.h"
+#include "log.h"
+#include "pub_layout.h"
+#include "published_map.h"
+#include "sys.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Exported: where the table is (0 when there is none), for readers that
+ * look up ELF symbols. Declared in jitframes.h. */
+JF_API const void *volatile jf_region_table;
+
+/* Sizes of the reservation; halved (to a floor) while the kernel refuses. */
+enum {
+    ENTRIES_MAX = 1u << 20,  /* 64 MiB of address space */
+    RING = 4096,
+    HEAP_PER_ENTRY = 128,    /* 128 MiB of address space */
+    ENTRIES_MIN = 1u << 12,
+    SHRINK_SLACK = 1u << 20, /* heap garbage tolerated before compacting */
+    FILE_MAX = 4096,         /* a longer source file name is cut */
+    LINES_MAX = 65536,       /* a region with more lines publishes none */
+    LINES_BYTES_MAX = 4u << 20,
+};
+
+typedef struct pub_state {
+    unsigned char *base;
+    size_t map_size;
+    pub_header *h;
+    pub_entry *entries, *ring;
+    char *heap;
+    uint32_t cap, used, live, tombs;
+    uint32_t heap_cap, heap_used;
+    uint64_t heap_referenced; /* bytes of strings live and ring entries use */
+    uint64_t ring_written;
+    uint64_t generation;
+    size_t entries_ready, heap_ready; /* bytes populated ahead of use */
+    int active;               /* published: between jf__pub_start and jf__pub_stop */
+    int error;                /* why there is no table (JF_E*), 0 if there is */
+    char why[256];
+} pub_state;
+
+static pub_state pub;
+
+/* ---- Sequence locks ------------------------------------------------------ */
+
+static void seq_begin(uint32_t *seq)
+{
+    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void seq_end(uint32_t *seq)
+{
+    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+}
+
+/* The generation is mirrored privately: reading it back from the shared
+ * page cost a TLB miss per registration. */
+static void change_begin(void)
+{
+    __atomic_store_n(&pub.h->generation, ++pub.generation, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void change_end(void)
+{
+    __atomic_store_n(&pub.h->entries_used, pub.used, __ATOMIC_RELAXED);
+    __atomic_store_n(&pub.h->live_count, pub.live, __ATOMIC_RELAXED);
+    __atomic_store_n(&pub.h->heap_used, pub.heap_used, __ATOMIC_RELAXED);
+    __atomic_store_n(&pub.h->ring_written, pub.ring_written, __ATOMIC_RELAXED);
+    __atomic_store_n(&pub.h->generation, ++pub.generation, __ATOMIC_RELEASE);
+}
+
+/* Copy an entry's fields into slot e under e's lock. */
+static void entry_store(pub_entry *e, const pub_entry *v)
+{
+    seq_begin(&e->seq);
+    uint32_t seq = e->seq;
+    *e = *v;
+    e->seq = seq;
+    seq_end(&e->seq);
+}
+
+static uint64_t entry_string_bytes(const pub_entry *e)
+{
+    return (uint64_t)e->name_len + 1 + (e->file_len ? e->file_len + 1u : 0u) + e->lines_len;
+}
+
+/* ---- Populating ahead ---------------------------------------------------- */
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+enum { POPULATE_CHUNK = 256 << 10 };
+
+/* Make the pages of [area, area + need) present before they are written:
+ * one system call per 256 KiB instead of a page fault per 4 KiB (a fault
+ * on a fresh shared page cost more than the rest of a registration). A
+ * kernel without MADV_POPULATE_WRITE (before 5.14) just faults. */
+static void populate_ahead(char *area, size_t *ready, size_t need, size_t cap)
+{
+    if (need <= *ready)
+        return;
+    size_t upto = jf__round_up(need, POPULATE_CHUNK);
+    if (upto > cap)
+        upto = cap;
+    if (upto > *ready && madvise(area + *ready, upto - *ready, MADV_POPULATE_WRITE) == 0)
+        *ready = upto;
+    else
+        *ready = need; /* refused: leave it to faults */
+}
+
+/* ---- Lifecycle ----------------------------------------------------------- */
+
+static size_t ring_area_offset(void)
+{
+    return jf__page_size() + (size_t)pub.cap * sizeof(pub_entry);
+}
+
+static size_t heap_area_offset(void)
+{
+    return ring_area_offset() + (size_t)RING * sizeof(pub_entry);
+}
+
+/* Where each area goes for a live array of `cap` entries: the header has
+ * a page of its own, then the live array, the ring and the heap. */
+static void layout(uint32_t cap)
+{
+    pub.cap = cap;
+    pub.heap_cap = cap * HEAP_PER_ENTRY;
+    pub.map_size = jf__round_up(heap_area_offset() + pub.heap_cap, jf__page_size());
+}
+
+/* The areas' addresses once the mapping exists. */
+static void attach(unsigned char *base)
+{
+    pub.base = base;
+    pub.h = (pub_header *)base;
+    pub.entries = (pub_entry *)(base + jf__page_size());
+    pub.ring = (pub_entry *)(base + ring_area_offset());
+    pub.heap = (char *)(base + heap_area_offset());
+}
+
+static void write_header(void)
+{
+    pub_header *h = pub.h;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    h->version = JF_PUB_VERSION;
+    h->header_size = sizeof(pub_header);
+    h->entry_size = sizeof(pub_entry);
+    h->pid = (uint32_t)getpid();
+    h->clock_id = CLOCK_MONOTONIC;
+    h->created_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    h->map_size = pub.map_size;
+    h->entries_off = (uint32_t)((unsigned char *)pub.entries - pub.base);
+    h->entries_capacity = pub.cap;
+    h->ring_off = (uint32_t)((unsigned char *)pub.ring - pub.base);
+    h->ring_capacity = RING;
+    h->heap_off = (uint64_t)((unsigned char *)pub.heap - pub.base);
+    h->heap_capacity = pub.heap_cap;
+    /* A reader that sees the signature sees everything above. */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    memcpy(h->signature, JF_PUB_SIGNATURE, sizeof h->signature);
+    __atomic_store_n(&jf_region_table, (const void *)pub.base, __ATOMIC_RELEASE);
+}
+
+/* A table kept from an earlier jf_init/jf_shutdown cycle, emptied: its
+ * pages stay populated, so a process that starts again pays no page
+ * faults (nor does a benchmark's next round). */
+static void reset_kept_table(void)
+{
+    size_t ring_used = pub.ring_written < RING ? (size_t)pub.ring_written : RING;
+    memset(pub.ring, 0, ring_used * sizeof(pub_entry));
+    pub.used = pub.live = pub.tombs = 0;
+    pub.heap_used = 0;
+    pub.heap_referenced = pub.ring_written = 0;
+    pub.h->flags = 0;
+    pub.h->dropped = 0;
+    pub.why[0] = '\0';
+    pub.h->entries_used = pub.h->live_count = pub.h->heap_used = 0;
+    pub.h->ring_written = 0;
+}
+
+void jf__pub_start(void)
+{
+    if (pub.active)
+        return;
+    if (pub.base) {
+        reset_kept_table();
+    } else {
+        memset(&pub, 0, sizeof pub);
+        unsigned char *base = NULL;
+        for (uint32_t cap = ENTRIES_MAX; cap >= ENTRIES_MIN && !base; cap /= 8) {
+            layout(cap);
+            base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
+        }
+        if (!base) {
+            pub.error = JF_ENOMEM;
+            jf__log(JF_LOG_WARNING, "%s; regions are registered but not published", pub.why);
+            return;
+        }
+        attach(base);
+    }
+    pub.active = 1;
+    write_header();
+}
+
+/* The table is unpublished (signature and symbol cleared) but kept for a
+ * later jf_init. */
+void jf__pub_stop(void)
+{
+    if (pub.active) {
+        __atomic_store_n(&jf_region_table, NULL, __ATOMIC_RELEASE);
+        memset(pub.h->signature, 0, sizeof pub.h->signature);
+        pub.active = 0;
+    }
+    pub.error = 0;
+}
+
+void jf__pub_forget_after_fork(void)
+{
+    __atomic_store_n(&jf_region_table, NULL, __ATOMIC_RELAXED);
+    memset(&pub, 0, sizeof pub);
+}
+
+int jf__pub_status(const void **addr, size_t *size)
+{
+    if (addr)
+        *addr = pub.active ? pub.base : NULL;
+    if (size)
+        *size = pub.active ? pub.map_size : 0;
+    if (pub.active && pub.h->dropped)
+        return jf__fail(JF_ERANGE, "%llu registrations were not published (%s)",
+                        (unsigned long long)pub.h->dropped, pub.why[0] ? pub.why : "table full");
+    if (!pub.active)
+        return jf__fail(pub.error ? pub.error : JF_ENOTINIT, "%s",
+                        pub.why[0] ? pub.why : "no published table (jf_init not called, or JF_CONFIG_NO_TABLE)");
+    return 0;
+}
+
+/* A registration the table cannot hold: say so in the header. */
+static void drop(const char *why)
+{
+    if (!pub.h->dropped)
+        snprintf(pub.why, sizeof pub.why, "%s", why);
+    pub.h->dropped++;
+    __atomic_store_n(&pub.h->flags, pub.h->flags | JF_PUB_INCOMPLETE, __ATOMIC_RELEASE);
+}
+
+/* ---- Compaction ---------------------------------------------------------- */
+
+typedef struct entry_span {
+    pub_entry *first;
+    size_t n;
+} entry_span;
+
+static void lock_spans(const entry_span *spans, int n_spans, int begin)
+{
+    for (int s = 0; s < n_spans; s++)
+        for (size_t i = 0; i < spans[s].n; i++)
+            (begin ? seq_begin : seq_end)(&spans[s].first[i].seq);
+}
+
+/* Copy one string of e into the scratch heap, updating e's offset. */
+static uint32_t move_string(char *scratch, uint32_t *at, uint32_t off, uint32_t len)
+{
+    uint32_t new_off = *at;
+    memcpy(scratch + new_off, pub.heap + off, (size_t)len + 1);
+    *at += len + 1;
+    return new_off;
+}
+
+/* Rewrite the heap with only the strings entries use. Every entry is held
+ * odd meanwhile, so no reader keeps a string read during the move. */
+static int compact_heap(void)
+{
+    char *scratch = malloc(pub.heap_referenced ? pub.heap_referenced : 1);
+    if (!scratch)
+        return JF_ENOMEM;
+    entry_span spans[2] = {{pub.entries, pub.used}, {pub.ring, RING}};
+    lock_spans(spans, 2, 1);
+    uint32_t at = 0;
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < spans[s].n; i++) {
+            pub_entry *e = &spans[s].first[i];
+            if (e->flags != JF_PUB_LIVE && !(s == 1 && e->flags == JF_PUB_REMOVED))
+                continue;
+            e->name_off = move_string(scratch, &at, e->name_off, e->name_len);
+            if (e->file_len)
+                e->file_off = move_string(scratch, &at, e->file_off, e->file_len);
+            if (e->lines_len) { /* a blob, not a string: lines_len bytes, no NUL */
+                memcpy(scratch + at, pub.heap + e->lines_off, e->lines_len);
+                e->lines_off = at;
+                at += e->lines_len;
+            }
+        }
+    memcpy(pub.heap, scratch, at);
+    size_t page = jf__page_size();
+    size_t keep = jf__round_up(at, page);
+    if (pub.heap_used > keep + SHRINK_SLACK && ((uintptr_t)pub.heap & (page - 1)) == 0)
+        (void)madvise(pub.heap + keep, pub.heap_used - keep, MADV_REMOVE);
+    pub.heap_used = at;
+    lock_spans(spans, 2, 0);
+    free(scratch);
+    return 0;
+}
+
+/* Drop the tombstones from the live array, keeping its order. */
+static void compact_entries(void)
+{
+    entry_span all = {pub.entries, pub.used};
+    lock_spans(&all, 1, 1);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < pub.used; i++) {
+        if (pub.entries[i].flags != JF_PUB_LIVE)
+            continue;
+        uint32_t seq = pub.entries[k].seq;
+        pub.entries[k] = pub.entries[i];
+        pub.entries[k++].seq = seq;
+    }
+    for (uint32_t i = k; i < pub.used; i++) {
+        uint32_t seq = pub.entries[i].seq;
+        memset(&pub.entries[i], 0, sizeof pub.entries[i]);
+        pub.entries[i].seq = seq;
+    }
+    lock_spans(&all, 1, 0);
+    pub.used = k;
+    pub.tombs = 0;
+}
+
+/* Room for `need` more string bytes; 0 or JF_ENOMEM/JF_ERANGE. */
+static int heap_reserve(uint64_t need)
+{
+    uint64_t garbage = pub.heap_used - pub.heap_referenced;
+    int full = pub.heap_used + need > pub.heap_cap;
+    if ((full || garbage > pub.heap_referenced + SHRINK_SLACK) && garbage > 0) {
+        int rc = compact_heap();
+        if (rc)
+            return rc;
+    }
+    return pub.heap_used + need > pub.heap_cap ? JF_ERANGE : 0;
+}
+
+static uint32_t heap_append(const char *s, uint32_t len)
+{
+    uint32_t off = pub.heap_used;
+    memcpy(pub.heap + off, s, len);
+    pub.heap[off + len] = '\0';
+    pub.heap_used += len + 1;
+    return off;
+}
+
+/* ---- The live array ------------------------------------------------------ */
+
+/* First index in [0, used) whose start is >= start. JITs mostly allocate
+ * upwards: the last slot is checked first, as a binary search over a big
+ * array misses the cache at every step. */
+static uint32_t lower_bound(uintptr_t start)
+{
+    if (pub.used == 0 || pub.entries[pub.used - 1].start < start)
+        return pub.used;
+    uint32_t lo = 0, hi = pub.used;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (pub.entries[mid].start < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int is_tomb(uint32_t i)
+{
+    return pub.entries[i].flags != JF_PUB_LIVE;
+}
+
+/* The slot a region starting at `start` goes into, made free (shifting
+ * entries up to the next tombstone, or into a new slot at the end);
+ * UINT32_MAX when the array is full. */
+static uint32_t make_slot(uintptr_t start)
+{
+    uint32_t pos = lower_bound(start);
+    if (pos < pub.used && is_tomb(pos))
+        return pub.tombs--, pos;
+    if (pos > 0 && is_tomb(pos - 1))
+        return pub.tombs--, pos - 1;
+    uint32_t gap = pos;
+    while (gap < pub.used && !is_tomb(gap))
+        gap++;
+    if (gap == pub.used) {
+        if (pub.used == pub.cap)
+            return UINT32_MAX;
+        populate_ahead((char *)pub.entries, &pub.entries_ready, (pub.used + 1) * sizeof(pub_entry),
+                       (size_t)pub.cap * sizeof(pub_entry));
+        pub.used++;
+    } else {
+        pub.tombs--;
+    }
+    for (uint32_t i = gap; i > pos; i--)
+        entry_store(&pub.entries[i], &pub.entries[i - 1]);
+    return pos;
+}
+
+/* Copy a name (at most JF_NAME_MAX bytes, as the registry keeps it) in
+ * one pass; returns its length. */
+static uint32_t heap_append_name(const char *name)
+{
+    char *at = pub.heap + pub.heap_used;
+    char *end = memccpy(at, name, '\0', JF_NAME_MAX + 1);
+    uint32_t len = end ? (uint32_t)(end - at - 1) : JF_NAME_MAX;
+    at[len] = '\0';
+    pub.heap_used += len + 1;
+    return len;
+}
+
+/* Bytes of r's line table in the heap (0: none, or too big to publish). */
+static uint32_t lines_size(const jf_live *r)
+{
+    if (r->n_lines == 0 || r->n_lines > LINES_MAX)
+        return 0;
+    uint64_t bytes = sizeof(pub_lines) + (uint64_t)r->n_lines * sizeof(pub_line);
+    for (size_t k = 0; k < r->n_lines; k++)
+        if (r->lines[k].file)
+            bytes += strnlen(r->lines[k].file, FILE_MAX) + 1;
+    return bytes > LINES_BYTES_MAX ? 0 : (uint32_t)bytes;
+}
+
+/* Write r's line table (size bytes, from lines_size) at the heap's end. */
+static uint32_t heap_append_lines(const jf_live *r, uint32_t size)
+{
+    uint32_t off = pub.heap_used;
+    char *blob = pub.heap + off;
+    pub_lines head = {(uint32_t)r->n_lines};
+    memcpy(blob, &head, sizeof head);
+    uint32_t strings = sizeof head + (uint32_t)r->n_lines * sizeof(pub_line);
+    for (size_t k = 0; k < r->n_lines; k++) {
+        const jf_line *l = &r->lines[k];
+        pub_line out = {(uint32_t)(l->offset > UINT32_MAX ? UINT32_MAX : l->offset), l->line, 0, 0};
+        if (l->file) {
+            out.file_len = (uint32_t)strnlen(l->file, FILE_MAX);
+            out.file_off = strings;
+            memcpy(blob + strings, l->file, out.file_len);
+            blob[strings + out.file_len] = '\0';
+            strings += out.file_len + 1;
+        }
+        memcpy(blob + sizeof head + k * sizeof out, &out, sizeof out);
+    }
+    pub.heap_used += size;
+    return off;
+}
+
+static int publish_one(const jf_live *r)
+{
+    uint32_t file_len = r->file ? (uint32_t)strnlen(r->file, FILE_MAX) : 0;
+    uint32_t lines_len = lines_size(r);
+    uint64_t most = JF_NAME_MAX + 1 + (file_len ? file_len + 1u : 0u) + lines_len;
+    if (heap_reserve(most) != 0)
+        return drop("the string heap is full"), -1;
+    populate_ahead(pub.heap, &pub.heap_ready, pub.heap_used + most, pub.heap_cap);
+    if (pub.used == pub.cap && pub.tombs)
+        compact_entries();
+    uint32_t slot = make_slot(r->start);
+    if (slot == UINT32_MAX)
+        return drop("the live array is full"), -1;
+    pub_entry e = {.flags = JF_PUB_LIVE, .start = r->start, .size = r->size, .line = r->line,
+                   .file_len = file_len, .lines_len = lines_len, .name_off = pub.heap_used};
+    e.name_len = heap_append_name(r->name);
+    if (file_len)
+        e.file_off = heap_append(r->file, file_len);
+    if (lines_len)
+        e.lines_off = heap_append_lines(r, lines_len);
+    pub.heap_referenced += entry_string_bytes(&e);
+    entry_store(&pub.entries[slot], &e);
+    pub.live++;
+    /* The next registration's lines, fetched for writing now: the miss on a
+     * fresh line was most of what publishing cost. */
+    if (pub.used < pub.cap)
+        __builtin_prefetch(&pub.entries[pub.used], 1);
+    __builtin_prefetch(pub.heap + pub.heap_used + 64, 1);
+    return 0;
+}
+
+/* Index of the live entry starting at `start`, or UINT32_MAX. */
+static uint32_t find_live(uintptr_t start)
+{
+    for (uint32_t i = lower_bound(start); i < pub.used && pub.entries[i].start == start; i++)
+        if (!is_tomb(i))
+            return i;
+    return UINT32_MAX;
+}
+
+/* Move the live entry i to the removed ring (its strings with it), leaving
+ * a tombstone. */
+static void retire(uint32_t i, uint64_t now_ns)
+{
+    pub_entry *slot = &pub.ring[pub.ring_written % RING];
+    if (slot->flags == JF_PUB_REMOVED)
+        pub.heap_referenced -= entry_string_bytes(slot);
+    pub_entry gone = pub.entries[i];
+    gone.flags = JF_PUB_REMOVED;
+    gone.removed_ns = now_ns;
+    entry_store(slot, &gone);
+    pub.ring_written++;
+    pub_entry tomb = pub.entries[i];
+    tomb.flags = JF_PUB_REMOVED;
+    entry_store(&pub.entries[i], &tomb);
+    pub.live--;
+    pub.tombs++;
+}
+
+static void unpublish(uintptr_t start, uint64_t now_ns)
+{
+    uint32_t i = find_live(start);
+    if (i != UINT32_MAX)
+        retire(i, now_ns);
+    if (pub.tombs > 64 && pub.tombs > pub.live)
+        compact_entries();
+}
+
+void jf__pub_add(jf_live *const *regions, size_t n)
+{
+    if (!pub.active)
+        return;
+    change_begin();
+    for (size_t i = 0; i < n; i++)
+        publish_one(regions[i]);
+    change_end();
+}
+
+void jf__pub_remove(jf_live *const *regions, size_t n)
+{
+    if (!pub.active)
+        return;
+    uint64_t now = jf__monotonic_ns();
+    change_begin();
+    for (size_t i = 0; i < n; i++)
+        unpublish(regions[i]->start, now);
+    change_end();
+}
+
+void jf__pub_move(jf_live *const *regions, const uintptr_t *old_starts, size_t n)
+{
+    if (!pub.active)
+        return;
+    uint64_t now = jf__monotonic_ns();
+    change_begin();
+    for (size_t i = 0; i < n; i++)
+        unpublish(old_starts[i], now);
+    for (size_t i = 0; i < n; i++)
+        publish_one(regions[i]);
+    change_end();
+}

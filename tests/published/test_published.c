@@ -1,0 +1,367 @@
+/* The published table, read back from this process's memory with the
+ * CLI's reader (tools/table_reader.c) through process_vm_readv, as another
+ * process would: what standby publishes (names, files, lines), the removed
+ * ring with removal times, moves, compaction under churn, the mapping's name
+ * in /proc/self/maps and the exported symbol, a forked child's own table,
+ * and registration that goes on when the table cannot be made. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "jitframes.h"
+#include "pub_layout.h"
+#include "table_reader.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PR_SET_VMA
+#define PR_SET_VMA 0x53564d41
+#define PR_SET_VMA_ANON_NAME 0
+#endif
+
+static uint8_t code[1 << 16] __attribute__((aligned(64)));
+
+static void init_standby(void)
+{
+    jf_config c = JF_CONFIG_INIT;
+    c.flags = JF_CONFIG_IGNORE_ENV;
+    assert_int_equal(jf_init(&c), 0);
+}
+
+static void register_at(size_t off, size_t size, const char *name, const char *file, unsigned line)
+{
+    jf_region r = JF_REGION_INIT;
+    r.addr = code + off;
+    r.size = size;
+    r.name = name;
+    r.file = file;
+    r.line = line;
+    assert_int_equal(jf_register(&r), 0);
+}
+
+/* Read this process's table as an outside reader would. */
+static void read_own(tr_snapshot *s)
+{
+    pid_t self = getpid();
+    uint64_t base, size;
+    char err[256];
+    int rc = tr_find_table(self, &base, &size, err, sizeof err);
+    if (rc)
+        fail_msg("%s", err);
+    rc = tr_read_table(tr_read_process, &self, base, size, NULL, s, err, sizeof err);
+    if (rc)
+        fail_msg("%s", err);
+    assert_true(s->consistent);
+    assert_int_equal(s->pid, (uint32_t)self);
+}
+
+static void standby_publishes_names_files_and_lines(void **state)
+{
+    (void)state;
+    init_standby();
+    register_at(256, 64, "second", NULL, 0);
+    register_at(0, 128, "first", "prog.mvm", 12);
+    tr_snapshot s;
+    read_own(&s);
+    assert_int_equal(s.n_live, 2);
+    assert_int_equal(s.live[0].start, (uintptr_t)code);
+    assert_int_equal(s.live[0].size, 128);
+    assert_string_equal(s.live[0].name, "first");
+    assert_string_equal(s.live[0].file, "prog.mvm");
+    assert_int_equal(s.live[0].line, 12);
+    assert_string_equal(s.live[1].name, "second");
+    assert_null(s.live[1].file);
+    assert_ptr_equal(tr_lookup(&s, (uintptr_t)code + 300), &s.live[1]);
+    assert_null(tr_lookup(&s, (uintptr_t)code + 200));
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+/* A line table is published with its files, kept in the ring after removal
+ * and through compaction of the string heap. */
+static void line_tables_are_published_and_survive_removal(void **state)
+{
+    (void)state;
+    init_standby();
+    jf_line lines[] = {{0, 10, "a.mvm"}, {8, 11, NULL}, {16, 20, "b.mvm"}};
+    jf_region r = JF_REGION_INIT;
+    r.addr = code;
+    r.size = 32;
+    r.name = "with_lines";
+    r.file = "a.mvm";
+    r.line = 10;
+    r.lines = lines;
+    r.n_lines = 3;
+    assert_int_equal(jf_register(&r), 0);
+    tr_snapshot s;
+    read_own(&s);
+    assert_int_equal(s.n_live, 1);
+    assert_int_equal(s.live[0].n_lines, 3);
+    assert_int_equal(s.live[0].lines[1].offset, 8);
+    assert_int_equal(s.live[0].lines[1].line, 11);
+    assert_null(s.live[0].lines[1].file);
+    assert_string_equal(s.live[0].lines[2].file, "b.mvm");
+    tr_snapshot_free(&s);
+    /* Enough churn with long names to compact the heap at least once. */
+    char name[600];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(name, sizeof name, "filler_%d_%0500d", i, 0);
+        register_at(1024, 64, name, NULL, 0);
+        assert_int_equal(jf_unregister(code + 1024), 0);
+    }
+    read_own(&s);
+    assert_int_equal(s.live[0].n_lines, 3);
+    assert_string_equal(s.live[0].lines[0].file, "a.mvm");
+    assert_string_equal(s.live[0].lines[2].file, "b.mvm");
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_unregister(code), 0);
+    read_own(&s);
+    assert_string_equal(s.removed[s.n_removed - 1].name, "with_lines");
+    assert_int_equal(s.removed[s.n_removed - 1].n_lines, 3);
+    assert_string_equal(s.removed[s.n_removed - 1].lines[2].file, "b.mvm");
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+static void removed_regions_go_to_the_ring_with_their_removal_time(void **state)
+{
+    (void)state;
+    init_standby();
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    uint64_t before = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+    register_at(0, 64, "dies", "f.lua", 3);
+    register_at(64, 64, "stays", NULL, 0);
+    assert_int_equal(jf_unregister(code), 0);
+    tr_snapshot s;
+    read_own(&s);
+    assert_int_equal(s.n_live, 1);
+    assert_string_equal(s.live[0].name, "stays");
+    assert_int_equal(s.n_removed, 1);
+    assert_string_equal(s.removed[0].name, "dies");
+    assert_string_equal(s.removed[0].file, "f.lua");
+    assert_true(s.removed[0].removed_ns >= before);
+    /* A pc in the dead code is still named (a sample taken before it died). */
+    assert_ptr_equal(tr_lookup(&s, (uintptr_t)code + 10), &s.removed[0]);
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+static void a_moved_region_is_published_at_its_new_address(void **state)
+{
+    (void)state;
+    init_standby();
+    register_at(0, 64, "mover", NULL, 0);
+    assert_int_equal(jf_move(code, code + 1024), 0);
+    tr_snapshot s;
+    read_own(&s);
+    assert_int_equal(s.n_live, 1);
+    assert_int_equal(s.live[0].start, (uintptr_t)code + 1024);
+    assert_string_equal(s.live[0].name, "mover");
+    assert_int_equal(s.n_removed, 1); /* the old address, for samples taken before */
+    assert_int_equal(s.removed[0].start, (uintptr_t)code);
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+/* Register and unregister far more than the ring and the garbage slack
+ * hold, out of address order: compaction keeps exactly the live set. */
+static void churn_keeps_exactly_the_live_regions(void **state)
+{
+    (void)state;
+    init_standby();
+    enum { SLOTS = 512, ROUNDS = 40 };
+    char name[600];
+    for (int round = 0; round < ROUNDS; round++)
+        for (int k = 0; k < SLOTS; k++) {
+            int slot = (k * 37 + round) % SLOTS; /* scattered addresses */
+            if (round > 0 && (slot + round) % 3 != 0)
+                continue;
+            if (round > 0)
+                jf_unregister(code + slot * 64);
+            snprintf(name, sizeof name, "r%d_s%d_%0500d", round, slot, 0);
+            register_at((size_t)slot * 64, 64, name, NULL, (unsigned)slot);
+        }
+    tr_snapshot s;
+    read_own(&s);
+    assert_int_equal(s.n_live, SLOTS);
+    for (size_t i = 0; i < s.n_live; i++) {
+        int slot = (int)((s.live[i].start - (uintptr_t)code) / 64);
+        assert_int_equal(s.live[i].line, slot);
+        char want[32];
+        snprintf(want, sizeof want, "_s%d_", slot);
+        assert_non_null(strstr(s.live[i].name, want));
+    }
+    const void *addr;
+    size_t size;
+    assert_int_equal(jf_published_table(&addr, &size), 0);
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+static void the_mapping_is_named_and_the_symbol_points_at_it(void **state)
+{
+    (void)state;
+    init_standby();
+    const void *addr;
+    size_t size;
+    assert_int_equal(jf_published_table(&addr, &size), 0);
+    assert_ptr_equal(jf_region_table, addr);
+    assert_memory_equal(addr, JF_PUB_SIGNATURE, 8);
+    uint64_t base, found_size;
+    char err[256];
+    assert_int_equal(tr_find_table(getpid(), &base, &found_size, err, sizeof err), 0);
+    assert_int_equal(base, (uintptr_t)addr);
+    assert_int_equal(found_size, size);
+    assert_int_equal(jf_shutdown(), 0);
+    /* Unpublished (kept for a later jf_init): no symbol, no signature. */
+    assert_null(jf_region_table);
+    tr_snapshot s;
+    pid_t self = getpid();
+    assert_int_not_equal(tr_read_table(tr_read_process, &self, base, found_size, NULL, &s, err, sizeof err), 0);
+    assert_non_null(strstr(err, "signature"));
+    /* A later jf_init publishes again, empty. */
+    init_standby();
+    read_own(&s);
+    assert_int_equal(s.n_live, 0);
+    assert_int_equal(s.n_removed, 0);
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+static void a_forked_child_publishes_its_own_table(void **state)
+{
+    (void)state;
+    init_standby();
+    register_at(0, 64, "inherited", NULL, 0);
+    const void *parent_table = jf_region_table;
+    pid_t child = fork();
+    if (child == 0) {
+        register_at(64, 64, "child_only", NULL, 0);
+        tr_snapshot s;
+        pid_t self = getpid();
+        uint64_t base, size;
+        char err[256];
+        int ok = tr_find_table(self, &base, &size, err, sizeof err) == 0 &&
+                 tr_read_table(tr_read_process, &self, base, size, NULL, &s, err, sizeof err) == 0 &&
+                 s.pid == (uint32_t)self && s.n_live == 2 && strcmp(s.live[0].name, "inherited") == 0 &&
+                 strcmp(s.live[1].name, "child_only") == 0;
+        _exit(ok ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    tr_snapshot s;
+    read_own(&s); /* the parent's own, untouched */
+    assert_ptr_equal(jf_region_table, parent_table);
+    assert_int_equal(s.n_live, 1);
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+/* No address space for the table: jf_init and registration still succeed,
+ * and jf_published_table says why there is no table. */
+static void registration_works_when_the_table_cannot_be_made(void **state)
+{
+    (void)state;
+    pid_t child = fork();
+    if (child == 0) {
+        struct rlimit tight = {0};
+        getrlimit(RLIMIT_AS, &tight);
+        /* Just above what the process already uses: no room for the table. */
+        FILE *f = fopen("/proc/self/statm", "r");
+        unsigned long pages = 0;
+        if (!f || fscanf(f, "%lu", &pages) != 1)
+            _exit(3);
+        fclose(f);
+        tight.rlim_cur = pages * (unsigned long)getpagesize() + (2u << 20);
+        if (setrlimit(RLIMIT_AS, &tight) != 0)
+            _exit(3);
+        jf_config c = JF_CONFIG_INIT;
+        c.flags = JF_CONFIG_IGNORE_ENV;
+        if (jf_init(&c) != 0)
+            _exit(4);
+        jf_region r = JF_REGION_INIT;
+        r.addr = code;
+        r.size = 64;
+        r.name = "still_registered";
+        if (jf_register(&r) != 0 || jf_unregister(code) != 0)
+            _exit(5);
+        const void *addr = (void *)1;
+        int rc = jf_published_table(&addr, NULL);
+        _exit(rc == JF_ENOMEM && addr == NULL && strstr(jf_last_error(), "published table") ? 0 : 6);
+    }
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* RLIMIT_FSIZE below the table's size: a memfd that big would raise
+ * SIGXFSZ and kill the host; the table is an anonymous mapping instead,
+ * named where the kernel can name it. */
+static void a_small_rlimit_fsize_gives_an_anonymous_table_not_sigxfsz(void **state)
+{
+    (void)state;
+    pid_t child = fork();
+    if (child == 0) {
+        struct rlimit small = {4096, 4096};
+        if (setrlimit(RLIMIT_FSIZE, &small) != 0)
+            _exit(3);
+        init_standby();
+        register_at(0, 64, "anonymous_table", NULL, 0);
+        const void *addr;
+        if (jf_published_table(&addr, NULL) != 0)
+            _exit(4);
+        uint64_t base, size;
+        char err[256];
+        if (tr_find_table(getpid(), &base, &size, err, sizeof err) != 0)
+            _exit(5); /* a kernel without PR_SET_VMA_ANON_NAME */
+        tr_snapshot s;
+        pid_t self = getpid();
+        int ok = tr_read_table(tr_read_process, &self, base, size, NULL, &s, err, sizeof err) == 0 &&
+                 s.n_live == 1 && strcmp(s.live[0].name, "anonymous_table") == 0;
+        _exit(ok ? 0 : 6);
+    }
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    if (WIFSIGNALED(status))
+        fail_msg("killed by signal %d", WTERMSIG(status));
+    if (WEXITSTATUS(status) == 5) { /* the table is there, unnamed: only if the kernel cannot name */
+        void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(p != MAP_FAILED);
+        int named = prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, 4096, (unsigned long)"x") == 0;
+        munmap(p, 4096);
+        assert_false(named);
+        return;
+    }
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(standby_publishes_names_files_and_lines),
+        cmocka_unit_test(line_tables_are_published_and_survive_removal),
+        cmocka_unit_test(removed_regions_go_to_the_ring_with_their_removal_time),
+        cmocka_unit_test(a_moved_region_is_published_at_its_new_address),
+        cmocka_unit_test(churn_keeps_exactly_the_live_regions),
+        cmocka_unit_test(the_mapping_is_named_and_the_symbol_points_at_it),
+        cmocka_unit_test(a_forked_child_publishes_its_own_table),
+        cmocka_unit_test(registration_works_when_the_table_cannot_be_made),
+        cmocka_unit_test(a_small_rlimit_fsize_gives_an_anonymous_table_not_sigxfsz),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
