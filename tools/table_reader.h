@@ -41,6 +41,17 @@ typedef struct tr_region {
     uint64_t removed_ns; /* removed regions: when (CLOCK_MONOTONIC) */
     tr_line *lines;   /* the line table, NULL if none (or unsound: left out) */
     size_t n_lines;
+    uint64_t published_ns; /* CLOCK_MONOTONIC, a lower bound of when it was published */
+    uint64_t published_gen, removed_gen; /* live for table generations [published_gen, removed_gen);
+                                          * removed_gen 0 while live */
+    /* The unwinding_data of a jitdump CODE_UNWINDING_INFO for this region,
+     * as src/jitdump.c writes it: .eh_frame then .eh_frame_hdr
+     * (JF_EH_LAYOUT_PERF_JITDUMP) for a load of `size` bytes; unwind_hdr_len
+     * is the .eh_frame_hdr part. NULL/0: no CFI, or what the table held was
+     * unsound. */
+    uint8_t *unwind;
+    uint32_t unwind_len;
+    uint32_t unwind_hdr_len;
 } tr_region;
 
 typedef struct tr_snapshot {
