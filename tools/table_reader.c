@@ -398,6 +398,60 @@ static int is_table_mapping(const char *line)
            strstr(line, " [anon:" JF_PUB_NAME "]\n") != NULL;
 }
 
+/* A writable private mapping with no name: where the table is when the
+ * library had no memfd and the kernel cannot name anonymous mappings. */
+static int is_unnamed_anonymous(const char *line)
+{
+    char perms[8];
+    unsigned long long off;
+    unsigned major, minor;
+    unsigned long inode;
+    int end = 0;
+    if (sscanf(line, "%*x-%*x %7s %llx %x:%x %lu %n", perms, &off, &major, &minor, &inode, &end) < 5 || !end)
+        return 0;
+    return perms[0] == 'r' && perms[1] == 'w' && inode == 0 && major == 0 && minor == 0 &&
+           (line[end] == '\n' || line[end] == '\0');
+}
+
+/* An unnamed mapping is the table if it starts with a published header
+ * that names this process and this mapping's size (signature written last). */
+static int holds_table(pid_t pid, uint64_t lo, uint64_t hi)
+{
+    pub_header h;
+    return hi - lo >= sizeof h && tr_read_process(&pid, lo, &h, sizeof h) == 0 &&
+           memcmp(h.signature, JF_PUB_SIGNATURE, sizeof h.signature) == 0 && h.pid == (uint32_t)pid &&
+           h.map_size == hi - lo;
+}
+
+enum { MAPS_LINES_MAX = 4000000, UNNAMED_PROBES_MAX = 4096 };
+
+/* Scan /proc/PID/maps once: the named mapping, else (probing at most
+ * UNNAMED_PROBES_MAX unnamed anonymous ones) one holding the table. */
+static int scan_maps(FILE *f, pid_t pid, uint64_t *base, uint64_t *size)
+{
+    char line[512];
+    int found = 0, probes = 0;
+    /* Lines are bounded by the kernel (a path is at most PATH_MAX), the
+     * count by this cap; a longer line is read in pieces and never matches
+     * a piece that does not start a line. */
+    int at_line_start = 1;
+    for (long n = 0; n < MAPS_LINES_MAX && found < 2 && fgets(line, sizeof line, f); n++) {
+        int starts = at_line_start;
+        at_line_start = strchr(line, '\n') != NULL;
+        unsigned long long lo, hi;
+        if (!starts || sscanf(line, "%llx-%llx", &lo, &hi) != 2 || hi <= lo)
+            continue;
+        int named = is_table_mapping(line);
+        if (named || (!found && probes < UNNAMED_PROBES_MAX && is_unnamed_anonymous(line) &&
+                      (probes++, holds_table(pid, lo, hi)))) {
+            *base = lo;
+            *size = hi - lo;
+            found = named ? 2 : 1;
+        }
+    }
+    return found;
+}
+
 int tr_find_table(pid_t pid, uint64_t *base, uint64_t *size, char *err, size_t err_cap)
 {
     char path[64];
@@ -405,27 +459,12 @@ int tr_find_table(pid_t pid, uint64_t *base, uint64_t *size, char *err, size_t e
     FILE *f = fopen(path, "re");
     if (!f)
         return fail(err, err_cap, "%s: %s", path, strerror(errno));
-    char line[512];
-    int found = 0;
-    /* Lines are bounded by the kernel (a path is at most PATH_MAX), the
-     * count by this cap; a longer line is read in pieces and never matches
-     * a piece that does not start a line. */
-    int at_line_start = 1;
-    for (long n = 0; n < 4000000 && !found && fgets(line, sizeof line, f); n++) {
-        int starts = at_line_start;
-        at_line_start = strchr(line, '\n') != NULL;
-        unsigned long long lo, hi;
-        if (starts && is_table_mapping(line) && sscanf(line, "%llx-%llx", &lo, &hi) == 2 && hi > lo) {
-            *base = lo;
-            *size = hi - lo;
-            found = 1;
-        }
-    }
+    int found = scan_maps(f, pid, base, size);
     fclose(f);
     if (!found)
         return fail(err, err_cap,
                     "process %ld has no published region table (no jitframes in it, a jitframes "
-                    "without the table, or jf_init not called)",
+                    "without the table, jf_init not called, or its memory is not readable by you)",
                     (long)pid);
     return 0;
 }

@@ -77,8 +77,13 @@ int tr_read_table(tr_read_fn read, void *ctx, uint64_t base, uint64_t map_size, 
 
 void tr_snapshot_free(tr_snapshot *s);
 
-/* Where process pid's table is mapped, from /proc/PID/maps (bounded). 0, or
- * -1 with a reason. */
+/* Where process pid's table is mapped, from /proc/PID/maps (bounded): the
+ * mapping named "jitframes-regions" (memfd, or named anonymous mapping),
+ * else an unnamed anonymous one that starts with the table's signature and
+ * a header naming pid and the mapping's size (the library's fallback when
+ * it has no memfd on a kernel that cannot name mappings: at most 4096 such
+ * mappings are probed, reading 128 bytes of each, which needs ptrace
+ * rights). 0, or -1 with a reason. */
 int tr_find_table(pid_t pid, uint64_t *base, uint64_t *size, char *err, size_t err_cap);
 
 /* A tr_read_fn for a live process (ctx: a pid_t *): process_vm_readv, or
