@@ -42,12 +42,15 @@
  * look up ELF symbols. Declared in jitframes.h. */
 JF_API const void *volatile jf_region_table;
 
-/* Sizes of the reservation; halved (to a floor) while the kernel refuses. */
+/* Sizes of the mapping: it starts small (~4 MiB of address space) and
+ * doubles when full, up to ENTRIES_MAX (~225 MiB); a first mapping the
+ * kernel refuses is tried smaller, down to ENTRIES_MIN. */
 enum {
-    ENTRIES_MAX = 1u << 20,  /* 64 MiB of address space */
-    RING = 4096,
-    HEAP_PER_ENTRY = 128,    /* 128 MiB of address space */
+    ENTRIES_START = 1u << 14, /* 1.5 MiB of entries, 2 MiB of heap */
+    ENTRIES_MAX = 1u << 20,   /* 96 MiB of entries, 128 MiB of heap */
     ENTRIES_MIN = 1u << 12,
+    RING = 4096,
+    HEAP_PER_ENTRY = 128,
     SHRINK_SLACK = 1u << 20, /* heap garbage tolerated before compacting */
     FILE_MAX = 4096,         /* a longer source file name is cut */
     LINES_MAX = 65536,       /* a region with more lines publishes none */
@@ -197,6 +200,11 @@ static void write_header(void)
     h->ring_capacity = RING;
     h->heap_off = (uint64_t)((unsigned char *)pub.heap - pub.base);
     h->heap_capacity = pub.heap_cap;
+    h->generation = pub.generation;
+    h->entries_used = pub.used;
+    h->live_count = pub.live;
+    h->ring_written = pub.ring_written;
+    h->heap_used = pub.heap_used;
     /* A reader that sees the signature sees everything above. */
     __atomic_thread_fence(__ATOMIC_RELEASE);
     memcpy(h->signature, JF_PUB_SIGNATURE, sizeof h->signature);
@@ -232,7 +240,7 @@ void jf__pub_start(void)
     } else {
         memset(&pub, 0, sizeof pub);
         unsigned char *base = NULL;
-        for (uint32_t cap = ENTRIES_MAX; cap >= ENTRIES_MIN && !base; cap /= 8) {
+        for (uint32_t cap = ENTRIES_START; cap >= ENTRIES_MIN && !base; cap /= 2) {
             layout(cap);
             base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
         }
@@ -288,6 +296,42 @@ static void drop(const char *why)
         snprintf(pub.why, sizeof pub.why, "%s", why);
     pub.h->dropped++;
     __atomic_store_n(&pub.h->flags, pub.h->flags | JF_PUB_INCOMPLETE, __ATOMIC_RELEASE);
+}
+
+/* ---- Growing ------------------------------------------------------------- */
+
+/* Double the table: a new mapping (same name) with the entries, the ring
+ * and the heap copied at the same offsets within their areas, published
+ * (signature, symbol) before the old one is unpublished and unmapped. A
+ * reader that held the old address fails its read and finds the table
+ * again (tr_read_pid does). O(n) once per doubling: amortised O(1). Called
+ * during a change: the new header carries the odd generation. 0, or -1
+ * (the old table stays) when at ENTRIES_MAX or without memory. */
+static int grow(void)
+{
+    if (pub.cap >= ENTRIES_MAX)
+        return -1;
+    pub_state old = pub;
+    layout(pub.cap * 2);
+    unsigned char *base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
+    if (!base) {
+        pub = old;
+        return -1;
+    }
+    attach(base);
+    memcpy(pub.entries, old.entries, (size_t)old.used * sizeof(pub_entry));
+    memcpy(pub.ring, old.ring, (size_t)RING * sizeof(pub_entry));
+    memcpy(pub.heap, old.heap, old.heap_used);
+    pub.entries_ready = (size_t)old.used * sizeof(pub_entry); /* touched by the copy */
+    pub.slots_ready = old.used;
+    pub.heap_ready = old.heap_used;
+    pub.h->flags = old.h->flags;
+    pub.h->dropped = old.h->dropped;
+    write_header();
+    memset(old.h->signature, 0, sizeof old.h->signature);
+    jf__pub_map_destroy(old.base, old.map_size);
+    jf__log(JF_LOG_INFO, "published table grown to %u entries (%zu bytes)", pub.cap, pub.map_size);
+    return 0;
 }
 
 /* ---- Compaction ---------------------------------------------------------- */
@@ -367,8 +411,9 @@ static int heap_room_slow(uint64_t need)
         if (rc)
             return rc;
     }
-    if (pub.heap_used + need > pub.heap_cap)
-        return JF_ERANGE;
+    while (pub.heap_used + need > pub.heap_cap)
+        if (grow() != 0)
+            return JF_ERANGE;
     populate_ahead(pub.heap, &pub.heap_ready, pub.heap_used + need, pub.heap_cap);
     return 0;
 }
@@ -414,8 +459,8 @@ static inline uint32_t take_slot(void)
 {
     if (pub.n_free)
         return pub.free_slots[--pub.n_free];
-    if (pub.used >= pub.slots_ready) { /* rarely: populate the next 256 KiB */
-        if (pub.used == pub.cap)
+    if (pub.used >= pub.slots_ready) { /* rarely: populate the next 256 KiB, or grow */
+        if (pub.used == pub.cap && grow() != 0)
             return UINT32_MAX;
         populate_ahead((char *)pub.entries, &pub.entries_ready, (pub.used + 1) * sizeof(pub_entry),
                        (size_t)pub.cap * sizeof(pub_entry));

@@ -162,10 +162,8 @@ static FILE *open_output(const char *path)
 static int read_snapshot(pid_t pid, tr_snapshot *s)
 {
     char err[256];
-    uint64_t base, size;
     tr_limits lim = TR_LIMITS_DEFAULT;
-    if (tr_find_table(pid, &base, &size, err, sizeof err) != 0 ||
-        tr_read_table(tr_read_process, &pid, base, size, &lim, s, err, sizeof err) != 0) {
+    if (tr_read_pid(pid, &lim, s, err, sizeof err) != 0) {
         fprintf(stderr, "jitframes: process %ld: %s%s\n", (long)pid, err,
                 errno == EPERM ? " (reading needs the right to ptrace it)" : "");
         return -1;

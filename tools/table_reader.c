@@ -468,3 +468,18 @@ int tr_find_table(pid_t pid, uint64_t *base, uint64_t *size, char *err, size_t e
                     (long)pid);
     return 0;
 }
+
+int tr_read_pid(pid_t pid, const tr_limits *limits, tr_snapshot *out, char *err, size_t err_cap)
+{
+    uint64_t base = 0, size = 0, last_base = 0;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        if (tr_find_table(pid, &base, &size, err, err_cap) != 0)
+            return -1;
+        if (attempt > 0 && base == last_base)
+            return -1; /* the same mapping failed again: not a move */
+        if (tr_read_table(tr_read_process, &pid, base, size, limits, out, err, err_cap) == 0)
+            return 0;
+        last_base = base;
+    }
+    return -1;
+}

@@ -86,6 +86,11 @@ void tr_snapshot_free(tr_snapshot *s);
  * rights). 0, or -1 with a reason. */
 int tr_find_table(pid_t pid, uint64_t *base, uint64_t *size, char *err, size_t err_cap);
 
+/* tr_find_table then tr_read_table on process pid, finding the table
+ * again when a read fails because it moved (the writer doubles it into a
+ * new mapping when full), at most 4 times. 0, or -1 with a reason. */
+int tr_read_pid(pid_t pid, const tr_limits *limits, tr_snapshot *out, char *err, size_t err_cap);
+
 /* A tr_read_fn for a live process (ctx: a pid_t *): process_vm_readv, or
  * /proc/PID/mem where that is refused. Both need ptrace rights. */
 int tr_read_process(void *ctx, uint64_t addr, void *buf, size_t len);

@@ -412,6 +412,61 @@ static void unwind_data_is_published_where_registered(void **state)
     assert_int_equal(jf_shutdown(), 0);
 }
 
+/* The table starts small (a few MiB of address space, not ~200) and
+ * doubles into a new mapping when full: every region stays published, the
+ * old mapping is gone, and a reader holding its address finds the new one. */
+static void a_full_table_grows_into_a_new_mapping(void **state)
+{
+    (void)state;
+    enum { MANY = 40000, SMALL = 16 };
+    uint8_t *many = calloc(MANY, SMALL);
+    assert_non_null(many);
+    init_standby();
+    const void *first;
+    size_t first_size;
+    assert_int_equal(jf_published_table(&first, &first_size), 0);
+    assert_true(first_size < (8u << 20)); /* ~4 MiB fresh; earlier tests' long names grew its heap */
+    char name[32];
+    for (size_t i = 0; i < MANY; i++) {
+        jf_region r = JF_REGION_INIT;
+        r.addr = many + (MANY - 1 - i) * SMALL; /* descending, for good measure */
+        r.size = SMALL;
+        snprintf(name, sizeof name, "many_%zu", MANY - 1 - i);
+        r.name = name;
+        assert_int_equal(jf_register(&r), 0);
+    }
+    const void *now;
+    size_t now_size;
+    assert_int_equal(jf_published_table(&now, &now_size), 0);
+    assert_ptr_equal(jf_region_table, now);
+    printf("table: %zu bytes at first, %zu after %d registrations\n", first_size, now_size, MANY);
+    assert_true(now_size > first_size);
+    pid_t self = getpid();
+    tr_snapshot s;
+    char err[256];
+    /* A reader still holding the first address: no table there now. */
+    assert_int_not_equal(tr_read_table(tr_read_process, &self, (uintptr_t)first, first_size, NULL, &s, err,
+                                       sizeof err), 0);
+    assert_int_equal(tr_read_pid(self, NULL, &s, err, sizeof err), 0);
+    assert_int_equal(s.n_live, MANY);
+    for (size_t i = 0; i < MANY; i += 997) {
+        snprintf(name, sizeof name, "many_%zu", i);
+        assert_string_equal(s.live[i].name, name);
+    }
+    tr_snapshot_free(&s);
+    /* One mapping of that name only. */
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    int mappings = 0;
+    while (maps && fgets(line, sizeof line, maps))
+        mappings += strstr(line, "jitframes-regions") != NULL;
+    if (maps)
+        fclose(maps);
+    assert_true(mappings <= 1);
+    assert_int_equal(jf_shutdown(), 0);
+    free(many);
+}
+
 static void the_mapping_is_named_and_the_symbol_points_at_it(void **state)
 {
     (void)state;
@@ -488,7 +543,7 @@ static void registration_works_when_the_table_cannot_be_made(void **state)
         if (!f || fscanf(f, "%lu", &pages) != 1)
             _exit(3);
         fclose(f);
-        tight.rlim_cur = pages * (unsigned long)getpagesize() + (2u << 20);
+        tight.rlim_cur = pages * (unsigned long)getpagesize() + (1u << 20); /* the smallest table is 1.3 MiB */
         if (setrlimit(RLIMIT_AS, &tight) != 0)
             _exit(3);
         jf_config c = JF_CONFIG_INIT;
@@ -559,6 +614,7 @@ int main(void)
         cmocka_unit_test(out_of_order_registration_writes_one_entry_each),
         cmocka_unit_test(a_pc_is_named_by_the_region_live_at_its_generation),
         cmocka_unit_test(unwind_data_is_published_where_registered),
+        cmocka_unit_test(a_full_table_grows_into_a_new_mapping),
         cmocka_unit_test(the_mapping_is_named_and_the_symbol_points_at_it),
         cmocka_unit_test(a_forked_child_publishes_its_own_table),
         cmocka_unit_test(registration_works_when_the_table_cannot_be_made),

@@ -10,7 +10,8 @@ header and records (pc, generation): no loop, so nothing for the verifier to
 bound. The live array is in no order (so that registration is O(1) in any
 address order), which rules out a binary search in the kernel. This tool's
 user-space part reads the table from the process's memory (/proc/PID/mem,
-ptrace rights) every time it polls, keeps every entry it has seen (live
+ptrace rights) every time it polls (finding it again, and telling the BPF
+program, when the library has doubled it into a new mapping), keeps every entry it has seen (live
 ones with the generation they were published at, removed ones from the
 ring with the generation they were removed at), and afterwards names each
 sample by the region live at its generation: a JIT that freed the code and
@@ -27,6 +28,7 @@ Needs root (or CAP_BPF + CAP_PERFMON); exits 77 when the kernel refuses BPF.
 """
 import argparse
 import bisect
+import ctypes
 import json
 import os
 import struct
@@ -50,6 +52,7 @@ struct sample {
     u32 status, pad;
 };
 BPF_PERF_OUTPUT(samples);
+BPF_ARRAY(table_base, u64, 1);   /* set by user space; again when the table grows into a new mapping */
 
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -63,8 +66,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
     s.t = bpf_ktime_get_ns();         /* CLOCK_MONOTONIC, like the table's times */
     s.pc = pc;
     s.status = UNREADABLE;
+    int zero = 0;
+    u64 *base = table_base.lookup(&zero);
     struct header_start h;
-    if (bpf_probe_read_user(&h, sizeof h, (void *)TABLE_BASE) == 0 && h.version == 2 && h.entry_size == 96) {
+    if (base && *base && bpf_probe_read_user(&h, sizeof h, (void *)*base) == 0 && h.version == 2 &&
+        h.entry_size == 96) {
         s.generation = h.generation;
         s.status = FOUND;
     }
@@ -260,7 +266,7 @@ def main():
         print(f"jitframes_sample: SKIP: bcc is not installed ({e}; scripts/deps installs python3-bpfcc)",
               file=sys.stderr)
         return 77
-    text = BPF_TEXT.replace("TARGET_TGID", str(args.pid)).replace("TABLE_BASE", f"{table[0]:#x}ULL")
+    text = BPF_TEXT.replace("TARGET_TGID", str(args.pid))
     try:
         bpf = load(text)
         bpf.attach_perf_event(ev_type=PerfType.SOFTWARE, ev_config=PerfSWConfig.CPU_CLOCK,
@@ -271,6 +277,21 @@ def main():
     got = 0
     pending = []
     table = Table(args.pid, table[0], table[1])
+
+    def follow_table():
+        """Read the table; when that fails because it moved (the library
+        doubles it into a new mapping when full), find it again and tell
+        the BPF program. False if there is no table to read."""
+        if table.read():
+            return True
+        found = find_table(args.pid) if os.path.exists(f"/proc/{args.pid}") else None
+        if not found or found == (table.base, table.size):
+            return False
+        table.base, table.size = found
+        bpf["table_base"][ctypes.c_int(0)] = ctypes.c_uint64(table.base)
+        return table.read()
+
+    bpf["table_base"][ctypes.c_int(0)] = ctypes.c_uint64(table.base)
     table.read()
     print(f"jitframes_sample: sampling process {args.pid}, table at {table.base:#x}", file=sys.stderr)
 
@@ -284,10 +305,10 @@ def main():
     deadline = time.monotonic() + args.max_seconds
     while got < args.samples and time.monotonic() < deadline:
         bpf.perf_buffer_poll(timeout=100)
-        if not table.read() and not os.path.exists(f"/proc/{args.pid}"):
+        if not follow_table() and not os.path.exists(f"/proc/{args.pid}"):
             break
     bpf.perf_buffer_poll(timeout=0)
-    table.read()
+    follow_table()
     starts, by_start = table.index()
     out = open(args.output, "w") if args.output else sys.stdout
     named = 0
