@@ -678,15 +678,23 @@ void jf__pub_add(jf_live *const *regions, size_t n)
         add_batch(regions, n);
 }
 
-void jf__pub_remove(jf_live *const *regions, size_t n)
+/* Remove regions, then (moved: their new addresses) publish them again in
+ * the slots just freed, as one change. */
+static void remove_and_republish(jf_live *const *regions, size_t n, int republish)
 {
-    if (!pub.active)
-        return;
     uint64_t now = jf__monotonic_ns();
     change_begin();
     for (size_t i = 0; i < n; i++)
         unpublish(regions[i], now);
+    for (size_t i = 0; republish && i < n; i++)
+        publish_one(regions[i], pub.generation + 1, now); /* the precise time is a lower bound too */
     change_end(1);
+}
+
+void jf__pub_remove(jf_live *const *regions, size_t n)
+{
+    if (pub.active)
+        remove_and_republish(regions, n, 0);
 }
 
 /* A moved region is removed at its old address (the ring keeps it there)
@@ -694,13 +702,6 @@ void jf__pub_remove(jf_live *const *regions, size_t n)
 void jf__pub_move(jf_live *const *regions, const uintptr_t *old_starts, size_t n)
 {
     (void)old_starts; /* each region's slot says where its entry is */
-    if (!pub.active)
-        return;
-    uint64_t now = jf__monotonic_ns();
-    change_begin();
-    for (size_t i = 0; i < n; i++)
-        unpublish(regions[i], now);
-    for (size_t i = 0; i < n; i++)
-        publish_one(regions[i], pub.generation + 1, now); /* the precise time is a lower bound too */
-    change_end(1);
+    if (pub.active)
+        remove_and_republish(regions, n, 1);
 }

@@ -96,9 +96,10 @@ static void print_region_json(FILE *out, const tr_region *r, int removed)
             fprintf(out, "null");
         fprintf(out, "]");
     }
-    fprintf(out, "]");
+    fprintf(out, "], \"published_ns\": %" PRIu64 ", \"published_gen\": %" PRIu64 ", \"unwind_bytes\": %u",
+            r->published_ns, r->published_gen, r->unwind_len);
     if (removed)
-        fprintf(out, ", \"removed_ns\": %" PRIu64, r->removed_ns);
+        fprintf(out, ", \"removed_ns\": %" PRIu64 ", \"removed_gen\": %" PRIu64, r->removed_ns, r->removed_gen);
     fprintf(out, "}");
 }
 
