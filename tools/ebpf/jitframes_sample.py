@@ -120,16 +120,17 @@ class Table:
     def _read_once(self, mem):
         h = HEADER.unpack(self._read(mem, 0, HEADER.size))
         (sig, version, _hsize, esize, _flags, _gen, _pid, _clock, _created, map_size, entries_off, entries_cap,
-         used, _live, ring_off, ring_cap, _written, heap_off, heap_cap, heap_used, _dropped) = h
+         used, _live, ring_off, ring_cap, written, heap_off, heap_cap, heap_used, _dropped) = h
         if sig != b"JFREGTBL" or version != VERSION or esize != ENTRY.size or map_size != self.size:
             raise ValueError("not a version 2 table")
         if used > min(entries_cap, MAX_SLOTS) or ring_cap > MAX_RING or heap_used > min(heap_cap, MAX_HEAP):
             raise ValueError("table beyond bounds")
         slots = self._read(mem, entries_off, used * esize)
-        ring = self._read(mem, ring_off, ring_cap * esize)
+        ring_n = min(written, ring_cap)  # until it wraps, only the first entries hold removals
+        ring = self._read(mem, ring_off, ring_n * esize)
         heap = self._read(mem, heap_off, heap_used)
         slots2 = self._read(mem, entries_off, used * esize)
-        ring2 = self._read(mem, ring_off, ring_cap * esize)
+        ring2 = self._read(mem, ring_off, ring_n * esize)
         for a, b in ((slots, slots2), (ring, ring2)):
             for i in range(0, len(a), esize):
                 if a[i:i + esize] == b[i:i + esize]:
