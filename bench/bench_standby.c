@@ -14,8 +14,10 @@
  * Instruction counts, which a loaded machine cannot blur: bench/standby_cost.sh
  * runs one variant at a time under callgrind (--only, below) and prints
  * them beside these timings.
- * Usage: bench_standby [N] [--only table|no-table] [--order up|random]
- *        (default 100000 regions, every variant, both orders)
+ * Usage: bench_standby [N] [--only table|no-table] [--order up|random] [--cfi [shared]]
+ *        (default 100000 regions, every variant, both orders; --cfi [shared]:
+ *        every region with unwind rules, two FDEs, copied per region or
+ *        shared by all as trampolines share their template's)
  */
 #define _GNU_SOURCE
 #include "jitframes.h"
@@ -33,6 +35,8 @@ enum { ROUNDS = 5, REGION = 64, NAME = 32 };
 static uint8_t *code;
 static char *names;     /* NAME bytes per region: "jit_fn_N" */
 static size_t *place;   /* registration i goes to code + place[i] * REGION */
+static jf_cfi *cfi;     /* --cfi: every region's unwind rules */
+int jf__cfi_share(jf_cfi *cfi); /* src/cfi.h: as trampolines share their template's */
 static char dump_dir[] = "/tmp/jf-bench-standby.XXXXXX";
 
 static void start(unsigned sinks, unsigned flags)
@@ -66,6 +70,7 @@ __attribute__((noinline)) double register_all(size_t n)
         r.addr = code + place[i] * REGION;
         r.size = REGION;
         r.name = names + place[i] * NAME;
+        r.cfi = cfi;
         if (jf_register(&r) != 0)
             bench_die(jf_last_error());
     }
@@ -166,6 +171,13 @@ int main(int argc, char **argv)
             only = strcmp(argv[++i], "no-table") == 0 ? STANDBY_NO_TABLE : STANDBY;
         else if (strcmp(argv[i], "--order") == 0 && i + 1 < argc)
             order = strcmp(argv[++i], "random") == 0;
+        else if (strcmp(argv[i], "--cfi") == 0) {
+            if (jf_cfi_new(&cfi) != 0 || jf_cfi_add_frameless(cfi, 0, 16, 8) != 0 ||
+                jf_cfi_add_frameless(cfi, 16, REGION, 16) != 0)
+                bench_die(jf_last_error());
+            if (i + 1 < argc && strcmp(argv[i + 1], "shared") == 0 && (i++, jf__cfi_share(cfi) != 0))
+                bench_die(jf_last_error());
+        }
         else
             n = strtoul(argv[i], NULL, 10);
     }
@@ -199,5 +211,6 @@ int main(int argc, char **argv)
     free(code);
     free(names);
     free(place);
+    jf_cfi_free(cfi);
     return 0;
 }

@@ -12,9 +12,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 command -v valgrind >/dev/null || { echo "valgrind is not installed"; exit 77; }
 
-instructions() { # order variant -> instructions per registration
+instructions() { # order variant [--cfi] -> instructions per registration
   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=register_all \
-    --callgrind-out-file="$tmp/out" "$bench" "$n" --order "$1" --only "$2" >/dev/null 2>&1
+    --callgrind-out-file="$tmp/out" "$bench" "$n" --order "$1" --only "$2" ${3:-} >/dev/null 2>&1
   awk -v n="$n" '/^(summary|totals):/ { printf "%.1f", $2 / n; exit }' "$tmp/out"
 }
 
@@ -25,4 +25,10 @@ for order in up random; do
   without=$(instructions "$order" no-table)
   ratio=$(awk -v a="$with" -v b="$without" 'BEGIN { printf "%.3f", a / b }')
   echo "  $order: table $with, no table $without: ratio $ratio (target <= 1.2)"
+done
+for how in copied shared; do # unwind rules copied per region, or shared (trampolines)
+  with=$(instructions up table "--cfi ${how/copied/}")
+  without=$(instructions up no-table "--cfi ${how/copied/}")
+  ratio=$(awk -v a="$with" -v b="$without" 'BEGIN { printf "%.3f", a / b }')
+  echo "  up, every region with unwind rules (two FDEs, $how): table $with, no table $without: ratio $ratio"
 done

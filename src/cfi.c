@@ -256,6 +256,11 @@ struct jf_cfi *jf__cfi_clone(const struct jf_cfi *cfi)
     return c;
 }
 
+int jf__cfi_is_shared(const struct jf_cfi *cfi)
+{
+    return cfi && cfi->shared;
+}
+
 int jf__cfi_share(struct jf_cfi *cfi)
 {
     if (!cfi || cfi->failed)

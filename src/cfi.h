@@ -66,6 +66,9 @@ struct jf_cfi *jf__cfi_clone(const struct jf_cfi *cfi);
  * The builder must not be used on it again. */
 int jf__cfi_share(struct jf_cfi *cfi);
 
+/* 1 if jf__cfi_share made it shared (immutable, reference counted). */
+int jf__cfi_is_shared(const struct jf_cfi *cfi);
+
 /* Free a copy made by jf__cfi_clone. NULL is fine. */
 void jf__cfi_free(struct jf_cfi *cfi);
 

@@ -85,6 +85,24 @@ typedef struct pub_state {
 
 static pub_state pub;
 
+/* The last shared description published (every trampoline shares its
+ * template's), serialized once: the next region with it copies the bytes.
+ * The cache holds a reference, so the address cannot be reused for
+ * another description while it is cached. */
+static struct {
+    struct jf_cfi *cfi;
+    uint8_t *bytes;
+    uint32_t len;
+} cfi_cache;
+
+static void cfi_cache_drop(void)
+{
+    jf__cfi_free(cfi_cache.cfi);
+    free(cfi_cache.bytes);
+    memset(&cfi_cache, 0, sizeof cfi_cache);
+}
+
+
 /* ---- Sequence locks ------------------------------------------------------ */
 
 static void seq_begin(uint32_t *seq)
@@ -264,6 +282,7 @@ void jf__pub_start(void)
  * later jf_init. */
 void jf__pub_stop(void)
 {
+    cfi_cache_drop();
     if (pub.active) {
         __atomic_store_n(&jf_region_table, NULL, __ATOMIC_RELEASE);
         memset(pub.h->signature, 0, sizeof pub.h->signature);
@@ -274,6 +293,7 @@ void jf__pub_stop(void)
 
 void jf__pub_forget_after_fork(void)
 {
+    cfi_cache_drop(); /* the reference is the child's too: dropping it is right */
     __atomic_store_n(&jf_region_table, NULL, __ATOMIC_RELAXED);
     free(pub.free_slots);
     memset(&pub, 0, sizeof pub);
@@ -529,14 +549,34 @@ static uint32_t heap_append_lines(const jf_live *r, uint32_t size)
 /* Bytes of r's unwind description in the heap (0: none, or not publishable). */
 static uint32_t cfi_size(const jf_live *r)
 {
-    size_t n = r->cfi ? jf__cfi_serialized_size(r->cfi) : 0;
-    return n > CFI_BYTES_MAX ? 0 : (uint32_t)n;
+    if (r->cfi == cfi_cache.cfi)
+        return cfi_cache.len;
+    size_t n = jf__cfi_serialized_size(r->cfi);
+    if (n > CFI_BYTES_MAX)
+        return 0;
+    if (jf__cfi_is_shared(r->cfi) && n) {
+        uint8_t *bytes = malloc(n);
+        struct jf_cfi *ref = bytes ? jf__cfi_clone(r->cfi) : NULL; /* a reference, not a copy */
+        if (ref) {
+            cfi_cache_drop();
+            jf__cfi_serialize(r->cfi, bytes);
+            cfi_cache.cfi = ref;
+            cfi_cache.bytes = bytes;
+            cfi_cache.len = (uint32_t)n;
+        } else {
+            free(bytes);
+        }
+    }
+    return (uint32_t)n;
 }
 
 static uint32_t heap_append_cfi(const jf_live *r, uint32_t size)
 {
     uint32_t off = pub.heap_used;
-    jf__cfi_serialize(r->cfi, (uint8_t *)pub.heap + off);
+    if (r->cfi == cfi_cache.cfi)
+        memcpy(pub.heap + off, cfi_cache.bytes, size);
+    else
+        jf__cfi_serialize(r->cfi, (uint8_t *)pub.heap + off);
     pub.heap_used += size;
     return off;
 }

@@ -428,6 +428,22 @@ static void unwind_data_is_published_where_registered(void **state)
     assert_null(s.live[0].unwind);
     assert_non_null(s.live[1].unwind); /* its own copy is sound */
     tr_snapshot_free(&s);
+    /* Shared, as trampolines share their template's: serialized once, the
+     * same bytes for every region. */
+    assert_int_equal(jf__cfi_share(cfi), 0);
+    for (int i = 0; i < 3; i++) {
+        r.addr = code + 512 + 128 * i;
+        r.name = "shared_cfi";
+        assert_int_equal(jf_register(&r), 0);
+    }
+    read_own(&s);
+    assert_int_equal(s.n_live, 6);
+    for (size_t i = 3; i < 6; i++) {
+        assert_string_equal(s.live[i].name, "shared_cfi");
+        assert_int_equal(s.live[i].unwind_len, img.eh_frame_size + img.hdr_size);
+        assert_memory_equal(s.live[i].unwind, want, s.live[i].unwind_len);
+    }
+    tr_snapshot_free(&s);
     assert_int_equal(jf_unregister(code), 0);
     read_own(&s);
     assert_string_equal(s.removed[0].name, "with_cfi");
