@@ -354,6 +354,9 @@ static void a_pc_is_named_by_the_region_live_at_its_generation(void **state)
     assert_true(live->published_ns <= t1);
     assert_true(live->published_ns + 100000000u >= t0);
     assert_true(s.removed[0].published_ns <= live->published_ns);
+    /* Published after that removal: never stamped before it (a jitdump's
+     * CODE_LOAD must not precede the CODE_UNLOAD of the code it replaced). */
+    assert_true(live->published_ns >= s.removed[0].removed_ns);
     tr_snapshot_free(&s);
     uint64_t g;
     const void *table;
