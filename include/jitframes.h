@@ -138,6 +138,11 @@ JF_API const char *jf_last_error(void);
  */
 #define JF_CONFIG_CONTROL 0x2u
 
+/* Do not publish the regions in memory (see "The published table" below):
+ * for a host that wants no reader, even one allowed to ptrace it, to find
+ * them without a sink. Honoured by the first jf_init only. */
+#define JF_CONFIG_NO_TABLE 0x4u
+
 /*
  * For runtimes whose own state follows the sinks (the CPython client installs
  * its frame hook only while a sink is on): fn is called on the control
@@ -215,8 +220,10 @@ JF_API int jf_parse_sinks(const char *list, unsigned *sinks_out);
  * failed earlier retries it. If a sink cannot start, its error is returned and
  * the other requested sinks are still enabled.
  * Standby: initialised with no sink, the library writes nothing at all (no
- * file, no directory) and only keeps the registry: ~90 ns per jf_register
- * against ~150 with the perf map (bench/bench_standby); jf_enable then
+ * file, no directory) and only keeps the registry and its published table
+ * (below): ~90 ns per jf_register without the table, which adds at most
+ * 20% in instructions in any address order (bench/standby_cost.sh prints
+ * both), against ~150 with the perf map; jf_enable then
  * replays 100,000 live regions into the perf map in ~6 ms.
  */
 JF_API int jf_enable(unsigned sinks);
@@ -731,6 +738,35 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * jitframes must not share one descriptor (interposition): link a private
  * static copy inside a shared library with -Bsymbolic.
  */
+
+/* ------------------------------------------------------------------------ */
+/* The published table: live regions readable from the process's memory     */
+/* ------------------------------------------------------------------------ */
+/*
+ * From jf_init (standby included) to the last jf_shutdown, every live region
+ * (address, size, name, source file, first line, line table, unwind rules,
+ * when it was published) and the last 4096 removed ones (with their removal
+ * time) are kept in a table another
+ * process may read from this one's memory when the kernel lets it ptrace it:
+ * `jitframes regions PID`, `jitframes perfmap PID`, an eBPF profiler. No
+ * file is written and nothing needs switching on. Layout: docs/formats.md.
+ * Found by the mapping "/memfd:jitframes-regions" (or
+ * "[anon:jitframes-regions]") in /proc/PID/maps, or through jf_region_table.
+ * A forked child publishes its own table. Cost: docs/guide.md.
+ *
+ * The table never makes the host fail: when it cannot be made (no memfd, no
+ * memory) or is full, registration works as before and jf_published_table
+ * says why.
+ */
+
+/* Where the table is (0 when there is none): a data symbol for readers that
+ * read ELF symbols (exported by the static library like the GDB symbols). */
+JF_API extern const void *volatile jf_region_table;
+
+/* The table's address and size. 0; JF_ENOTINIT without jf_init; JF_ENOMEM
+ * when it could not be made, JF_ERANGE when some regions were not published
+ * (the table was full): jf_last_error() gives the reason. */
+JF_API int jf_published_table(const void **addr, size_t *size);
 
 /* ------------------------------------------------------------------------ */
 /* Statistics                                                                */

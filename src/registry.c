@@ -9,6 +9,7 @@
 #include "control.h"
 #include "error.h"
 #include "log.h"
+#include "published.h"
 #include "registry.h"
 #include "region.h"
 #include "region_slab.h"
@@ -44,6 +45,7 @@ static region_table live_regions;
 static uint64_t next_group = 1; /* atomic: batch ids need no lock */
 static jf_sink_stats sink_stats[JF_SINK_COUNT];
 static char dump_dir[PATH_MAX] = "/tmp";
+static int table_wanted; /* the published table, unless JF_CONFIG_NO_TABLE */
 
 /* Regions are handed to sinks in chunks of this many (stack-allocated, so a
  * replay in a child after fork allocates nothing). */
@@ -166,6 +168,20 @@ static int replay_live_regions(unsigned mask)
     return s.first_error;
 }
 
+static int publish_visit(jf_live *r, void *ctx)
+{
+    (void)ctx;
+    jf__pub_add(&r, 1);
+    return 0;
+}
+
+/* A fresh published table holding every live region (a forked child). */
+static void publish_live_regions(void)
+{
+    jf__pub_start();
+    jf__region_table_foreach(&live_regions, publish_visit, NULL);
+}
+
 /* JITFRAMES_LOG=info: where a sink that just started writes. */
 static void log_sink_started(int i)
 {
@@ -237,6 +253,9 @@ static void atfork_child(void)
 {
     jf__slab_unlock_after_fork();
     jf__log_unlock_after_fork();
+    jf__pub_forget_after_fork();
+    if (init_count > 0 && table_wanted)
+        publish_live_regions();
     unsigned running = enabled_sinks;
     for (int i = 0; i < JF_SINK_COUNT; i++)
         if (running & sink_table[i]->bit)
@@ -311,7 +330,7 @@ int jf_init(const jf_config *config)
     if (config && config->struct_size < offsetof(jf_config, dump_dir) + sizeof(char *))
         return jf__fail(JF_EINVAL, "jf_config.struct_size is %zu; set it to sizeof(jf_config)",
                         config->struct_size);
-    const unsigned known_flags = JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL;
+    const unsigned known_flags = JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL | JF_CONFIG_NO_TABLE;
     if (config && (config->flags & ~known_flags))
         return jf__fail(JF_EINVAL, "jf_config.flags has unknown bits 0x%x", config->flags & ~known_flags);
     unsigned extra = config ? config->sinks : 0;
@@ -337,6 +356,11 @@ int jf_init(const jf_config *config)
             rc = jf__fail(JF_ERANGE, "jf_init called too many times");
         else
             __atomic_store_n(&init_count, init_count + 1, __ATOMIC_RELAXED);
+        if (rc == 0 && init_count == 1) {
+            table_wanted = !(config && (config->flags & JF_CONFIG_NO_TABLE));
+            if (table_wanted)
+                jf__pub_start(); /* never fails the host: a failure is kept for jf_published_table */
+        }
     }
     if (rc == 0 && start_sinks(extra) != 0)
         rc = jf__fail(JF_ESINK, "initialised, but %s", jf_last_error());
@@ -365,6 +389,7 @@ int jf_shutdown(void)
             if (enabled_sinks & sink_table[i]->bit)
                 sink_table[i]->stop(1, &sink_stats[i]);
         enabled_sinks = failed_sinks = 0;
+        jf__pub_stop();
         jf__region_table_foreach(&live_regions, free_visit, NULL);
         jf__region_table_clear(&live_regions);
         memset(sink_stats, 0, sizeof sink_stats);
@@ -373,6 +398,15 @@ int jf_shutdown(void)
     pthread_mutex_unlock(&registry_lock);
     jf__control_stop_if_unused();
     return 0;
+}
+
+int jf_published_table(const void **addr, size_t *size)
+{
+    jf__clear_error();
+    pthread_mutex_lock(&registry_lock);
+    int rc = jf__pub_status(addr, size);
+    pthread_mutex_unlock(&registry_lock);
+    return rc;
 }
 
 int jf__initialised(void)
@@ -498,6 +532,7 @@ int jf__register_batch(const jf_region *regions, size_t n, int *inserted_out)
             rc = jf__fail(JF_ENOTINIT, "jitframes was shut down during registration");
         else if ((rc = insert_batch(lives, n)) == 0) {
             inserted = 1;
+            jf__pub_add(lives, n);
             rc = fan_out_add(JF_SINK_ALL, lives, n);
         }
         pthread_mutex_unlock(&registry_lock);
@@ -553,6 +588,8 @@ int jf_unregister(const void *addr)
         return jf__fail(JF_ENOTINIT, "jf_unregister before jf_init");
     }
     jf_live *r = jf__region_table_remove(&live_regions, (uintptr_t)addr);
+    if (r)
+        jf__pub_remove(&r, 1);
     int rc = r ? fan_out_remove(JF_SINK_ALL, &r, 1)
                : jf__fail(JF_ENOENT, "jf_unregister: no live region starts at %p", addr);
     pthread_mutex_unlock(&registry_lock);
@@ -719,8 +756,10 @@ int jf_move_batch(const jf_region_move *moves, size_t n)
                         : jf__fail(JF_ENOTINIT, "jf_move before jf_init");
     if (rc == 0 && planned)
         rc = move_in_table(plan, planned);
-    if (rc == 0 && planned)
+    if (rc == 0 && planned) {
         rc = move_in_sinks(plan, planned, regions, old_starts);
+        jf__pub_move(regions, old_starts, planned);
+    }
     pthread_mutex_unlock(&registry_lock);
     free(plan);
     return rc;

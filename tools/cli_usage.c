@@ -59,12 +59,21 @@ static const usage_section sections[] = {
      "a sink could not start), printed; 2 usage error; 4 no such process, or it does\n"
      "not listen (not started with JITFRAMES_CONTROL=1), or cannot be reached.\n"},
     {{"record"},
-     "jitframes record [--duration S] [--call-graph dwarf|fp] [-o DIR] [--keep] PID\n",
+     "jitframes record [--duration S] [--call-graph dwarf|fp] [-o DIR] [--keep] [--children] PID\n",
      "record turns on what a recording needs (the perf map; with --call-graph dwarf,\n"
      "the default, the jitdump too), runs perf record -p PID for S seconds (default\n"
      "10; Ctrl-C ends it early), puts the sinks back as they were, and leaves\n"
      "perf.data (and perf.jit.data) and flamegraph.html in DIR; it removes the files\n"
      "it caused outside DIR unless --keep. jitframes record --help: every option.\n"},
+    {{"regions", "perfmap"},
+     "jitframes regions [--json] PID\n"
+     "jitframes perfmap [-o FILE] [--jitdump FILE] PID\n",
+     "regions and perfmap read the regions a process published in its memory (any\n"
+     "process whose jitframes was initialised; nothing switched on in advance): you\n"
+     "need the right to ptrace it. regions lists them (--json: one JSON object);\n"
+     "perfmap prints a perf map of them, or creates FILE (-o; never overwritten);\n"
+     "--jitdump FILE also creates a jitdump with their code bytes, read from it.\n"
+     "Exit status: 0 done; 1 no table, not readable, or FILE not created; 2 usage.\n"},
 };
 
 enum { N_SECTIONS = sizeof sections / sizeof sections[0] };

@@ -13,14 +13,16 @@
  * 8 MiB.
  * `jitframes enable|disable|status PID` talk to a running process's control
  * channel (control_cmd.c), `jitframes record PID` profiles it (record_cmd.c
- * hands over to jitframes-record.py), and `jitframes clean` removes what
- * dead processes left behind (clean_cmd.c).
+ * hands over to jitframes-record.py), `jitframes clean` removes what
+ * dead processes left behind (clean_cmd.c), and `jitframes regions|perfmap
+ * PID` read the regions a process published in its memory (table_cmd.c).
  */
 #define _GNU_SOURCE
 #include "clean_cmd.h"
 #include "cli_args.h"
 #include "control_cmd.h"
 #include "record_cmd.h"
+#include "table_cmd.h"
 #include "elf_reader.h"
 #include "jitdump_reader.h"
 #include "json_out.h"
@@ -529,7 +531,10 @@ int main(int argc, char **argv)
         return jft_record_command(n, args);
     if (jft_is_control_command(verb))
         return jft_control_command(n, args);
-    fprintf(stderr, "jitframes: unknown command '%s' (check, dump, clean, enable, disable, status, record)\n",
+    if (jft_is_table_command(verb))
+        return jft_table_command(n, args);
+    fprintf(stderr, "jitframes: unknown command '%s' (check, dump, clean, enable, disable, status, record, "
+                    "regions, perfmap)\n",
             verb);
     jft_usage_synopsis(stderr, NULL);
     return EXIT_USAGE;

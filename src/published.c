@@ -1,0 +1,781 @@
+/*
+ * The published table (published.h; layout in pub_layout.h): the live
+ * regions in an array of slots in no order, a ring of removed regions, and
+ * a heap of strings, line tables and unwind descriptions, in one mapping.
+ *
+ * Every change is O(1) whatever the address order: a region takes a free
+ * slot (the last freed, else the next never used) and keeps it until it is
+ * removed (its jf_live remembers which), and a removal frees the slot. No
+ * entry ever moves, so readers sort what they read (a sorted array cost
+ * O(n) shifts per registration out of address order, which multi-threaded
+ * JITs and arena reuse do all the time).
+ *
+ * Consistency for readers in other processes: every entry has its own
+ * sequence lock (odd while written), and the header's generation is odd
+ * during every change, so a reader can tell a torn entry (retry it) from a
+ * table that changed under it (retry the whole read, or accept a snapshot
+ * whose entries are each consistent). Each entry records the generation it
+ * was published at and each removed one the generation it was removed at,
+ * so a sampler that noted only (pc, generation) names the pc afterwards.
+ * Strings are appended and never rewritten while an entry refers to them;
+ * the heap is compacted when garbage outweighs what is live (amortised
+ * O(1) per change), with every entry's lock held odd.
+ */
+#define _GNU_SOURCE
+#include "published.h"
+
+#include "cfi.h"
+#include "error.h"
+#include "log.h"
+#include "pub_layout.h"
+#include "published_map.h"
+#include "sys.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Exported: where the table is (0 when there is none), for readers that
+ * look up ELF symbols. Declared in jitframes.h. */
+JF_API const void *volatile jf_region_table;
+
+/* Sizes of the mapping: it starts at ~20 MiB of address space (nothing
+ * resident until touched: ~110 bytes per region with a short name) and
+ * grows fourfold into a new mapping when full, up to ENTRIES_MAX (~160
+ * MiB). Growing copies the table (amortised O(1), but +33 instructions per
+ * registration over the first 100,000 when it started at 16,384 entries):
+ * the start is sized so that most processes never grow. A first mapping
+ * the kernel refuses is tried smaller, down to ENTRIES_MIN. */
+enum {
+    GROWTH = 4,
+    ENTRIES_START = 1u << 17, /* 12 MiB of entries, 8 MiB of heap */
+    ENTRIES_MAX = 1u << 20,   /* 96 MiB of entries, 64 MiB of heap */
+    ENTRIES_MIN = 1u << 14,   /* ~2.9 MiB in all */
+    RING = 4096,
+    HEAP_PER_ENTRY = 64,
+    SHRINK_SLACK = 1u << 20, /* heap garbage tolerated before compacting */
+    FILE_MAX = 4096,         /* a longer source file name is cut */
+    LINES_MAX = 65536,       /* a region with more lines publishes none */
+    LINES_BYTES_MAX = 4u << 20,
+    CFI_BYTES_MAX = 1u << 20, /* a bigger unwind description is not published */
+};
+
+typedef struct pub_state {
+    unsigned char *base;
+    size_t map_size;
+    pub_header *h;
+    pub_entry *entries, *ring;
+    char *heap;
+    uint32_t cap, used, live;
+    uint32_t *free_slots;     /* freed slots, reused last freed first */
+    uint32_t n_free, free_cap;
+    uint32_t heap_cap, heap_used;
+    uint64_t heap_garbage;    /* heap bytes no entry uses (left by the ring's overwrites) */
+    uint64_t ring_written;
+    uint64_t generation;
+    size_t entries_ready, heap_ready; /* bytes populated ahead of use */
+    uint32_t slots_ready;     /* entries_ready in slots */
+    int active;               /* published: between jf__pub_start and jf__pub_stop */
+    int error;                /* why there is no table (JF_E*), 0 if there is */
+    char why[256];
+} pub_state;
+
+static pub_state pub;
+
+/* The last shared description published (every trampoline shares its
+ * template's), serialized once: the next region with it copies the bytes.
+ * The cache holds a reference, so the address cannot be reused for
+ * another description while it is cached. */
+static struct {
+    struct jf_cfi *cfi;
+    uint8_t *bytes;
+    uint32_t len;
+} cfi_cache;
+
+static void cfi_cache_drop(void)
+{
+    jf__cfi_free(cfi_cache.cfi);
+    free(cfi_cache.bytes);
+    memset(&cfi_cache, 0, sizeof cfi_cache);
+}
+
+
+/* ---- Sequence locks ------------------------------------------------------ */
+
+static void seq_begin(uint32_t *seq)
+{
+    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void seq_end(uint32_t *seq)
+{
+    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+}
+
+/* The generation is mirrored privately: reading it back from the shared
+ * page cost a TLB miss per registration. */
+static void change_begin(void)
+{
+    __atomic_store_n(&pub.h->generation, ++pub.generation, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+/* removed: the change removed regions (the ring moved). */
+static inline void change_end(int removed)
+{
+    __atomic_store_n(&pub.h->entries_used, pub.used, __ATOMIC_RELAXED);
+    __atomic_store_n(&pub.h->live_count, pub.live, __ATOMIC_RELAXED);
+    __atomic_store_n(&pub.h->heap_used, pub.heap_used, __ATOMIC_RELAXED);
+    if (removed)
+        __atomic_store_n(&pub.h->ring_written, pub.ring_written, __ATOMIC_RELAXED);
+    __atomic_store_n(&pub.h->generation, ++pub.generation, __ATOMIC_RELEASE);
+}
+
+/* Copy an entry's fields into slot e under e's lock. */
+static void entry_store(pub_entry *e, const pub_entry *v)
+{
+    seq_begin(&e->seq);
+    uint32_t seq = e->seq;
+    *e = *v;
+    e->seq = seq;
+    seq_end(&e->seq);
+}
+
+static uint64_t entry_string_bytes(const pub_entry *e)
+{
+    return (uint64_t)e->name_len + 1 + (e->file_len ? e->file_len + 1u : 0u) + e->lines_len + e->cfi_len;
+}
+
+/* ---- Populating ahead ---------------------------------------------------- */
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+enum { POPULATE_CHUNK = 256 << 10 };
+
+/* Make the pages of [area, area + need) present before they are written:
+ * one system call per 256 KiB instead of a page fault per 4 KiB (a fault
+ * on a fresh shared page cost more than the rest of a registration). A
+ * kernel without MADV_POPULATE_WRITE (before 5.14) just faults. */
+static void populate_ahead(char *area, size_t *ready, size_t need, size_t cap)
+{
+    if (need <= *ready)
+        return;
+    size_t upto = jf__round_up(need, POPULATE_CHUNK);
+    if (upto > cap)
+        upto = cap;
+    if (upto > *ready && madvise(area + *ready, upto - *ready, MADV_POPULATE_WRITE) == 0)
+        *ready = upto;
+    else
+        *ready = need; /* refused: leave it to faults */
+}
+
+/* ---- Lifecycle ----------------------------------------------------------- */
+
+static size_t ring_area_offset(void)
+{
+    return jf__page_size() + (size_t)pub.cap * sizeof(pub_entry);
+}
+
+static size_t heap_area_offset(void)
+{
+    return ring_area_offset() + (size_t)RING * sizeof(pub_entry);
+}
+
+/* Where each area goes for a live array of `cap` entries: the header has
+ * a page of its own, then the live array, the ring and the heap. */
+static void layout(uint32_t cap)
+{
+    pub.cap = cap;
+    pub.heap_cap = cap * HEAP_PER_ENTRY;
+    pub.map_size = jf__round_up(heap_area_offset() + pub.heap_cap, jf__page_size());
+}
+
+/* The areas' addresses once the mapping exists. */
+static void attach(unsigned char *base)
+{
+    pub.base = base;
+    pub.h = (pub_header *)base;
+    pub.entries = (pub_entry *)(base + jf__page_size());
+    pub.ring = (pub_entry *)(base + ring_area_offset());
+    pub.heap = (char *)(base + heap_area_offset());
+}
+
+static void write_header(void)
+{
+    pub_header *h = pub.h;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    h->version = JF_PUB_VERSION;
+    h->header_size = sizeof(pub_header);
+    h->entry_size = sizeof(pub_entry);
+    h->pid = (uint32_t)getpid();
+    h->clock_id = CLOCK_MONOTONIC;
+    h->created_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    h->map_size = pub.map_size;
+    h->entries_off = (uint32_t)((unsigned char *)pub.entries - pub.base);
+    h->entries_capacity = pub.cap;
+    h->ring_off = (uint32_t)((unsigned char *)pub.ring - pub.base);
+    h->ring_capacity = RING;
+    h->heap_off = (uint64_t)((unsigned char *)pub.heap - pub.base);
+    h->heap_capacity = pub.heap_cap;
+    h->generation = pub.generation;
+    h->entries_used = pub.used;
+    h->live_count = pub.live;
+    h->ring_written = pub.ring_written;
+    h->heap_used = pub.heap_used;
+    /* A reader that sees the signature sees everything above. */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    memcpy(h->signature, JF_PUB_SIGNATURE, sizeof h->signature);
+    __atomic_store_n(&jf_region_table, (const void *)pub.base, __ATOMIC_RELEASE);
+}
+
+/* A table kept from an earlier jf_init/jf_shutdown cycle, emptied: its
+ * pages stay populated, so a process that starts again pays no page
+ * faults (nor does a benchmark's next round). */
+static void reset_kept_table(void)
+{
+    size_t ring_used = pub.ring_written < RING ? (size_t)pub.ring_written : RING;
+    memset(pub.ring, 0, ring_used * sizeof(pub_entry));
+    static const pub_entry empty = {.flags = JF_PUB_EMPTY};
+    for (uint32_t i = 0; i < pub.used; i++) /* publish_one expects free slots zeroed */
+        entry_store(&pub.entries[i], &empty);
+    pub.used = pub.live = pub.n_free = 0;
+    pub.heap_used = 0;
+    pub.heap_garbage = pub.ring_written = 0;
+    pub.h->flags = 0;
+    pub.h->dropped = 0;
+    pub.why[0] = '\0';
+    pub.h->entries_used = pub.h->live_count = pub.h->heap_used = 0;
+    pub.h->ring_written = 0;
+}
+
+void jf__pub_start(void)
+{
+    if (pub.active)
+        return;
+    if (pub.base) {
+        reset_kept_table();
+    } else {
+        memset(&pub, 0, sizeof pub);
+        unsigned char *base = NULL;
+        for (uint32_t cap = ENTRIES_START; cap >= ENTRIES_MIN && !base; cap /= 8) {
+            layout(cap);
+            base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
+        }
+        if (!base) {
+            pub.error = JF_ENOMEM;
+            jf__log(JF_LOG_WARNING, "%s; regions are registered but not published", pub.why);
+            return;
+        }
+        attach(base);
+    }
+    pub.active = 1;
+    write_header();
+}
+
+/* The table is unpublished (signature and symbol cleared) but kept for a
+ * later jf_init. */
+void jf__pub_stop(void)
+{
+    cfi_cache_drop();
+    if (pub.active) {
+        __atomic_store_n(&jf_region_table, NULL, __ATOMIC_RELEASE);
+        memset(pub.h->signature, 0, sizeof pub.h->signature);
+        pub.active = 0;
+    }
+    pub.error = 0;
+}
+
+void jf__pub_forget_after_fork(void)
+{
+    cfi_cache_drop(); /* the reference is the child's too: dropping it is right */
+    __atomic_store_n(&jf_region_table, NULL, __ATOMIC_RELAXED);
+    free(pub.free_slots);
+    memset(&pub, 0, sizeof pub);
+}
+
+int jf__pub_status(const void **addr, size_t *size)
+{
+    if (addr)
+        *addr = pub.active ? pub.base : NULL;
+    if (size)
+        *size = pub.active ? pub.map_size : 0;
+    if (pub.active && pub.h->dropped)
+        return jf__fail(JF_ERANGE, "%llu registrations were not published (%s)",
+                        (unsigned long long)pub.h->dropped, pub.why[0] ? pub.why : "table full");
+    if (!pub.active)
+        return jf__fail(pub.error ? pub.error : JF_ENOTINIT, "%s",
+                        pub.why[0] ? pub.why : "no published table (jf_init not called, or JF_CONFIG_NO_TABLE)");
+    return 0;
+}
+
+/* A registration the table cannot hold: say so in the header. */
+static void drop(const char *why)
+{
+    if (!pub.h->dropped)
+        snprintf(pub.why, sizeof pub.why, "%s", why);
+    pub.h->dropped++;
+    __atomic_store_n(&pub.h->flags, pub.h->flags | JF_PUB_INCOMPLETE, __ATOMIC_RELEASE);
+}
+
+/* ---- Growing ------------------------------------------------------------- */
+
+/* Grow the table fourfold: a new mapping (same name) with the entries,
+ * the ring and the heap copied at the same offsets within their areas,
+ * published (signature, symbol) before the old one is unpublished and
+ * unmapped. A reader that held the old address fails its read and finds
+ * the table again (tr_read_pid does). O(n) once per growth, a third of an
+ * entry copied per registration overall: amortised O(1). Called during a
+ * change: the new header carries the odd generation. 0, or -1 (the old
+ * table stays) when at ENTRIES_MAX or without memory. */
+static int grow(void)
+{
+    if (pub.cap >= ENTRIES_MAX)
+        return -1;
+    pub_state old = pub;
+    layout(pub.cap * GROWTH < ENTRIES_MAX ? pub.cap * GROWTH : ENTRIES_MAX);
+    unsigned char *base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
+    if (!base) {
+        pub = old;
+        return -1;
+    }
+    attach(base);
+    memcpy(pub.entries, old.entries, (size_t)old.used * sizeof(pub_entry));
+    memcpy(pub.ring, old.ring, (size_t)(old.ring_written < RING ? old.ring_written : RING) * sizeof(pub_entry));
+    memcpy(pub.heap, old.heap, old.heap_used);
+    pub.entries_ready = (size_t)old.used * sizeof(pub_entry); /* touched by the copy */
+    pub.slots_ready = old.used;
+    pub.heap_ready = old.heap_used;
+    pub.h->flags = old.h->flags;
+    pub.h->dropped = old.h->dropped;
+    write_header();
+    memset(old.h->signature, 0, sizeof old.h->signature);
+    jf__pub_map_destroy(old.base, old.map_size);
+    jf__log(JF_LOG_INFO, "published table grown to %u entries (%zu bytes)", pub.cap, pub.map_size);
+    return 0;
+}
+
+/* ---- Compaction ---------------------------------------------------------- */
+
+typedef struct entry_span {
+    pub_entry *first;
+    size_t n;
+} entry_span;
+
+static void lock_spans(const entry_span *spans, int n_spans, int begin)
+{
+    for (int s = 0; s < n_spans; s++)
+        for (size_t i = 0; i < spans[s].n; i++)
+            (begin ? seq_begin : seq_end)(&spans[s].first[i].seq);
+}
+
+/* Copy one string of e into the scratch heap, updating e's offset. */
+static uint32_t move_string(char *scratch, uint32_t *at, uint32_t off, uint32_t len)
+{
+    uint32_t new_off = *at;
+    memcpy(scratch + new_off, pub.heap + off, (size_t)len + 1);
+    *at += len + 1;
+    return new_off;
+}
+
+/* Copy a blob (no NUL) of e into the scratch heap; its new offset. */
+static uint32_t move_blob(char *scratch, uint32_t *at, uint32_t off, uint32_t len)
+{
+    uint32_t new_off = *at;
+    memcpy(scratch + new_off, pub.heap + off, len);
+    *at += len;
+    return new_off;
+}
+
+/* Rewrite the heap with only the strings entries use. Every entry is held
+ * odd meanwhile, so no reader keeps a string read during the move. */
+static int compact_heap(void)
+{
+    char *scratch = malloc(pub.heap_used - pub.heap_garbage + 1);
+    if (!scratch)
+        return JF_ENOMEM;
+    entry_span spans[2] = {{pub.entries, pub.used}, {pub.ring, RING}};
+    lock_spans(spans, 2, 1);
+    uint32_t at = 0;
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < spans[s].n; i++) {
+            pub_entry *e = &spans[s].first[i];
+            if (e->flags != JF_PUB_LIVE && !(s == 1 && e->flags == JF_PUB_REMOVED))
+                continue;
+            e->name_off = move_string(scratch, &at, e->name_off, e->name_len);
+            if (e->file_len)
+                e->file_off = move_string(scratch, &at, e->file_off, e->file_len);
+            if (e->lines_len)
+                e->lines_off = move_blob(scratch, &at, e->lines_off, e->lines_len);
+            if (e->cfi_len)
+                e->cfi_off = move_blob(scratch, &at, e->cfi_off, e->cfi_len);
+        }
+    memcpy(pub.heap, scratch, at);
+    size_t page = jf__page_size();
+    size_t keep = jf__round_up(at, page);
+    if (pub.heap_used > keep + SHRINK_SLACK && ((uintptr_t)pub.heap & (page - 1)) == 0 &&
+        madvise(pub.heap + keep, pub.heap_used - keep, MADV_REMOVE) == 0 && pub.heap_ready > keep)
+        pub.heap_ready = keep; /* those pages are gone: populate them again when reached */
+    pub.heap_used = at;
+    pub.heap_garbage = 0;
+    lock_spans(spans, 2, 0);
+    free(scratch);
+    return 0;
+}
+
+/* heap_room's slow path: compact if the heap is full of garbage, then
+ * populate ahead; 0 or JF_ENOMEM/JF_ERANGE. */
+static int heap_room_slow(uint64_t need)
+{
+    if (pub.heap_used + need > pub.heap_cap && pub.heap_garbage > 0) {
+        int rc = compact_heap();
+        if (rc)
+            return rc;
+    }
+    while (pub.heap_used + need > pub.heap_cap)
+        if (grow() != 0)
+            return JF_ERANGE;
+    populate_ahead(pub.heap, &pub.heap_ready, pub.heap_used + need, pub.heap_cap);
+    return 0;
+}
+
+/* Room for `need` more heap bytes, populated: one comparison while the
+ * populated part has it (heap_ready never exceeds heap_cap). */
+static inline int heap_room(uint64_t need)
+{
+    return pub.heap_used + need <= pub.heap_ready ? 0 : heap_room_slow(need);
+}
+
+/* Compact when the removed ring's overwrites have left more garbage than
+ * what is referenced (amortised O(1): the garbage was written once each). */
+static void compact_if_mostly_garbage(void)
+{
+    if (pub.heap_garbage > pub.heap_used - pub.heap_garbage + SHRINK_SLACK)
+        (void)compact_heap(); /* without memory for it, the heap fills and then refuses */
+}
+
+/* A NUL-terminated string of length len, its NUL copied with it. */
+static inline uint32_t heap_append_cstr(const char *s, uint32_t len)
+{
+    uint32_t off = pub.heap_used;
+    memcpy(pub.heap + off, s, (size_t)len + 1);
+    pub.heap_used += len + 1;
+    return off;
+}
+
+static uint32_t heap_append(const char *s, uint32_t len)
+{
+    uint32_t off = pub.heap_used;
+    memcpy(pub.heap + off, s, len);
+    pub.heap[off + len] = '\0';
+    pub.heap_used += len + 1;
+    return off;
+}
+
+/* ---- The live array ------------------------------------------------------ */
+
+/* A slot for a new entry: the last one freed, else the next never used;
+ * UINT32_MAX when the array is full. */
+static inline uint32_t take_slot(void)
+{
+    if (pub.n_free)
+        return pub.free_slots[--pub.n_free];
+    if (pub.used >= pub.slots_ready) { /* rarely: populate the next 256 KiB, or grow */
+        if (pub.used == pub.cap && grow() != 0)
+            return UINT32_MAX;
+        populate_ahead((char *)pub.entries, &pub.entries_ready, (pub.used + 1) * sizeof(pub_entry),
+                       (size_t)pub.cap * sizeof(pub_entry));
+        pub.slots_ready = (uint32_t)(pub.entries_ready / sizeof(pub_entry));
+    }
+    return pub.used++;
+}
+
+/* Remember a freed slot; without memory for that it is simply not reused. */
+static void free_slot(uint32_t slot)
+{
+    if (pub.n_free == pub.free_cap) {
+        uint32_t cap = pub.free_cap ? 2 * pub.free_cap : 256;
+        uint32_t *v = realloc(pub.free_slots, cap * sizeof *v);
+        if (!v)
+            return;
+        pub.free_slots = v;
+        pub.free_cap = cap;
+    }
+    pub.free_slots[pub.n_free++] = slot;
+}
+
+
+/* Bytes of r's line table in the heap (0: none, or too big to publish). */
+static uint32_t lines_size(const jf_live *r)
+{
+    if (r->n_lines == 0 || r->n_lines > LINES_MAX)
+        return 0;
+    uint64_t bytes = sizeof(pub_lines) + (uint64_t)r->n_lines * sizeof(pub_line);
+    for (size_t k = 0; k < r->n_lines; k++)
+        if (r->lines[k].file)
+            bytes += strnlen(r->lines[k].file, FILE_MAX) + 1;
+    return bytes > LINES_BYTES_MAX ? 0 : (uint32_t)bytes;
+}
+
+/* Write r's line table (size bytes, from lines_size) at the heap's end. */
+static uint32_t heap_append_lines(const jf_live *r, uint32_t size)
+{
+    uint32_t off = pub.heap_used;
+    char *blob = pub.heap + off;
+    pub_lines head = {(uint32_t)r->n_lines};
+    memcpy(blob, &head, sizeof head);
+    uint32_t strings = sizeof head + (uint32_t)r->n_lines * sizeof(pub_line);
+    for (size_t k = 0; k < r->n_lines; k++) {
+        const jf_line *l = &r->lines[k];
+        pub_line out = {(uint32_t)(l->offset > UINT32_MAX ? UINT32_MAX : l->offset), l->line, 0, 0};
+        if (l->file) {
+            out.file_len = (uint32_t)strnlen(l->file, FILE_MAX);
+            out.file_off = strings;
+            memcpy(blob + strings, l->file, out.file_len);
+            blob[strings + out.file_len] = '\0';
+            strings += out.file_len + 1;
+        }
+        memcpy(blob + sizeof head + k * sizeof out, &out, sizeof out);
+    }
+    pub.heap_used += size;
+    return off;
+}
+
+/* Bytes of r's unwind description in the heap (0: none, or not publishable). */
+static uint32_t cfi_size(const jf_live *r)
+{
+    if (r->cfi == cfi_cache.cfi)
+        return cfi_cache.len;
+    size_t n = jf__cfi_serialized_size(r->cfi);
+    if (n > CFI_BYTES_MAX)
+        return 0;
+    if (jf__cfi_is_shared(r->cfi) && n) {
+        uint8_t *bytes = malloc(n);
+        struct jf_cfi *ref = bytes ? jf__cfi_clone(r->cfi) : NULL; /* a reference, not a copy */
+        if (ref) {
+            cfi_cache_drop();
+            jf__cfi_serialize(r->cfi, bytes);
+            cfi_cache.cfi = ref;
+            cfi_cache.bytes = bytes;
+            cfi_cache.len = (uint32_t)n;
+        } else {
+            free(bytes);
+        }
+    }
+    return (uint32_t)n;
+}
+
+static uint32_t heap_append_cfi(const jf_live *r, uint32_t size)
+{
+    uint32_t off = pub.heap_used;
+    if (r->cfi == cfi_cache.cfi)
+        memcpy(pub.heap + off, cfi_cache.bytes, size);
+    else
+        jf__cfi_serialize(r->cfi, (uint8_t *)pub.heap + off);
+    pub.heap_used += size;
+    return off;
+}
+
+/* Heap bytes of r's optional parts (file, line table, unwind description). */
+typedef struct extras {
+    uint32_t file_len, lines_len, cfi_len;
+} extras;
+
+static void measure_extras(const jf_live *r, extras *x)
+{
+    x->file_len = r->file ? (uint32_t)strnlen(r->file, FILE_MAX) : 0;
+    x->lines_len = r->n_lines ? lines_size(r) : 0;
+    x->cfi_len = r->cfi ? cfi_size(r) : 0;
+}
+
+/* Append them and record them in e (held odd by the caller). */
+static void write_extras(const jf_live *r, const extras *x, pub_entry *e)
+{
+    e->file_len = x->file_len;
+    e->lines_len = x->lines_len;
+    e->cfi_len = x->cfi_len;
+    if (x->file_len)
+        e->file_off = heap_append(r->file, x->file_len);
+    if (x->lines_len)
+        e->lines_off = heap_append_lines(r, x->lines_len);
+    if (x->cfi_len)
+        e->cfi_off = heap_append_cfi(r, x->cfi_len);
+}
+
+/* A free slot's entry, its lock taken; NULL (counted as dropped) when
+ * the heap cannot take `need` more bytes or every slot is used. */
+__attribute__((always_inline)) static inline pub_entry *begin_entry(uint64_t need, uint32_t *slot, uint32_t *seq)
+{
+    if (heap_room(need) != 0)
+        return drop("the string heap is full"), NULL;
+    if ((*slot = take_slot()) == UINT32_MAX)
+        return drop("the live array is full"), NULL;
+    pub_entry *e = &pub.entries[*slot];
+    *seq = e->seq;
+    __atomic_store_n(&e->seq, *seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    return e;
+}
+
+/* The fields every entry has, then its lock released. A free slot is all
+ * zeros but its lock (never used, or emptied by unpublish or
+ * reset_kept_table), so fields that stay zero are not written. */
+__attribute__((always_inline)) static inline void end_entry(pub_entry *e, uint32_t seq, jf_live *r, uint32_t slot, uint64_t gen,
+                             uint64_t now_ns)
+{
+    e->flags = JF_PUB_LIVE;
+    e->start = r->start;
+    e->size = r->size;
+    e->line = r->line;
+    e->name_len = r->name_len;
+    e->name_off = heap_append_cstr(r->name, r->name_len);
+    e->published_gen = gen;
+    e->published_ns = now_ns;
+    __atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
+    r->pub_slot = slot + 1;
+    pub.live++;
+    __builtin_prefetch(e + 1, 1); /* the next registration's entry: a miss on a fresh line cost most */
+}
+
+/* A region with a file, a line table or an unwind description. */
+__attribute__((noinline)) static void publish_with_extras(jf_live *r, uint64_t gen, uint64_t now_ns)
+{
+    extras x;
+    measure_extras(r, &x);
+    uint64_t need = (uint64_t)r->name_len + 1 + (x.file_len ? x.file_len + 1u : 0u) + x.lines_len + x.cfi_len;
+    uint32_t slot, seq;
+    pub_entry *e = begin_entry(need, &slot, &seq);
+    if (e) {
+        write_extras(r, &x, e);
+        end_entry(e, seq, r, slot, gen, now_ns);
+    }
+}
+
+/* Publish r in a free slot, writing its entry field by field under the
+ * slot's lock: this is the cost every registration pays. */
+__attribute__((always_inline)) static inline void publish_one(jf_live *r, uint64_t gen, uint64_t now_ns)
+{
+    if (__builtin_expect(r->file || r->n_lines || r->cfi, 0))
+        return publish_with_extras(r, gen, now_ns);
+    uint32_t slot, seq;
+    pub_entry *e = begin_entry((uint64_t)r->name_len + 1, &slot, &seq);
+    if (e)
+        end_entry(e, seq, r, slot, gen, now_ns);
+}
+
+/* r's entry goes to the removed ring (its strings with it) and its slot
+ * is freed. */
+static void unpublish(jf_live *r, uint64_t now_ns)
+{
+    if (r->pub_slot == 0 || r->pub_slot > pub.used)
+        return; /* never published (table full) */
+    uint32_t i = r->pub_slot - 1;
+    r->pub_slot = 0;
+    pub_entry *ring = &pub.ring[pub.ring_written % RING];
+    if (ring->flags == JF_PUB_REMOVED)
+        pub.heap_garbage += entry_string_bytes(ring);
+    pub_entry gone = pub.entries[i];
+    gone.flags = JF_PUB_REMOVED;
+    gone.removed_gen = pub.generation + 1;
+    gone.removed_ns = now_ns;
+    entry_store(ring, &gone);
+    pub.ring_written++;
+    static const pub_entry empty = {.flags = JF_PUB_EMPTY};
+    entry_store(&pub.entries[i], &empty);
+    free_slot(i);
+    pub.live--;
+    compact_if_mostly_garbage();
+}
+
+/* published_ns: CLOCK_MONOTONIC_COARSE, never ahead of CLOCK_MONOTONIC
+ * (the last tick's value of the same clock). Even that cost ~30 ns a call
+ * on the reference machine (a VM: 40% of a registration), so on x86_64 the
+ * value is kept and read again only when the time-stamp counter says
+ * ~0.5 ms have passed (2^20 cycles at 2 GHz) or a removal took the precise
+ * time since: a kept value stays a lower bound, at most that much staler,
+ * and never earlier than a removal published before it. */
+static uint64_t coarse_clock_ns(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &t) != 0)
+        return 0;
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+enum { COARSE_REREAD_CYCLES = 1u << 20 };
+static uint64_t kept_ns, kept_tsc;
+
+/* A removal's precise time: what publications after it start from. */
+static void keep_time(uint64_t precise_ns)
+{
+    kept_ns = precise_ns;
+#if defined(__x86_64__)
+    kept_tsc = __builtin_ia32_rdtsc();
+#endif
+}
+
+static uint64_t coarse_now_ns(void)
+{
+#if defined(__x86_64__)
+    uint64_t tsc = __builtin_ia32_rdtsc();
+    if (kept_ns && tsc - kept_tsc < COARSE_REREAD_CYCLES)
+        return kept_ns;
+    uint64_t now = coarse_clock_ns();
+    if (now > kept_ns) /* the coarse clock may lag a kept precise time */
+        kept_ns = now;
+    kept_tsc = tsc;
+    return kept_ns;
+#else
+    return coarse_clock_ns();
+#endif
+}
+
+/* Out of line: without the table, jf__pub_add is a test and a return. */
+__attribute__((noinline)) static void add_batch(jf_live *const *regions, size_t n)
+{
+    uint64_t now = coarse_now_ns();
+    change_begin();
+    for (size_t i = 0; i < n; i++)
+        publish_one(regions[i], pub.generation + 1, now);
+    change_end(0);
+}
+
+void jf__pub_add(jf_live *const *regions, size_t n)
+{
+    if (pub.active)
+        add_batch(regions, n);
+}
+
+/* Remove regions, then (moved: their new addresses) publish them again in
+ * the slots just freed, as one change. */
+static void remove_and_republish(jf_live *const *regions, size_t n, int republish)
+{
+    uint64_t now = jf__monotonic_ns();
+    keep_time(now);
+    change_begin();
+    for (size_t i = 0; i < n; i++)
+        unpublish(regions[i], now);
+    for (size_t i = 0; republish && i < n; i++)
+        publish_one(regions[i], pub.generation + 1, now); /* the precise time is a lower bound too */
+    change_end(1);
+}
+
+void jf__pub_remove(jf_live *const *regions, size_t n)
+{
+    if (pub.active)
+        remove_and_republish(regions, n, 0);
+}
+
+/* A moved region is removed at its old address (the ring keeps it there)
+ * and published at its new one, in the same slot. */
+void jf__pub_move(jf_live *const *regions, const uintptr_t *old_starts, size_t n)
+{
+    (void)old_starts; /* each region's slot says where its entry is */
+    if (pub.active)
+        remove_and_republish(regions, n, 1);
+}

@@ -1,0 +1,126 @@
+/*
+ * A JIT that keeps changing its code's names and places, for the tests of
+ * the published table: FUNCS copies of a spin function in each of two banks
+ * of executable memory; every cycle calls each live function, then retires
+ * one (jf_unregister) and registers it again in the other bank under a new
+ * name. jf_init(NULL): nothing is switched on unless the environment says so.
+ * Ground truth goes to LOG: "reg START SIZE NAME T" and "unreg START T"
+ * (hex addresses, CLOCK_MONOTONIC ns). Runs CYCLES cycles, or until stdin
+ * reaches end of file when CYCLES is 0 (then at most 10 million cycles).
+ * Usage: jit_churn FUNCS CYCLES LOG      prints "pid <pid>" once ready.
+ */
+#define _GNU_SOURCE
+#include "jitframes.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#if !defined(__x86_64__)
+int main(void)
+{
+    fprintf(stderr, "jit_churn: x86_64 only\n");
+    return 77;
+}
+#else
+
+enum { SLOT = 64, MAX_FUNCS = 256 };
+
+/* uint64_t spin(uint64_t n), with a frame record. */
+static const unsigned char spin_code[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x89, 0xf8, 0x48,
+                                          0x83, 0xe8, 0x01, 0x75, 0xfa, 0x5d, 0xc3};
+typedef uint64_t (*spin_fn)(uint64_t);
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+__attribute__((noinline)) uint64_t call_jit(spin_fn fn, uint64_t n);
+__attribute__((noinline)) uint64_t call_jit(spin_fn fn, uint64_t n)
+{
+    uint64_t r = fn(n);
+    __asm__ volatile("" : "+r"(r));
+    return r + 1;
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "jit_churn: %s: %s\n", what, jf_last_error());
+    exit(1);
+}
+
+static void register_slot(FILE *log, uint8_t *at, unsigned gen, unsigned f)
+{
+    char name[64];
+    snprintf(name, sizeof name, "churn_g%u_f%u", gen, f);
+    jf_region r = JF_REGION_INIT;
+    r.addr = at;
+    r.size = sizeof spin_code;
+    r.name = name;
+    r.file = "churn.jit";
+    r.line = gen;
+    if (jf_register(&r) != 0)
+        die("jf_register");
+    fprintf(log, "reg %lx %zx %s %llu\n", (unsigned long)(uintptr_t)at, sizeof spin_code, name,
+            (unsigned long long)now_ns());
+}
+
+static int stdin_closed(void)
+{
+    struct pollfd p = {0, POLLIN, 0};
+    char buf[64];
+    return poll(&p, 1, 0) == 1 && read(0, buf, sizeof buf) <= 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4)
+        return fprintf(stderr, "usage: jit_churn FUNCS CYCLES LOG\n"), 2;
+    unsigned funcs = (unsigned)atoi(argv[1]);
+    unsigned long cycles = strtoul(argv[2], NULL, 10);
+    FILE *log = fopen(argv[3], "w");
+    if (!log || funcs == 0 || funcs > MAX_FUNCS)
+        return fprintf(stderr, "jit_churn: bad arguments\n"), 2;
+    if (jf_init(NULL) != 0)
+        die("jf_init");
+    size_t bank = (size_t)funcs * SLOT;
+    uint8_t *mem = mmap(NULL, 2 * bank, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return perror("mmap"), 1;
+    for (size_t i = 0; i < 2 * (size_t)funcs; i++)
+        memcpy(mem + i * SLOT, spin_code, sizeof spin_code);
+    if (mprotect(mem, 2 * bank, PROT_READ | PROT_EXEC) != 0)
+        return perror("mprotect"), 1;
+    unsigned side[MAX_FUNCS] = {0}, gen = 0;
+    for (unsigned f = 0; f < funcs; f++)
+        register_slot(log, mem + f * SLOT, gen++, f);
+    printf("pid %ld\n", (long)getpid());
+    fflush(stdout);
+    uint64_t sink = 0;
+    unsigned long limit = cycles ? cycles : 10000000ul;
+    for (unsigned long c = 0; c < limit && !(cycles == 0 && c % 16 == 0 && stdin_closed()); c++) {
+        for (unsigned f = 0; f < funcs; f++)
+            sink += call_jit((spin_fn)(mem + side[f] * bank + f * SLOT), 20000);
+        unsigned f = (unsigned)(c % funcs);
+        uint8_t *old = mem + side[f] * bank + f * SLOT;
+        if (jf_unregister(old) != 0)
+            die("jf_unregister");
+        fprintf(log, "unreg %lx %llu\n", (unsigned long)(uintptr_t)old, (unsigned long long)now_ns());
+        side[f] ^= 1;
+        register_slot(log, mem + side[f] * bank + f * SLOT, gen++, f);
+    }
+    fclose(log);
+    fprintf(stderr, "jit_churn: %llu\n", (unsigned long long)sink);
+    jf_shutdown();
+    return 0;
+}
+#endif

@@ -1,0 +1,230 @@
+/*
+ * The published-table verbs (table_cmd.h): find the table in
+ * /proc/PID/maps, read it with the bounds of table_reader.c, print it. The
+ * target is never written to; an output file is created new (O_EXCL,
+ * O_NOFOLLOW), never one that exists, so a root run cannot be pointed at
+ * another file.
+ */
+#define _GNU_SOURCE
+#include "table_cmd.h"
+
+#include "cli_args.h"
+#include "json_out.h"
+#include "table_jitdump.h"
+#include "table_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { EXIT_DONE = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+typedef struct table_options {
+    const char *verb;
+    pid_t pid;
+    int json;
+    const char *out_path; /* NULL: stdout */
+    const char *jitdump_path; /* perfmap --jitdump FILE, or NULL */
+} table_options;
+
+int jft_is_table_command(const char *verb)
+{
+    return strcmp(verb, "regions") == 0 || strcmp(verb, "perfmap") == 0;
+}
+
+static int parse_pid(const char *s, pid_t *pid)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v <= 0 || v > 0x3fffffff)
+        return -1;
+    *pid = (pid_t)v;
+    return 0;
+}
+
+static const jft_option regions_options[] = {{"--json", 0, 0}, {NULL, 0, 0}};
+static const jft_option perfmap_options[] = {{"--output", 'o', 1}, {"--jitdump", 0, 1}, {NULL, 0, 0}};
+
+static int on_table_option(void *ctx, int which, const char *value)
+{
+    table_options *o = ctx;
+    if (strcmp(o->verb, "regions") == 0)
+        o->json = 1;
+    else if (which == 0)
+        o->out_path = value;
+    else
+        o->jitdump_path = value;
+    return 0;
+}
+
+/* JFT_ARGS_OK with o filled, JFT_ARGS_HELP, or JFT_ARGS_BAD (said). */
+static int parse_options(int argc, char **argv, table_options *o)
+{
+    const jft_option *opts = strcmp(o->verb, "perfmap") == 0 ? perfmap_options : regions_options;
+    int n;
+    int parsed = jft_parse_args(argc, argv, opts, on_table_option, o, &n);
+    if (parsed != JFT_ARGS_OK)
+        return parsed;
+    if (n != 1 || parse_pid(argv[1], &o->pid) != 0) {
+        fprintf(stderr, "jitframes %s: one PID expected\n", o->verb);
+        jft_usage_synopsis(stderr, o->verb);
+        return JFT_ARGS_BAD;
+    }
+    return JFT_ARGS_OK;
+}
+
+static void print_region_json(FILE *out, const tr_region *r, int removed)
+{
+    fprintf(out, "{\"start\": %" PRIu64 ", \"size\": %" PRIu64 ", \"name\": ", r->start, r->size);
+    json_string(out, r->name);
+    fprintf(out, ", \"file\": ");
+    if (r->file)
+        json_string(out, r->file);
+    else
+        fprintf(out, "null");
+    fprintf(out, ", \"line\": %u, \"lines\": [", r->line);
+    for (size_t k = 0; k < r->n_lines; k++) {
+        fprintf(out, "%s[%u, %u, ", k ? ", " : "", r->lines[k].offset, r->lines[k].line);
+        if (r->lines[k].file)
+            json_string(out, r->lines[k].file);
+        else
+            fprintf(out, "null");
+        fprintf(out, "]");
+    }
+    fprintf(out, "], \"published_ns\": %" PRIu64 ", \"published_gen\": %" PRIu64 ", \"unwind_bytes\": %u",
+            r->published_ns, r->published_gen, r->unwind_len);
+    if (removed)
+        fprintf(out, ", \"removed_ns\": %" PRIu64 ", \"removed_gen\": %" PRIu64, r->removed_ns, r->removed_gen);
+    fprintf(out, "}");
+}
+
+static void print_json(FILE *out, const tr_snapshot *s)
+{
+    fprintf(out, "{\"pid\": %u, \"consistent\": %s, \"attempts\": %u, \"dropped\": %" PRIu64 ", \"live\": [",
+            s->pid, s->consistent ? "true" : "false", s->attempts, s->dropped);
+    for (size_t i = 0; i < s->n_live; i++) {
+        fprintf(out, i ? ",\n  " : "\n  ");
+        print_region_json(out, &s->live[i], 0);
+    }
+    fprintf(out, "],\n \"removed\": [");
+    for (size_t i = 0; i < s->n_removed; i++) {
+        fprintf(out, i ? ",\n  " : "\n  ");
+        print_region_json(out, &s->removed[i], 1);
+    }
+    fprintf(out, "]}\n");
+}
+
+static void print_text(FILE *out, const tr_snapshot *s)
+{
+    fprintf(out, "%zu live regions, %zu recently removed\n", s->n_live, s->n_removed);
+    for (size_t i = 0; i < s->n_live; i++) {
+        const tr_region *r = &s->live[i];
+        fprintf(out, "%016" PRIx64 " %8" PRIx64 " %s", r->start, r->size, r->name);
+        if (r->file)
+            fprintf(out, "  %s:%u", r->file, r->line);
+        fputc('\n', out);
+    }
+}
+
+/* Perf map lines: live regions, then removed ones whose range no live
+ * region covers (a sample taken before the removal still gets a name). */
+static void print_perfmap(FILE *out, const tr_snapshot *s)
+{
+    for (size_t i = 0; i < s->n_live; i++)
+        fprintf(out, "%" PRIx64 " %" PRIx64 " %s\n", s->live[i].start, s->live[i].size, s->live[i].name);
+    for (size_t i = 0; i < s->n_removed; i++) {
+        const tr_region *r = &s->removed[i];
+        if (tr_lookup(s, r->start) == r)
+            fprintf(out, "%" PRIx64 " %" PRIx64 " %s\n", r->start, r->size, r->name);
+    }
+}
+
+static FILE *open_output(const char *path)
+{
+    if (!path)
+        return stdout;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "jitframes: %s: %s%s\n", path, strerror(errno),
+                errno == EEXIST ? " (it is never overwritten: remove it first)" : "");
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "w");
+    if (!f)
+        close(fd);
+    return f;
+}
+
+static int read_snapshot(pid_t pid, tr_snapshot *s)
+{
+    char err[256];
+    tr_limits lim = TR_LIMITS_DEFAULT;
+    if (tr_read_pid(pid, &lim, s, err, sizeof err) != 0) {
+        fprintf(stderr, "jitframes: process %ld: %s%s\n", (long)pid, err,
+                errno == EPERM ? " (reading needs the right to ptrace it)" : "");
+        return -1;
+    }
+    if (!s->consistent)
+        fprintf(stderr, "jitframes: process %ld changed its table during all %u reads: each region "
+                        "shown is consistent, the list as a whole may not be\n",
+                (long)pid, s->attempts);
+    if (s->dropped)
+        fprintf(stderr, "jitframes: process %ld could not publish %" PRIu64 " regions (table full)\n",
+                (long)pid, s->dropped);
+    return 0;
+}
+
+/* The jitdump beside the perf map: code bytes read from the target. */
+static int write_jitdump(const table_options *o, const tr_snapshot *s)
+{
+    FILE *f = open_output(o->jitdump_path);
+    if (!f)
+        return EXIT_FAILED;
+    char err[256];
+    size_t skipped;
+    long n = tj_write_jitdump(f, o->pid, s, &skipped, err, sizeof err);
+    if (fclose(f) != 0 && n >= 0) {
+        n = -1;
+        snprintf(err, sizeof err, "%s", strerror(errno));
+    }
+    if (n < 0) {
+        fprintf(stderr, "jitframes perfmap: %s: %s\n", o->jitdump_path, err);
+        return EXIT_FAILED;
+    }
+    if (skipped)
+        fprintf(stderr, "jitframes perfmap: %zu regions left out of the jitdump: their code could not be read\n",
+                skipped);
+    return EXIT_DONE;
+}
+
+int jft_table_command(int argc, char **argv)
+{
+    table_options o = {.verb = argv[0]};
+    int parsed = parse_options(argc, argv, &o);
+    if (parsed == JFT_ARGS_HELP)
+        return jft_usage(stdout, o.verb), EXIT_DONE;
+    if (parsed != JFT_ARGS_OK)
+        return EXIT_USAGE;
+    tr_snapshot s;
+    if (read_snapshot(o.pid, &s) != 0)
+        return EXIT_FAILED;
+    FILE *out = open_output(o.out_path);
+    int rc = out ? EXIT_DONE : EXIT_FAILED;
+    if (out && strcmp(o.verb, "perfmap") == 0)
+        print_perfmap(out, &s);
+    else if (out && o.json)
+        print_json(out, &s);
+    else if (out)
+        print_text(out, &s);
+    if (out && out != stdout && fclose(out) != 0)
+        rc = EXIT_FAILED;
+    if (rc == EXIT_DONE && o.jitdump_path)
+        rc = write_jitdump(&o, &s);
+    tr_snapshot_free(&s);
+    return rc;
+}
