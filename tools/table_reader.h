@@ -41,6 +41,12 @@ typedef struct tr_region {
     uint64_t removed_ns; /* removed regions: when (CLOCK_MONOTONIC) */
     tr_line *lines;   /* the line table, NULL if none (or unsound: left out) */
     size_t n_lines;
+    uint64_t published_ns; /* CLOCK_MONOTONIC lower bound of when it was published (0: unknown) */
+    uint64_t published_gen, removed_gen;
+    uint8_t *unwind;       /* a jitdump CODE_UNWINDING_INFO's data as src/jitdump.c writes it
+                            * (.eh_frame, then .eh_frame_hdr), NULL when none */
+    uint32_t unwind_len;
+    uint32_t unwind_hdr_len; /* the .eh_frame_hdr part */
 } tr_region;
 
 typedef struct tr_snapshot {
