@@ -834,6 +834,118 @@ struct jf_cfi *jf__cfi_from_raw(const jf_raw_cie *cie, const uint8_t *fde_insns,
 }
 
 /* ------------------------------------------------------------------------ */
+/* The published table's form (src/pub_layout.h: pub_cfi, pub_fde)         */
+/* ------------------------------------------------------------------------ */
+
+/* The CIE's initial instructions: what follows its pointer-encoding byte
+ * (with the record's DW_CFA_nop padding, which re-encodes to the same bytes). */
+static const uint8_t *cie_insns(const struct jf_cfi *c, size_t *len)
+{
+    *len = c->cie_len - c->cie_enc_off - 1;
+    return c->ops + c->cie_enc_off + 1;
+}
+
+size_t jf__cfi_serialized_size(const struct jf_cfi *cfi)
+{
+    if (!cfi || cfi->failed || cfi->n_fdes == 0 || cfi->n_fdes > UINT32_MAX)
+        return 0;
+    size_t cie_len, n = 5 * 4;
+    cie_insns(cfi, &cie_len);
+    n += cie_len;
+    for (size_t i = 0; i < cfi->n_fdes; i++) {
+        if (cfi->fdes[i].end > UINT32_MAX || cfi->fdes[i].ops_len > UINT32_MAX)
+            return 0;
+        n += 3 * 4 + cfi->fdes[i].ops_len;
+    }
+    return n;
+}
+
+static uint8_t *put_host_u32(uint8_t *at, uint32_t v)
+{
+    memcpy(at, &v, 4);
+    return at + 4;
+}
+
+void jf__cfi_serialize(const struct jf_cfi *cfi, uint8_t *out)
+{
+    size_t cie_len;
+    const uint8_t *cie = cie_insns(cfi, &cie_len);
+    uint32_t head[5] = {cfi->code_align, (uint32_t)cfi->data_align, cfi->ra_reg, (uint32_t)cie_len,
+                        (uint32_t)cfi->n_fdes};
+    memcpy(out, head, sizeof head);
+    memcpy(out + sizeof head, cie, cie_len);
+    out += sizeof head + cie_len;
+    for (size_t i = 0; i < cfi->n_fdes; i++) {
+        const cfi_fde *f = &cfi->fdes[i];
+        out = put_host_u32(out, (uint32_t)f->start);
+        out = put_host_u32(out, (uint32_t)f->end);
+        out = put_host_u32(out, (uint32_t)f->ops_len);
+        memcpy(out, cfi->ops + f->ops_off, f->ops_len);
+        out += f->ops_len;
+    }
+}
+
+/* The next n bytes of [*at, end), or NULL if there are fewer. */
+static const uint8_t *take_bytes(const uint8_t **at, const uint8_t *end, size_t n)
+{
+    if (n > (size_t)(end - *at))
+        return NULL;
+    const uint8_t *p = *at;
+    *at += n;
+    return p;
+}
+
+static int take_u32(const uint8_t **at, const uint8_t *end, uint32_t *v)
+{
+    const uint8_t *p = take_bytes(at, end, 4);
+    if (p)
+        memcpy(v, p, 4);
+    return p ? 0 : -1;
+}
+
+/* One FDE of a serialized description appended to c; -1 if unsound. */
+static int take_fde(struct jf_cfi *c, const uint8_t **at, const uint8_t *end)
+{
+    uint32_t start, fend, len;
+    if (take_u32(at, end, &start) || take_u32(at, end, &fend) || take_u32(at, end, &len) || start >= fend ||
+        (c->n_fdes && c->fdes[c->n_fdes - 1].end > start))
+        return jf__fail(JF_EINVAL, "serialized CFI: bad or unsorted FDE range");
+    const uint8_t *insns = take_bytes(at, end, len);
+    if (!insns || check_raw_insns(insns, len, c->code_align, fend - start, 0))
+        return jf__fail(JF_EINVAL, "serialized CFI: bad FDE instructions");
+    size_t i = fde_insert(c, start, fend);
+    if (i == NO_FDE || ops_append(c, insns, len) != 0)
+        return jf__fail(JF_ENOMEM, "out of memory reading an unwind description");
+    c->fdes[i].ops_len = len;
+    return 0;
+}
+
+struct jf_cfi *jf__cfi_deserialize(const uint8_t *bytes, size_t len, size_t max_fdes)
+{
+    const uint8_t *at = bytes, *end = bytes + len;
+    uint32_t head[5];
+    const uint8_t *h = take_bytes(&at, end, sizeof head);
+    if (!h) {
+        jf__fail(JF_EINVAL, "serialized CFI: truncated");
+        return NULL;
+    }
+    memcpy(head, h, sizeof head);
+    const uint8_t *cie = take_bytes(&at, end, head[3]);
+    if (!cie || head[0] == 0 || head[1] == 0 || head[2] > CFI_REG_MAX || head[4] == 0 || head[4] > max_fdes ||
+        check_raw_insns(cie, head[3], head[0], 0, 1)) {
+        jf__fail(JF_EINVAL, "serialized CFI: bad CIE");
+        return NULL;
+    }
+    struct jf_cfi *c = cfi_alloc(head[0], (int32_t)head[1], head[2], cie, head[3]);
+    for (uint32_t i = 0; c && i < head[4]; i++)
+        if (take_fde(c, &at, end) != 0) {
+            jf__cfi_free(c);
+            c = NULL;
+        }
+    return c;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Validation and emission                                                  */
 /* ------------------------------------------------------------------------ */
 

@@ -43,6 +43,18 @@ typedef struct jf_raw_cie {
 struct jf_cfi *jf__cfi_from_raw(const jf_raw_cie *cie, const uint8_t *fde_insns,
                                 size_t fde_insns_len, size_t start, size_t end);
 
+/* The published table's form of a description (src/pub_layout.h: pub_cfi,
+ * host byte order): its size (0 if it has none: incomplete, no FDE, ranges
+ * beyond 4 GiB), and writing those bytes to out. */
+size_t jf__cfi_serialized_size(const struct jf_cfi *cfi);
+void jf__cfi_serialize(const struct jf_cfi *cfi, uint8_t *out);
+
+/* A description read back from that form by a reader of an untrusted table:
+ * every size and instruction checked (as jf__cfi_from_raw checks), FDEs
+ * sorted and disjoint, at most max_fdes. NULL with the last error set if
+ * unsound. Free with jf__cfi_free. */
+struct jf_cfi *jf__cfi_deserialize(const uint8_t *bytes, size_t len, size_t max_fdes);
+
 /* Deep copy for the registry (the caller keeps ownership of the original).
  * Returns NULL with the last error set on failure. */
 struct jf_cfi *jf__cfi_clone(const struct jf_cfi *cfi);

@@ -14,7 +14,7 @@
 
 #define JF_PUB_SIGNATURE "JFREGTBL" /* 8 bytes, no NUL; written last */
 #define JF_PUB_NAME "jitframes-regions" /* memfd name, or the anonymous VMA's name */
-enum { JF_PUB_VERSION = 1 };
+enum { JF_PUB_VERSION = 2 };
 
 /* pub_header.flags */
 enum {
@@ -23,9 +23,9 @@ enum {
 
 /* pub_entry.flags */
 enum {
-    JF_PUB_EMPTY = 0u,   /* never used, or cleared by compaction */
+    JF_PUB_EMPTY = 0u,   /* a free slot of the live array (never used, or freed) */
     JF_PUB_LIVE = 1u,    /* a live region */
-    JF_PUB_REMOVED = 2u, /* a tombstone in the live array; a removed region in the ring */
+    JF_PUB_REMOVED = 2u, /* a removed region in the ring */
 };
 
 /* The first 128 bytes of the mapping. Fields a writer changes after
@@ -39,12 +39,12 @@ typedef struct pub_header {
     uint32_t flags;          /* JF_PUB_INCOMPLETE */
     uint64_t generation;     /* odd while the writer changes the table; +2 per change */
     uint32_t pid;            /* the writer's pid (a forked child makes its own table) */
-    uint32_t clock_id;       /* the clock of removed_ns: 1 = CLOCK_MONOTONIC */
+    uint32_t clock_id;       /* the clock of published_ns, removed_ns: 1 = CLOCK_MONOTONIC */
     uint64_t created_ns;     /* CLOCK_REALTIME when published */
     uint64_t map_size;       /* bytes of the whole mapping */
-    uint32_t entries_off;    /* live array: entries_capacity pub_entry, sorted by start */
+    uint32_t entries_off;    /* live array: entries_capacity pub_entry, in no order */
     uint32_t entries_capacity;
-    uint32_t entries_used;   /* slots in use, tombstones included */
+    uint32_t entries_used;   /* slots ever used (free ones included): readers read [0, entries_used) */
     uint32_t live_count;
     uint32_t ring_off;       /* removed ring: ring_capacity pub_entry */
     uint32_t ring_capacity;
@@ -56,9 +56,11 @@ typedef struct pub_header {
     uint8_t reserved[128 - 112];
 } pub_header;
 
-/* One region (64 bytes). seq is a per-entry sequence lock: even when the
+/* One region (96 bytes). seq is a per-entry sequence lock: even when the
  * entry is stable, odd while the writer changes it; a reader keeps an entry
- * only if it read the same even seq before and after its fields and strings. */
+ * only if it read the same even seq before and after its fields and strings.
+ * A region keeps its slot from registration to removal (a move rewrites it
+ * in place), so the live array is in no order: readers sort what they read. */
 typedef struct pub_entry {
     uint32_t seq;
     uint32_t flags;      /* JF_PUB_LIVE, JF_PUB_REMOVED or JF_PUB_EMPTY */
@@ -70,9 +72,14 @@ typedef struct pub_entry {
     uint32_t file_len;
     uint32_t line;       /* first line, 0 if none */
     uint32_t lines_len;  /* bytes of the line table (pub_lines), 0 if none */
-    uint64_t removed_ns; /* ring only: when the region was removed (clock_id) */
     uint32_t lines_off;  /* from heap_off: the line table */
-    uint32_t reserved;   /* 0 in version 1 (CFI: a later version) */
+    uint32_t cfi_len;    /* bytes of the unwind description (pub_cfi), 0 if none */
+    uint32_t cfi_off;    /* from heap_off: the unwind description */
+    uint32_t reserved;   /* 0 */
+    uint64_t published_gen; /* the header's (even) generation once this entry was published */
+    uint64_t published_ns;  /* CLOCK_MONOTONIC_COARSE then: a lower bound of the precise clock */
+    uint64_t removed_gen;   /* ring only: the generation once it was removed; 0 in the live array */
+    uint64_t removed_ns;    /* ring only: when it was removed (clock_id) */
 } pub_entry;
 
 /* A line table in the heap: this header, n_lines pub_line, then the file
@@ -88,11 +95,25 @@ typedef struct pub_line {
     uint32_t file_len;
 } pub_line;
 
-_Static_assert(sizeof(pub_header) == 128, "pub_header is 128 bytes");
-_Static_assert(sizeof(pub_entry) == 64, "pub_entry is 64 bytes");
+/* An unwind description in the heap (what jf_cfi holds, not yet laid out
+ * for a place): this header, the CIE's initial instructions
+ * (cie_insns_len bytes), then n_fdes times a pub_fde followed by its
+ * fde insns_len bytes of DWARF CFA instructions. Packed, no padding:
+ * readers copy fields out. The CIE is version 1, augmentation "zR". */
+typedef struct pub_cfi {
+    uint32_t code_align;
+    int32_t data_align;
+    uint32_t ra_reg;
+    uint32_t cie_insns_len;
+    uint32_t n_fdes;
+} pub_cfi;
 
-/* How far back from the last entry starting at or before a pc a lookup
- * walks over tombstones before giving up (the eBPF lookup's bound too). */
-enum { JF_PUB_WALK_BACK = 16 };
+typedef struct pub_fde {
+    uint32_t start, end;  /* region offsets */
+    uint32_t insns_len;
+} pub_fde;
+
+_Static_assert(sizeof(pub_header) == 128, "pub_header is 128 bytes");
+_Static_assert(sizeof(pub_entry) == 96, "pub_entry is 96 bytes");
 
 #endif

@@ -1,22 +1,30 @@
 /*
  * The published table (published.h; layout in pub_layout.h): the live
- * regions as a sorted array a reader can binary-search, a ring of removed
- * regions, and a string heap, in one mapping.
+ * regions in an array of slots in no order, a ring of removed regions, and
+ * a heap of strings, line tables and unwind descriptions, in one mapping.
+ *
+ * Every change is O(1) whatever the address order: a region takes a free
+ * slot (the last freed, else the next never used) and keeps it until it is
+ * removed (its jf_live remembers which), and a removal frees the slot. No
+ * entry ever moves, so readers sort what they read (a sorted array cost
+ * O(n) shifts per registration out of address order, which multi-threaded
+ * JITs and arena reuse do all the time).
  *
  * Consistency for readers in other processes: every entry has its own
  * sequence lock (odd while written), and the header's generation is odd
  * during every change, so a reader can tell a torn entry (retry it) from a
  * table that changed under it (retry the whole read, or accept a snapshot
- * whose entries are each consistent). Removal leaves a tombstone in place,
- * so readers never see the array shift for it; an insertion reuses a
- * tombstone where it can and otherwise shifts entries up to the next one.
+ * whose entries are each consistent). Each entry records the generation it
+ * was published at and each removed one the generation it was removed at,
+ * so a sampler that noted only (pc, generation) names the pc afterwards.
  * Strings are appended and never rewritten while an entry refers to them;
- * the heap and the array are compacted when garbage outweighs what is
- * live (amortised O(1) per change), with every entry's lock held odd.
+ * the heap is compacted when garbage outweighs what is live (amortised
+ * O(1) per change), with every entry's lock held odd.
  */
 #define _GNU_SOURCE
 #include "published.h"
 
+#include "cfi.h"
 #include "error.h"
 #include "log.h"
 #include "pub_layout.h"
@@ -44,6 +52,7 @@ enum {
     FILE_MAX = 4096,         /* a longer source file name is cut */
     LINES_MAX = 65536,       /* a region with more lines publishes none */
     LINES_BYTES_MAX = 4u << 20,
+    CFI_BYTES_MAX = 1u << 20, /* a bigger unwind description is not published */
 };
 
 typedef struct pub_state {
@@ -52,11 +61,14 @@ typedef struct pub_state {
     pub_header *h;
     pub_entry *entries, *ring;
     char *heap;
-    uint32_t cap, used, live, tombs;
+    uint32_t cap, used, live;
+    uint32_t *free_slots;     /* freed slots, reused last freed first */
+    uint32_t n_free, free_cap;
     uint32_t heap_cap, heap_used;
     uint64_t heap_referenced; /* bytes of strings live and ring entries use */
     uint64_t ring_written;
     uint64_t generation;
+    uint64_t now_ns;          /* published_ns of the change under way */
     size_t entries_ready, heap_ready; /* bytes populated ahead of use */
     int active;               /* published: between jf__pub_start and jf__pub_stop */
     int error;                /* why there is no table (JF_E*), 0 if there is */
@@ -107,7 +119,7 @@ static void entry_store(pub_entry *e, const pub_entry *v)
 
 static uint64_t entry_string_bytes(const pub_entry *e)
 {
-    return (uint64_t)e->name_len + 1 + (e->file_len ? e->file_len + 1u : 0u) + e->lines_len;
+    return (uint64_t)e->name_len + 1 + (e->file_len ? e->file_len + 1u : 0u) + e->lines_len + e->cfi_len;
 }
 
 /* ---- Populating ahead ---------------------------------------------------- */
@@ -196,7 +208,7 @@ static void reset_kept_table(void)
 {
     size_t ring_used = pub.ring_written < RING ? (size_t)pub.ring_written : RING;
     memset(pub.ring, 0, ring_used * sizeof(pub_entry));
-    pub.used = pub.live = pub.tombs = 0;
+    pub.used = pub.live = pub.n_free = 0;
     pub.heap_used = 0;
     pub.heap_referenced = pub.ring_written = 0;
     pub.h->flags = 0;
@@ -245,6 +257,7 @@ void jf__pub_stop(void)
 void jf__pub_forget_after_fork(void)
 {
     __atomic_store_n(&jf_region_table, NULL, __ATOMIC_RELAXED);
+    free(pub.free_slots);
     memset(&pub, 0, sizeof pub);
 }
 
@@ -295,6 +308,15 @@ static uint32_t move_string(char *scratch, uint32_t *at, uint32_t off, uint32_t 
     return new_off;
 }
 
+/* Copy a blob (no NUL) of e into the scratch heap; its new offset. */
+static uint32_t move_blob(char *scratch, uint32_t *at, uint32_t off, uint32_t len)
+{
+    uint32_t new_off = *at;
+    memcpy(scratch + new_off, pub.heap + off, len);
+    *at += len;
+    return new_off;
+}
+
 /* Rewrite the heap with only the strings entries use. Every entry is held
  * odd meanwhile, so no reader keeps a string read during the move. */
 static int compact_heap(void)
@@ -313,11 +335,10 @@ static int compact_heap(void)
             e->name_off = move_string(scratch, &at, e->name_off, e->name_len);
             if (e->file_len)
                 e->file_off = move_string(scratch, &at, e->file_off, e->file_len);
-            if (e->lines_len) { /* a blob, not a string: lines_len bytes, no NUL */
-                memcpy(scratch + at, pub.heap + e->lines_off, e->lines_len);
-                e->lines_off = at;
-                at += e->lines_len;
-            }
+            if (e->lines_len)
+                e->lines_off = move_blob(scratch, &at, e->lines_off, e->lines_len);
+            if (e->cfi_len)
+                e->cfi_off = move_blob(scratch, &at, e->cfi_off, e->cfi_len);
         }
     memcpy(pub.heap, scratch, at);
     size_t page = jf__page_size();
@@ -328,29 +349,6 @@ static int compact_heap(void)
     lock_spans(spans, 2, 0);
     free(scratch);
     return 0;
-}
-
-/* Drop the tombstones from the live array, keeping its order. */
-static void compact_entries(void)
-{
-    entry_span all = {pub.entries, pub.used};
-    lock_spans(&all, 1, 1);
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < pub.used; i++) {
-        if (pub.entries[i].flags != JF_PUB_LIVE)
-            continue;
-        uint32_t seq = pub.entries[k].seq;
-        pub.entries[k] = pub.entries[i];
-        pub.entries[k++].seq = seq;
-    }
-    for (uint32_t i = k; i < pub.used; i++) {
-        uint32_t seq = pub.entries[i].seq;
-        memset(&pub.entries[i], 0, sizeof pub.entries[i]);
-        pub.entries[i].seq = seq;
-    }
-    lock_spans(&all, 1, 0);
-    pub.used = k;
-    pub.tombs = 0;
 }
 
 /* Room for `need` more string bytes; 0 or JF_ENOMEM/JF_ERANGE. */
@@ -377,54 +375,31 @@ static uint32_t heap_append(const char *s, uint32_t len)
 
 /* ---- The live array ------------------------------------------------------ */
 
-/* First index in [0, used) whose start is >= start. JITs mostly allocate
- * upwards: the last slot is checked first, as a binary search over a big
- * array misses the cache at every step. */
-static uint32_t lower_bound(uintptr_t start)
-{
-    if (pub.used == 0 || pub.entries[pub.used - 1].start < start)
-        return pub.used;
-    uint32_t lo = 0, hi = pub.used;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (pub.entries[mid].start < start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static int is_tomb(uint32_t i)
-{
-    return pub.entries[i].flags != JF_PUB_LIVE;
-}
-
-/* The slot a region starting at `start` goes into, made free (shifting
- * entries up to the next tombstone, or into a new slot at the end);
+/* A slot for a new entry: the last one freed, else the next never used;
  * UINT32_MAX when the array is full. */
-static uint32_t make_slot(uintptr_t start)
+static uint32_t take_slot(void)
 {
-    uint32_t pos = lower_bound(start);
-    if (pos < pub.used && is_tomb(pos))
-        return pub.tombs--, pos;
-    if (pos > 0 && is_tomb(pos - 1))
-        return pub.tombs--, pos - 1;
-    uint32_t gap = pos;
-    while (gap < pub.used && !is_tomb(gap))
-        gap++;
-    if (gap == pub.used) {
-        if (pub.used == pub.cap)
-            return UINT32_MAX;
-        populate_ahead((char *)pub.entries, &pub.entries_ready, (pub.used + 1) * sizeof(pub_entry),
-                       (size_t)pub.cap * sizeof(pub_entry));
-        pub.used++;
-    } else {
-        pub.tombs--;
+    if (pub.n_free)
+        return pub.free_slots[--pub.n_free];
+    if (pub.used == pub.cap)
+        return UINT32_MAX;
+    populate_ahead((char *)pub.entries, &pub.entries_ready, (pub.used + 1) * sizeof(pub_entry),
+                   (size_t)pub.cap * sizeof(pub_entry));
+    return pub.used++;
+}
+
+/* Remember a freed slot; without memory for that it is simply not reused. */
+static void free_slot(uint32_t slot)
+{
+    if (pub.n_free == pub.free_cap) {
+        uint32_t cap = pub.free_cap ? 2 * pub.free_cap : 256;
+        uint32_t *v = realloc(pub.free_slots, cap * sizeof *v);
+        if (!v)
+            return;
+        pub.free_slots = v;
+        pub.free_cap = cap;
     }
-    for (uint32_t i = gap; i > pos; i--)
-        entry_store(&pub.entries[i], &pub.entries[i - 1]);
-    return pos;
+    pub.free_slots[pub.n_free++] = slot;
 }
 
 /* Copy a name (at most JF_NAME_MAX bytes, as the registry keeps it) in
@@ -475,78 +450,93 @@ static uint32_t heap_append_lines(const jf_live *r, uint32_t size)
     return off;
 }
 
-static int publish_one(const jf_live *r)
+/* Bytes of r's unwind description in the heap (0: none, or not publishable). */
+static uint32_t cfi_size(const jf_live *r)
+{
+    size_t n = r->cfi ? jf__cfi_serialized_size(r->cfi) : 0;
+    return n > CFI_BYTES_MAX ? 0 : (uint32_t)n;
+}
+
+static uint32_t heap_append_cfi(const jf_live *r, uint32_t size)
+{
+    uint32_t off = pub.heap_used;
+    jf__cfi_serialize(r->cfi, (uint8_t *)pub.heap + off);
+    pub.heap_used += size;
+    return off;
+}
+
+static void publish_one(jf_live *r)
 {
     uint32_t file_len = r->file ? (uint32_t)strnlen(r->file, FILE_MAX) : 0;
-    uint32_t lines_len = lines_size(r);
-    uint64_t most = JF_NAME_MAX + 1 + (file_len ? file_len + 1u : 0u) + lines_len;
+    uint32_t lines_len = r->n_lines ? lines_size(r) : 0;
+    uint32_t cfi_len = r->cfi ? cfi_size(r) : 0;
+    uint64_t most = JF_NAME_MAX + 1 + (file_len ? file_len + 1u : 0u) + lines_len + cfi_len;
     if (heap_reserve(most) != 0)
-        return drop("the string heap is full"), -1;
+        return drop("the string heap is full");
     populate_ahead(pub.heap, &pub.heap_ready, pub.heap_used + most, pub.heap_cap);
-    if (pub.used == pub.cap && pub.tombs)
-        compact_entries();
-    uint32_t slot = make_slot(r->start);
+    uint32_t slot = take_slot();
     if (slot == UINT32_MAX)
-        return drop("the live array is full"), -1;
+        return drop("the live array is full");
     pub_entry e = {.flags = JF_PUB_LIVE, .start = r->start, .size = r->size, .line = r->line,
-                   .file_len = file_len, .lines_len = lines_len, .name_off = pub.heap_used};
+                   .file_len = file_len, .lines_len = lines_len, .cfi_len = cfi_len,
+                   .name_off = pub.heap_used, .published_gen = pub.generation + 1,
+                   .published_ns = pub.now_ns};
     e.name_len = heap_append_name(r->name);
     if (file_len)
         e.file_off = heap_append(r->file, file_len);
     if (lines_len)
         e.lines_off = heap_append_lines(r, lines_len);
+    if (cfi_len)
+        e.cfi_off = heap_append_cfi(r, cfi_len);
     pub.heap_referenced += entry_string_bytes(&e);
     entry_store(&pub.entries[slot], &e);
+    r->pub_slot = slot + 1;
     pub.live++;
     /* The next registration's lines, fetched for writing now: the miss on a
      * fresh line was most of what publishing cost. */
     if (pub.used < pub.cap)
         __builtin_prefetch(&pub.entries[pub.used], 1);
     __builtin_prefetch(pub.heap + pub.heap_used + 64, 1);
-    return 0;
 }
 
-/* Index of the live entry starting at `start`, or UINT32_MAX. */
-static uint32_t find_live(uintptr_t start)
+/* r's entry goes to the removed ring (its strings with it) and its slot
+ * is freed. */
+static void unpublish(jf_live *r, uint64_t now_ns)
 {
-    for (uint32_t i = lower_bound(start); i < pub.used && pub.entries[i].start == start; i++)
-        if (!is_tomb(i))
-            return i;
-    return UINT32_MAX;
-}
-
-/* Move the live entry i to the removed ring (its strings with it), leaving
- * a tombstone. */
-static void retire(uint32_t i, uint64_t now_ns)
-{
-    pub_entry *slot = &pub.ring[pub.ring_written % RING];
-    if (slot->flags == JF_PUB_REMOVED)
-        pub.heap_referenced -= entry_string_bytes(slot);
+    if (r->pub_slot == 0 || r->pub_slot > pub.used)
+        return; /* never published (table full) */
+    uint32_t i = r->pub_slot - 1;
+    r->pub_slot = 0;
+    pub_entry *ring = &pub.ring[pub.ring_written % RING];
+    if (ring->flags == JF_PUB_REMOVED)
+        pub.heap_referenced -= entry_string_bytes(ring);
     pub_entry gone = pub.entries[i];
     gone.flags = JF_PUB_REMOVED;
+    gone.removed_gen = pub.generation + 1;
     gone.removed_ns = now_ns;
-    entry_store(slot, &gone);
+    entry_store(ring, &gone);
     pub.ring_written++;
-    pub_entry tomb = pub.entries[i];
-    tomb.flags = JF_PUB_REMOVED;
-    entry_store(&pub.entries[i], &tomb);
+    static const pub_entry empty = {.flags = JF_PUB_EMPTY};
+    entry_store(&pub.entries[i], &empty);
+    free_slot(i);
     pub.live--;
-    pub.tombs++;
 }
 
-static void unpublish(uintptr_t start, uint64_t now_ns)
+/* CLOCK_MONOTONIC_COARSE: a few ns through the vDSO, and never ahead of
+ * CLOCK_MONOTONIC (it is the last tick's value of the same clock). */
+static uint64_t coarse_now_ns(void)
 {
-    uint32_t i = find_live(start);
-    if (i != UINT32_MAX)
-        retire(i, now_ns);
-    if (pub.tombs > 64 && pub.tombs > pub.live)
-        compact_entries();
+    struct timespec t;
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &t) != 0)
+        return 0;
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 void jf__pub_add(jf_live *const *regions, size_t n)
 {
     if (!pub.active)
         return;
+    pub.now_ns = coarse_now_ns();
     change_begin();
     for (size_t i = 0; i < n; i++)
         publish_one(regions[i]);
@@ -560,18 +550,22 @@ void jf__pub_remove(jf_live *const *regions, size_t n)
     uint64_t now = jf__monotonic_ns();
     change_begin();
     for (size_t i = 0; i < n; i++)
-        unpublish(regions[i]->start, now);
+        unpublish(regions[i], now);
     change_end();
 }
 
+/* A moved region is removed at its old address (the ring keeps it there)
+ * and published at its new one, in the same slot. */
 void jf__pub_move(jf_live *const *regions, const uintptr_t *old_starts, size_t n)
 {
+    (void)old_starts; /* each region's slot says where its entry is */
     if (!pub.active)
         return;
     uint64_t now = jf__monotonic_ns();
+    pub.now_ns = coarse_now_ns();
     change_begin();
     for (size_t i = 0; i < n; i++)
-        unpublish(old_starts[i], now);
+        unpublish(regions[i], now);
     for (size_t i = 0; i < n; i++)
         publish_one(regions[i]);
     change_end();

@@ -125,6 +125,7 @@ jf_live *jf__live_new(const jf_region *r, uint64_t group)
     l->n_lines = r->n_lines;
     l->cfi = NULL;
     memset(l->sink_handle, 0, sizeof l->sink_handle);
+    l->pub_slot = 0;
     if (r->n_lines && !(l->lines = copy_lines(r))) {
         jf__slab_free(l);
         jf__fail(JF_ENOMEM, "out of memory copying the line table of %s", r->name);

@@ -29,6 +29,7 @@ typedef struct jf_live {
     size_t n_lines;
     struct jf_cfi *cfi;  /* owned copy or NULL */
     void *sink_handle[JF_SINK_COUNT]; /* indexed like jf_stats.sink[] */
+    uint32_t pub_slot;   /* the published table's slot + 1, 0 if unpublished (src/published.c) */
     char name[];         /* sanitised */
 } jf_live;
 

@@ -5,11 +5,15 @@
  * identical with an even sequence number (no write began or ended between),
  * and its strings were read between the two. The read is consistent as a
  * whole when the header's generation did not move; otherwise it is retried,
- * a bounded number of times.
+ * a bounded number of times. Slots are in no order (the writer never moves
+ * an entry): the live regions are sorted here. A region's unwind
+ * description is rebuilt with the library's own checks and emitter
+ * (src/cfi.c), giving the bytes the jitdump sink would have written.
  */
 #define _GNU_SOURCE
 #include "table_reader.h"
 
+#include "cfi.h"
 #include "pub_layout.h"
 
 #include <errno.h>
@@ -53,8 +57,8 @@ static int check_header(const pub_header *h, uint64_t map_size, const tr_limits 
     if (h->version != JF_PUB_VERSION)
         return fail(err, cap, "table version %u (this reader knows %d)", h->version, JF_PUB_VERSION);
     if (h->entry_size != sizeof(pub_entry) || h->header_size < sizeof(pub_header))
-        return fail(err, cap, "table entry size %u or header size %u is not version 1's", h->entry_size,
-                    h->header_size);
+        return fail(err, cap, "table entry size %u or header size %u is not version %d's", h->entry_size,
+                    h->header_size, JF_PUB_VERSION);
     if (!within(h->entries_off, (uint64_t)h->entries_capacity * sizeof(pub_entry), map_size) ||
         !within(h->ring_off, (uint64_t)h->ring_capacity * sizeof(pub_entry), map_size) ||
         !within(h->heap_off, h->heap_capacity, map_size) || h->entries_off < h->header_size)
@@ -128,6 +132,7 @@ static char *copy_string(const raw_read *r, uint32_t off, uint32_t len, uint32_t
 
 static void free_region(tr_region *r)
 {
+    free(r->unwind);
     free(r->name);
     free(r->file);
     for (size_t k = 0; k < r->n_lines; k++)
@@ -167,6 +172,31 @@ static void copy_lines(const raw_read *r, const pub_entry *a, const tr_limits *l
     out->n_lines = 0;
 }
 
+enum { CFI_READ_MAX = 1u << 20, FDES_MAX = 1u << 16 };
+
+/* The unwinding data of a jitdump CODE_UNWINDING_INFO for entry a, from
+ * its unwind description: checked by the library's reader of that form,
+ * emitted by the library's emitter for a load of the region's size. Left
+ * out (NULL) when unsound. */
+static void copy_unwind(const raw_read *r, const pub_entry *a, tr_region *out)
+{
+    if (!a->cfi_len || a->cfi_len > CFI_READ_MAX || !within(a->cfi_off, a->cfi_len, r->h.heap_used))
+        return;
+    struct jf_cfi *cfi = jf__cfi_deserialize((const uint8_t *)r->heap + a->cfi_off, a->cfi_len, FDES_MAX);
+    size_t cap = cfi ? jf__cfi_max_image_size(cfi) : 0;
+    uint8_t *buf = cap ? malloc(cap) : NULL;
+    jf_eh_image img;
+    if (buf && jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, a->start, a->size, 0, buf, cap, &img) == 0 &&
+        img.eh_frame_size + img.hdr_size <= UINT32_MAX) {
+        out->unwind = buf;
+        out->unwind_len = (uint32_t)(img.eh_frame_size + img.hdr_size);
+        out->unwind_hdr_len = (uint32_t)img.hdr_size;
+    } else {
+        free(buf);
+    }
+    jf__cfi_free(cfi);
+}
+
 /* Turn slot i (copies a and b) into a region if it is stable, of the wanted
  * kind and sound. 1 kept, 0 skipped, -1 out of memory. */
 static int take_entry(const raw_read *r, const pub_entry *a, const pub_entry *b, uint32_t kind,
@@ -183,6 +213,9 @@ static int take_entry(const raw_read *r, const pub_entry *a, const pub_entry *b,
     out->size = a->size;
     out->line = a->line;
     out->removed_ns = a->removed_ns;
+    out->published_ns = a->published_ns;
+    out->published_gen = a->published_gen;
+    out->removed_gen = kind == JF_PUB_REMOVED ? a->removed_gen : 0;
     out->name = copy_string(r, a->name_off, a->name_len, lim->max_string);
     if (a->file_len)
         out->file = copy_string(r, a->file_off, a->file_len, lim->max_string);
@@ -191,19 +224,28 @@ static int take_entry(const raw_read *r, const pub_entry *a, const pub_entry *b,
         return 0;
     }
     copy_lines(r, a, lim, out);
+    copy_unwind(r, a, out);
     return 1;
 }
 
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+    return (a > b) - (a < b);
+}
+
+/* By start, the newest publication first among equal starts. */
 static int by_start(const void *x, const void *y)
 {
     const tr_region *a = x, *b = y;
-    return (a->start > b->start) - (a->start < b->start);
+    int c = cmp_u64(a->start, b->start);
+    return c ? c : cmp_u64(b->published_gen, a->published_gen);
 }
 
 static int by_removed(const void *x, const void *y)
 {
     const tr_region *a = x, *b = y;
-    return (a->removed_ns > b->removed_ns) - (a->removed_ns < b->removed_ns);
+    int c = cmp_u64(a->removed_gen, b->removed_gen);
+    return c ? c : cmp_u64(a->removed_ns, b->removed_ns);
 }
 
 static void free_regions(tr_region *v, size_t n)
@@ -213,7 +255,9 @@ static void free_regions(tr_region *v, size_t n)
     free(v);
 }
 
-/* A slot copied while the writer shifted the array can appear twice. */
+/* A region read in an inconsistent snapshot (removed from one slot,
+ * registered again in another while the slots were read) can appear twice:
+ * the newest publication is kept. */
 static size_t drop_duplicates(tr_region *v, size_t n)
 {
     size_t k = 0;
@@ -354,6 +398,60 @@ static int is_table_mapping(const char *line)
            strstr(line, " [anon:" JF_PUB_NAME "]\n") != NULL;
 }
 
+/* A writable private mapping with no name: where the table is when the
+ * library had no memfd and the kernel cannot name anonymous mappings. */
+static int is_unnamed_anonymous(const char *line)
+{
+    char perms[8];
+    unsigned long long off;
+    unsigned major, minor;
+    unsigned long inode;
+    int end = 0;
+    if (sscanf(line, "%*x-%*x %7s %llx %x:%x %lu %n", perms, &off, &major, &minor, &inode, &end) < 5 || !end)
+        return 0;
+    return perms[0] == 'r' && perms[1] == 'w' && inode == 0 && major == 0 && minor == 0 &&
+           (line[end] == '\n' || line[end] == '\0');
+}
+
+/* An unnamed mapping is the table if it starts with a published header
+ * that names this process and this mapping's size (signature written last). */
+static int holds_table(pid_t pid, uint64_t lo, uint64_t hi)
+{
+    pub_header h;
+    return hi - lo >= sizeof h && tr_read_process(&pid, lo, &h, sizeof h) == 0 &&
+           memcmp(h.signature, JF_PUB_SIGNATURE, sizeof h.signature) == 0 && h.pid == (uint32_t)pid &&
+           h.map_size == hi - lo;
+}
+
+enum { MAPS_LINES_MAX = 4000000, UNNAMED_PROBES_MAX = 4096 };
+
+/* Scan /proc/PID/maps once: the named mapping, else (probing at most
+ * UNNAMED_PROBES_MAX unnamed anonymous ones) one holding the table. */
+static int scan_maps(FILE *f, pid_t pid, uint64_t *base, uint64_t *size)
+{
+    char line[512];
+    int found = 0, probes = 0;
+    /* Lines are bounded by the kernel (a path is at most PATH_MAX), the
+     * count by this cap; a longer line is read in pieces and never matches
+     * a piece that does not start a line. */
+    int at_line_start = 1;
+    for (long n = 0; n < MAPS_LINES_MAX && found < 2 && fgets(line, sizeof line, f); n++) {
+        int starts = at_line_start;
+        at_line_start = strchr(line, '\n') != NULL;
+        unsigned long long lo, hi;
+        if (!starts || sscanf(line, "%llx-%llx", &lo, &hi) != 2 || hi <= lo)
+            continue;
+        int named = is_table_mapping(line);
+        if (named || (!found && probes < UNNAMED_PROBES_MAX && is_unnamed_anonymous(line) &&
+                      (probes++, holds_table(pid, lo, hi)))) {
+            *base = lo;
+            *size = hi - lo;
+            found = named ? 2 : 1;
+        }
+    }
+    return found;
+}
+
 int tr_find_table(pid_t pid, uint64_t *base, uint64_t *size, char *err, size_t err_cap)
 {
     char path[64];
@@ -361,27 +459,12 @@ int tr_find_table(pid_t pid, uint64_t *base, uint64_t *size, char *err, size_t e
     FILE *f = fopen(path, "re");
     if (!f)
         return fail(err, err_cap, "%s: %s", path, strerror(errno));
-    char line[512];
-    int found = 0;
-    /* Lines are bounded by the kernel (a path is at most PATH_MAX), the
-     * count by this cap; a longer line is read in pieces and never matches
-     * a piece that does not start a line. */
-    int at_line_start = 1;
-    for (long n = 0; n < 4000000 && !found && fgets(line, sizeof line, f); n++) {
-        int starts = at_line_start;
-        at_line_start = strchr(line, '\n') != NULL;
-        unsigned long long lo, hi;
-        if (starts && is_table_mapping(line) && sscanf(line, "%llx-%llx", &lo, &hi) == 2 && hi > lo) {
-            *base = lo;
-            *size = hi - lo;
-            found = 1;
-        }
-    }
+    int found = scan_maps(f, pid, base, size);
     fclose(f);
     if (!found)
         return fail(err, err_cap,
                     "process %ld has no published region table (no jitframes in it, a jitframes "
-                    "without the table, or jf_init not called)",
+                    "without the table, jf_init not called, or its memory is not readable by you)",
                     (long)pid);
     return 0;
 }

@@ -41,12 +41,17 @@ typedef struct tr_region {
     uint64_t removed_ns; /* removed regions: when (CLOCK_MONOTONIC) */
     tr_line *lines;   /* the line table, NULL if none (or unsound: left out) */
     size_t n_lines;
-    uint64_t published_ns; /* CLOCK_MONOTONIC lower bound of when it was published (0: unknown) */
-    uint64_t published_gen, removed_gen;
-    uint8_t *unwind;       /* a jitdump CODE_UNWINDING_INFO's data as src/jitdump.c writes it
-                            * (.eh_frame, then .eh_frame_hdr), NULL when none */
+    uint64_t published_ns; /* CLOCK_MONOTONIC, a lower bound of when it was published */
+    uint64_t published_gen, removed_gen; /* live for table generations [published_gen, removed_gen);
+                                          * removed_gen 0 while live */
+    /* The unwinding_data of a jitdump CODE_UNWINDING_INFO for this region,
+     * as src/jitdump.c writes it: .eh_frame then .eh_frame_hdr
+     * (JF_EH_LAYOUT_PERF_JITDUMP) for a load of `size` bytes; unwind_hdr_len
+     * is the .eh_frame_hdr part. NULL/0: no CFI, or what the table held was
+     * unsound. */
+    uint8_t *unwind;
     uint32_t unwind_len;
-    uint32_t unwind_hdr_len; /* the .eh_frame_hdr part */
+    uint32_t unwind_hdr_len;
 } tr_region;
 
 typedef struct tr_snapshot {
@@ -72,8 +77,13 @@ int tr_read_table(tr_read_fn read, void *ctx, uint64_t base, uint64_t map_size, 
 
 void tr_snapshot_free(tr_snapshot *s);
 
-/* Where process pid's table is mapped, from /proc/PID/maps (bounded). 0, or
- * -1 with a reason. */
+/* Where process pid's table is mapped, from /proc/PID/maps (bounded): the
+ * mapping named "jitframes-regions" (memfd, or named anonymous mapping),
+ * else an unnamed anonymous one that starts with the table's signature and
+ * a header naming pid and the mapping's size (the library's fallback when
+ * it has no memfd on a kernel that cannot name mappings: at most 4096 such
+ * mappings are probed, reading 128 bytes of each, which needs ptrace
+ * rights). 0, or -1 with a reason. */
 int tr_find_table(pid_t pid, uint64_t *base, uint64_t *size, char *err, size_t err_cap);
 
 /* A tr_read_fn for a live process (ctx: a pid_t *): process_vm_readv, or
