@@ -314,26 +314,39 @@ def inject(target, dump_fd, data, out_dir, perf):
     return jit, None
 
 
-def table_problem(pid):
-    """None when process pid's published table can be read, else why not."""
+def read_table(pid):
+    """(number of live regions, None) when process pid's published table
+    can be read, else (0, why not)."""
     p = cli("regions", str(pid), "--json", check=False)
-    return None if p.returncode == 0 else ((p.stderr or p.stdout).strip() or
-                                          "jitframes regions: exit status %d" % p.returncode)
+    if p.returncode != 0:
+        return 0, (p.stderr or p.stdout).strip() or "jitframes regions: exit status %d" % p.returncode
+    try:
+        return len(json.loads(p.stdout)["live"]), None
+    except (ValueError, KeyError, TypeError):
+        return 0, "jitframes regions: unreadable output"
 
 
 def choose_path(args):
-    """'memory' or 'channel' (--via auto: memory when the table reads)."""
+    """'memory' or 'channel'. --via auto: memory when the table can be read
+    and names something; the channel when it cannot, or names nothing while
+    the process listens (CPython's client registers nothing in standby)."""
     if args.via == "channel":
         return "channel"
-    why = table_problem(args.pid)
-    if why is None:
-        return "memory"
+    live, why = read_table(args.pid)
     if args.via == "memory":
-        fail("--via memory: " + why, 4)
-    if cli("status", str(args.pid), check=False).returncode != 0:
-        fail("process %d: its published table cannot be read (%s), and it has no control channel "
-             "(start it with JITFRAMES_CONTROL=1, or record as its user or root)" % (args.pid, why), 4)
-    return "channel"
+        if why:
+            fail("--via memory: " + why, 4)
+        return "memory"
+    if why is None and live > 0:
+        return "memory"
+    listens = cli("status", str(args.pid), check=False)
+    if listens.returncode == 0:
+        return "channel"
+    if why is None:
+        return "memory"  # nothing to name yet, and no channel: its table may fill
+    said = re.sub(r"^jitframes[^:]*: ", "", (listens.stderr or listens.stdout).strip())
+    why = re.sub(r"^jitframes[^:]*: (process \d+: )?", "", why)
+    fail("%s; its published table cannot be read either: %s" % (said, why), 4)
 
 
 def main():

@@ -219,8 +219,8 @@ static int write_jitdump(const table_options *o, const tr_snapshot *s)
 /* ---- --follow: read the table until stdin ends (table_follow.c) ---- */
 
 enum { FOLLOW_PERIOD_MS = 25 };
-#define FOLLOW_MAX_REGIONS ((size_t)1 << 20)
-#define FOLLOW_MAX_BYTES ((uint64_t)512 << 20)
+#define FOLLOW_MAX_REGIONS ((size_t)1 << 18)
+#define FOLLOW_MAX_BYTES ((uint64_t)256 << 20)
 
 static volatile sig_atomic_t follow_stop;
 
@@ -274,9 +274,10 @@ static void print_follow_summary(const tf_state *st, double seconds)
 {
     fprintf(stderr,
             "jitframes perfmap: followed process %ld for %.1f s: %zu reads (%zu failed, %zu not consistent), "
-            "%zu regions kept (%zu removed before a read saw them, %zu whose code could not be read)%s\n",
+            "%zu regions kept (%zu removed before a read saw them, %zu whose code could not be read, "
+            "%zu over %u MiB left out)%s\n",
             (long)st->pid, seconds, st->reads, st->failed_reads, st->inconsistent_reads, st->n_kept,
-            st->died_unseen, st->unread, st->full ? "; the bound on regions or bytes kept was reached: later "
+            st->died_unseen, st->unread, st->too_big, (unsigned)(TJ_CODE_MAX >> 20), st->full ? "; the bound on regions or bytes kept was reached: later "
                                                     "regions are not named" : "");
 }
 

@@ -50,19 +50,25 @@ void tf_free(tf_state *st)
     memset(st, 0, sizeof *st);
 }
 
-/* Bytes a kept region holds besides its code. */
+/* Bytes a kept region costs: what it holds, and its code (read, or zeros
+ * in the jitdump when it cannot be). */
 static uint64_t region_bytes(const tr_region *r)
 {
-    uint64_t n = sizeof *r + strlen(r->name) + 1 + (r->file ? strlen(r->file) + 1 : 0) + r->unwind_len;
+    uint64_t n = sizeof *r + r->size + strlen(r->name) + 1 + (r->file ? strlen(r->file) + 1 : 0) +
+                 r->unwind_len;
     for (size_t k = 0; k < r->n_lines; k++)
         n += sizeof r->lines[k] + (r->lines[k].file ? strlen(r->lines[k].file) + 1 : 0);
     return n;
 }
 
-/* Room for one more kept region within the bounds (bytes: what it holds). */
-static int room_for(tf_state *st, uint64_t bytes)
+/* Room for r, kept, within the bounds. */
+static int room_for(tf_state *st, const tr_region *r)
 {
-    if (st->n_kept >= st->max_regions || bytes > st->max_bytes - st->bytes) {
+    if (r->size > TJ_CODE_MAX) { /* no code is that big: a lie, not named */
+        st->too_big++;
+        return 0;
+    }
+    if (st->n_kept >= st->max_regions || region_bytes(r) > st->max_bytes - st->bytes) {
         st->full = 1;
         return 0;
     }
@@ -82,7 +88,7 @@ static int room_for(tf_state *st, uint64_t bytes)
 /* Take r out of its snapshot (the snapshot frees what is left: nothing). */
 static size_t keep(tf_state *st, tr_region *r, uint8_t *code, uint64_t ts, int unwind_ok)
 {
-    st->bytes += region_bytes(r) + (code ? r->size : 0);
+    st->bytes += region_bytes(r);
     st->kept[st->n_kept] = (tf_kept){*r, code, ts, unwind_ok};
     memset(r, 0, sizeof *r);
     return st->n_kept++;
@@ -176,7 +182,7 @@ static void take_removed(tf_state *st, tr_snapshot *s, const removal *rm)
             continue;
         if (r->removed_ns > newest)
             newest = r->removed_ns;
-        if (seen_before(st, r) >= 0 || !room_for(st, region_bytes(r)))
+        if (seen_before(st, r) >= 0 || !room_for(st, r))
             continue;
         uint64_t ts = load_time(st, rm, s->n_removed, r, r->removed_ns);
         keep(st, r, NULL, ts < r->removed_ns ? ts : r->removed_ns, 0);
@@ -188,8 +194,6 @@ static void take_removed(tf_state *st, tr_snapshot *s, const removal *rm)
 /* The code of r, read now; NULL if it cannot be (or is over the bounds). */
 static uint8_t *read_code(tf_state *st, const tr_region *r)
 {
-    if (r->size > TJ_CODE_MAX || r->size > st->max_bytes - st->bytes)
-        return NULL;
     uint8_t *code = malloc(r->size);
     if (code && tr_read_process(&st->pid, r->start, code, r->size) != 0) {
         free(code);
@@ -206,7 +210,7 @@ static void take_live(tf_state *st, tr_snapshot *s, const removal *rm, tf_live *
         tr_region *r = &s->live[i];
         long k = seen_before(st, r);
         if (k < 0) {
-            if (!room_for(st, region_bytes(r)))
+            if (!room_for(st, r))
                 continue;
             uint64_t ts = load_time(st, rm, s->n_removed, r, UINT64_MAX);
             uint8_t *code = read_code(st, r);

@@ -41,7 +41,8 @@ typedef struct tf_state {
     uint64_t ring_seen_ns;  /* removals up to this one were taken */
     size_t reads, failed_reads, inconsistent_reads;
     size_t died_unseen; /* taken from the removed ring, never seen live */
-    size_t unread;      /* seen live, code unreadable or over the byte bound */
+    size_t unread;      /* seen live, code unreadable */
+    size_t too_big;     /* left out: larger than TJ_CODE_MAX (a lie) */
     int full;           /* a bound was reached: later regions were not kept */
 } tf_state;
 

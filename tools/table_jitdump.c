@@ -59,15 +59,23 @@ static size_t nonce_size(const tr_region *r)
     return NONCE_SIZE + (4 - unpadded % 4) % 4;
 }
 
-/* The code_size of r's CODE_LOAD: its code and the nonce. */
-static uint64_t load_size(const tr_region *r)
+static int unwind_sound(const tr_region *r)
 {
-    return r->size + nonce_size(r);
+    return r->unwind && r->unwind_len && r->unwind_hdr_len <= r->unwind_len &&
+           r->unwind_len <= JD_MAX_RECORD_SIZE;
+}
+
+/* The code_size of r's CODE_LOAD: its code, then the nonce unless it goes
+ * with unwind data (the table's unwind data is laid out for a load of size
+ * bytes: perf places it after round8(code_size)). */
+static uint64_t load_size(const tr_region *r, int with_unwind)
+{
+    return r->size + (with_unwind ? 0 : nonce_size(r));
 }
 
 int tj_unwind_fits(const tr_region *r, uint64_t next_start)
 {
-    uint64_t end = r->start + round8(load_size(r)) + round8(r->unwind_len);
+    uint64_t end = r->start + round8(load_size(r, 1)) + round8(r->unwind_len);
     return next_start == 0 || next_start <= r->start || end <= next_start;
 }
 
@@ -160,29 +168,27 @@ static void write_unwinding_info(FILE *f, const tr_region *r, uint64_t ts)
 }
 
 /* code NULL: zeros in place of the code (it could not be read). */
+/* nonced: the code is followed by nonce (see load_size). */
 static void write_code_load(FILE *f, pid_t pid, const tr_region *r, const uint8_t *code, uint64_t index,
-                            uint64_t nonce, uint64_t ts)
+                            int nonced, uint64_t nonce, uint64_t ts)
 {
     size_t name_size = strlen(r->name) + 1;
-    put_prefix(f, JD_CODE_LOAD, LOAD_FIXED + name_size + load_size(r), ts);
+    put_prefix(f, JD_CODE_LOAD, LOAD_FIXED + name_size + load_size(r, !nonced), ts);
     put32(f, (uint32_t)pid);
     put32(f, (uint32_t)pid);
     put64(f, r->start);
     put64(f, r->start);
-    put64(f, load_size(r));
+    put64(f, load_size(r, !nonced));
     put64(f, index);
     fwrite(r->name, 1, name_size, f);
     if (code)
         fwrite(code, 1, r->size, f);
     else
         put_zeros(f, r->size);
-    put64(f, nonce);
-    put_zeros(f, nonce_size(r) - NONCE_SIZE);
-}
-
-static int unwind_sound(const tr_region *r)
-{
-    return r->unwind && r->unwind_len && r->unwind_hdr_len <= r->unwind_len && r->unwind_len <= JD_MAX_RECORD_SIZE;
+    if (nonced) {
+        put64(f, nonce);
+        put_zeros(f, nonce_size(r) - NONCE_SIZE);
+    }
 }
 
 long tj_write_entries(FILE *out, pid_t pid, const tj_entry *v, size_t n, char *err, size_t err_cap)
@@ -191,11 +197,12 @@ long tj_write_entries(FILE *out, pid_t pid, const tj_entry *v, size_t n, char *e
     write_header(out, pid, monotonic_ns());
     for (size_t i = 0; i < n; i++) {
         const tr_region *r = v[i].r;
-        if (v[i].unwind_ok && unwind_sound(r))
+        int with_unwind = v[i].unwind_ok && unwind_sound(r);
+        if (with_unwind)
             write_unwinding_info(out, r, v[i].ts);
         if (r->n_lines || (r->file && r->line))
             write_debug_info(out, r, v[i].ts);
-        write_code_load(out, pid, r, v[i].code, i + 1, mix64(seed + i), v[i].ts);
+        write_code_load(out, pid, r, v[i].code, i + 1, !with_unwind, mix64(seed + i), v[i].ts);
     }
     if (ferror(out)) {
         snprintf(err, err_cap, "write error");

@@ -23,7 +23,7 @@ for _ in $(seq 2400); do "$tool" status "$pid" --json | grep -q '"live_regions":
 left() { ls /tmp/perf-$pid.map "$work/jit-$pid.dump" "$work"/jitted-$pid-*.so 2>/dev/null; }
 [ -z "$(left)" ] || fail "standby wrote: $(left)"
 # 1 s of luajit's CPU time, however long that takes on a busy machine.
-record_cpu "$work/out" 1000 || { cat "$work/out.log"; fail "record"; }
+record_cpu "$work/out" 1000 --via channel || { cat "$work/out.log"; fail "record"; }
 cat "$work/out.log"
 grep -qE '"TRACE_[0-9]+::[^"]*hot\.lua:[0-9]+' "$work/out/flamegraph.html" || fail "the flame graph names no trace"
 "$tool" status "$pid" --json | grep -q '"enabled": \[\]' || fail "sinks left on"
