@@ -114,17 +114,18 @@ static void put_line(FILE *f, uint64_t addr, uint32_t line, const char *file)
     fwrite(file, 1, strlen(file) + 1, f);
 }
 
-/* Line i of r's table (i == n_lines: its first line, as the closing entry). */
-static void line_at(const tr_region *r, size_t i, uint64_t *addr, uint32_t *line, const char **file)
+/* Line i of r's table (i == n_lines: its last line again, closing the
+ * code_size bytes of its CODE_LOAD at end). */
+static void line_at(const tr_region *r, uint64_t end, size_t i, uint64_t *addr, uint32_t *line, const char **file)
 {
     if (r->n_lines == 0) {
-        *addr = i ? r->start + r->size : r->start;
+        *addr = i ? end : r->start;
         *line = r->line;
         *file = r->file;
         return;
     }
     const tr_line *l = &r->lines[i < r->n_lines ? i : r->n_lines - 1];
-    *addr = i < r->n_lines ? r->start + l->offset : r->start + r->size;
+    *addr = i < r->n_lines ? r->start + l->offset : end;
     *line = l->line;
     *file = l->file ? l->file : r->file ? r->file : "??";
 }
@@ -132,14 +133,15 @@ static void line_at(const tr_region *r, size_t i, uint64_t *addr, uint32_t *line
 /* The region's line table (or its first line over all of it), closed by an
  * entry at its end (perf gives the last entry's range no line:
  * docs/formats.md). */
-static void write_debug_info(FILE *f, const tr_region *r, uint64_t ts)
+static void write_debug_info(FILE *f, const tr_region *r, uint64_t code_size, uint64_t ts)
 {
+    uint64_t end = r->start + code_size;
     size_t n = (r->n_lines ? r->n_lines : 1) + 1, bytes = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t addr;
         uint32_t line;
         const char *file;
-        line_at(r, i, &addr, &line, &file);
+        line_at(r, end, i, &addr, &line, &file);
         bytes += 16 + strlen(file) + 1;
     }
     put_prefix(f, JD_CODE_DEBUG_INFO, JD_PREFIX_SIZE + 16 + bytes, ts);
@@ -149,7 +151,7 @@ static void write_debug_info(FILE *f, const tr_region *r, uint64_t ts)
         uint64_t addr;
         uint32_t line;
         const char *file;
-        line_at(r, i, &addr, &line, &file);
+        line_at(r, end, i, &addr, &line, &file);
         put_line(f, addr, line, file);
     }
 }
@@ -201,7 +203,7 @@ long tj_write_entries(FILE *out, pid_t pid, const tj_entry *v, size_t n, char *e
         if (with_unwind)
             write_unwinding_info(out, r, v[i].ts);
         if (r->n_lines || (r->file && r->line))
-            write_debug_info(out, r, v[i].ts);
+            write_debug_info(out, r, load_size(r, with_unwind), v[i].ts);
         write_code_load(out, pid, r, v[i].code, i + 1, !with_unwind, mix64(seed + i), v[i].ts);
     }
     if (ferror(out)) {
