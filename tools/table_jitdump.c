@@ -195,8 +195,10 @@ static void write_code_load(FILE *f, pid_t pid, const tr_region *r, const uint8_
 
 long tj_write_entries(FILE *out, pid_t pid, const tj_entry *v, size_t n, char *err, size_t err_cap)
 {
-    uint64_t seed = mix64(monotonic_ns() ^ ((uint64_t)getpid() << 32));
-    write_header(out, pid, monotonic_ns());
+    uint64_t seed = mix64(monotonic_ns() ^ ((uint64_t)getpid() << 32)), first = monotonic_ns();
+    for (size_t i = 0; i < n; i++) /* no record older than the header (jitframes check warns) */
+        first = v[i].ts < first ? v[i].ts : first;
+    write_header(out, pid, first);
     for (size_t i = 0; i < n; i++) {
         const tr_region *r = v[i].r;
         int with_unwind = v[i].unwind_ok && unwind_sound(r);

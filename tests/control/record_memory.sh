@@ -50,8 +50,12 @@ check_memory_run() {
 pid=$!; pids+=("$pid")
 for _ in $(seq 400); do "$tool" regions "$pid" 2>/dev/null | grep -q '^4 live regions' && break; sleep 0.05; done
 "$tool" status "$pid" >/dev/null 2>&1 && fail "minijit: a control channel although nothing asked for one"
-record_cpu "$work/mj" 2000 || { cat "$work/mj.log"; fail "record minijit"; }
+record_cpu "$work/mj" 2000 --keep || { cat "$work/mj.log"; fail "record minijit"; }
 check_memory_run minijit "$work/mj"
+# The jitdump written from memory (kept): valid, no warning, the table's unwind data in it.
+"$tool" check "$work/mj/jit/jit-$pid.dump" >"$work/mj.check" 2>&1 || fail "minijit: jitframes check: $(cat "$work/mj.check")"
+grep -q 'valid jitdump: .*(4 loads, 4 with unwind info, 4 with line info' "$work/mj.check" ||
+  fail "minijit: the jitdump from memory: $(cat "$work/mj.check")"
 grep -qE '"mj_(frameless|framed|stencils|lines)"' "$work/mj/flamegraph.html" || fail "minijit: flame graph names no JIT function"
 perf script -i "$work/mj/perf.jit.data" -F ip,sym,srcline --pid "$pid" 2>/dev/null >"$work/mj.script"
 awk '$2 == "mj_lines" { getline; t++; if ($1 ~ /^minijit_program\.mj:[0-9]+$/) ok++ }
