@@ -10,10 +10,12 @@
 #   and frame-pointer chains through them reaching main (in standby its
 #   trampolines are packed: no room for unwind data after them in perf's
 #   mapping, through the channel as here, so DWARF chains stop there).
-# - jit_churn (64 functions, each retired and moved after about as long as
-#   the poller waits between reads): code registered and removed again during the recording, at
-#   addresses reused by the next functions, each sample named after the
-#   ground truth's function live at that address at its time.
+# - jit_churn (2 functions, each retired and moved after ~1.4 ms of CPU,
+#   far less than the 25 ms between two reads of the table: most are only
+#   ever seen in its ring of removals): code registered and removed again
+#   during the recording, at two addresses reused by every other function,
+#   each sample named after the ground truth's function live at that
+#   address at its time.
 # - table_liar: a process rewriting its table with lies ("../" names, sizes
 #   of 2^40, counts beyond the mapping): record ends in bounded time and
 #   creates files only in its output directory.
@@ -87,12 +89,14 @@ kill "$pid"
 
 # --- jit_churn: code that dies during the recording --------------------------
 mkfifo "$work/churn.in"
-"${plain[@]}" "$churn" 64 0 "$work/truth.log" <"$work/churn.in" >"$work/churn.out" 2>&1 &
+"${plain[@]}" "$churn" 2 0 "$work/truth.log" 1000000 <"$work/churn.in" >"$work/churn.out" 2>&1 &
 pid=$!; pids+=("$pid")
 exec 3>"$work/churn.in"
 for _ in $(seq 400); do grep -q '^pid' "$work/churn.out" && break; sleep 0.05; done
 record_cpu "$work/ch" 1500 --call-graph fp || { cat "$work/ch.log"; fail "record jit_churn"; }
 check_memory_run jit_churn "$work/ch"
+unseen=$(sed -n 's/.* regions kept (\([0-9]*\) removed before a read saw them.*/\1/p' "$work/ch.log")
+[ "${unseen:-0}" -ge 100 ] || fail "jit_churn: ${unseen:-no} regions taken from the ring of removals (100 wanted)"
 exec 3>&-
 wait "$pid" || fail "jit_churn failed"
 perf script -i "$work/ch/perf.jit.data" -F time,ip,sym --ns -G --pid "$pid" 2>/dev/null >"$work/ch.script"
