@@ -468,7 +468,7 @@ def record_from_memory(args, target, out_dir, perf):
         else:
             problems.append("no perf.jit.data: " + why)
     path = "memory (%s)" % re.sub(r"^jitframes perfmap: ", "", followed) if dump else "memory"
-    return report(args, out_dir, perf, read, seconds, path, problems)
+    return report(args, analyse(args, out_dir, perf, read, seconds), path, problems)
 
 
 def record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told):
@@ -502,23 +502,31 @@ def record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told):
             read = jit
         else:
             problems.append("no perf.jit.data: " + why)
+    # perf script reads the perf map where the process wrote it: before the clean-up.
+    result = analyse(args, out_dir, perf, read, seconds)
     if not args.keep:  # what this recording caused, outside out_dir
         for path, why in jfrecord_target.clean_up(target, files):
             problems.append("left %s: %s" % (path, why))
     if told:
         problems.append("process %d's answers contradict the kernel (%s)" % (args.pid, ", ".join(told)))
     path = "channel (sinks turned on: %s)" % (",".join(turned_on) or "none")
-    return report(args, out_dir, perf, read, seconds, path, problems)
+    return report(args, result, path, problems)
 
 
-def report(args, out_dir, perf, read, seconds, path, problems):
-    """The flame graph and the summary; exit status 1 with problems."""
+def analyse(args, out_dir, perf, read, seconds):
+    """perf script's samples and the flame graph page: what report prints."""
     script_out = perf_script(read, "ip,sym,dso", perf, None if args.children else args.pid)
     children = 0 if args.children else sum(
         1 for line in perf_script(read, "pid", perf).split() if line != str(args.pid))
     title = "process %d, %.1f s (jitframes record)" % (args.pid, seconds)
     names_only = re.sub(r"[ \t]+\([^()\n]*\)$", "", script_out, flags=re.M)  # flamegraph.py reads "ip sym"
     page = write_flamegraph(args, names_only, out_dir, title)
+    return script_out, children, page, read, seconds
+
+
+def report(args, result, path, problems):
+    """The summary, the path taken and the problems; exit status 1 with problems."""
+    script_out, children, page, read, seconds = result
     print_summary(args, script_out, seconds, read, page)
     print("  via %s" % path)
     if children:
