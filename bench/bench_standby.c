@@ -1,14 +1,21 @@
 /*
  * Standby: what a region costs when jitframes is initialised with no sink
- * (the registry keeps it, nothing is written), against the same
- * registrations with the perf map and the jitdump on, and what turning a
- * sink on later costs: jf_enable replaying every live region (what a
- * profiler attaching to a running process waits for). Median of 5 rounds
- * in a rotating order; the regions are fake (never executed), 64 bytes
- * apart, so the jitdump copies readable bytes. Standby is measured with the
- * published table (the default) and without it (JF_CONFIG_NO_TABLE), and
- * the table's resident memory per region is reported.
- * Usage: bench_standby [N]   (default 100000)
+ * (the registry keeps it and publishes it in the region table, nothing is
+ * written), against the same registrations without the table
+ * (JF_CONFIG_NO_TABLE), with the perf map and with the jitdump on, and what
+ * turning a sink on later costs: jf_enable replaying every live region
+ * (what a profiler attaching to a running process waits for). Median of 5
+ * rounds in a rotating order, side by side in one run; registrations in
+ * ascending address order and in a random order (a multi-threaded JIT, an
+ * arena reused). The regions are fake (never executed), 64 bytes apart, so
+ * the jitdump copies readable bytes; names are formatted before the timed
+ * loop. The table's resident memory per region is reported.
+ *
+ * Instruction counts, which a loaded machine cannot blur: bench/standby_cost.sh
+ * runs one variant at a time under callgrind (--only, below) and prints
+ * them beside these timings.
+ * Usage: bench_standby [N] [--only table|no-table] [--order up|random]
+ *        (default 100000 regions, every variant, both orders)
  */
 #define _GNU_SOURCE
 #include "jitframes.h"
@@ -21,9 +28,11 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { ROUNDS = 5, REGION = 64 };
+enum { ROUNDS = 5, REGION = 64, NAME = 32 };
 
 static uint8_t *code;
+static char *names;     /* NAME bytes per region: "jit_fn_N" */
+static size_t *place;   /* registration i goes to code + place[i] * REGION */
 static char dump_dir[] = "/tmp/jf-bench-standby.XXXXXX";
 
 static void start(unsigned sinks, unsigned flags)
@@ -46,29 +55,42 @@ static void stop(void)
     unlink(path);
 }
 
-/* Seconds to register n regions one by one. */
-static double register_all(size_t n)
+/* Seconds to register n regions one by one, in the order of place[].
+ * Not inlined: standby_cost.sh counts its instructions by name. */
+__attribute__((noinline)) double register_all(size_t n);
+__attribute__((noinline)) double register_all(size_t n)
 {
-    char name[32];
     double t0 = bench_now_seconds();
     for (size_t i = 0; i < n; i++) {
         jf_region r = JF_REGION_INIT;
-        r.addr = code + i * REGION;
+        r.addr = code + place[i] * REGION;
         r.size = REGION;
-        snprintf(name, sizeof name, "jit_fn_%zu", i);
-        r.name = name;
+        r.name = names + place[i] * NAME;
         if (jf_register(&r) != 0)
             bench_die(jf_last_error());
     }
     return bench_now_seconds() - t0;
 }
 
+/* Ascending addresses, or a fixed random permutation of them. */
+static void set_order(size_t n, int random_order)
+{
+    for (size_t i = 0; i < n; i++)
+        place[i] = i;
+    srand(25);
+    for (size_t i = n - 1; random_order && i > 0; i--) {
+        size_t j = ((size_t)rand() * ((size_t)RAND_MAX + 1) + (size_t)rand()) % (i + 1);
+        size_t t = place[i];
+        place[i] = place[j];
+        place[j] = t;
+    }
+}
+
 /* Resident bytes of the published table's mapping, from /proc/self/smaps. */
-static size_t table_resident_bytes(void)
+static size_t table_resident_bytes(size_t *mapped)
 {
     const void *addr;
-    size_t size;
-    if (jf_published_table(&addr, &size) != 0)
+    if (jf_published_table(&addr, mapped) != 0)
         return 0;
     FILE *f = fopen("/proc/self/smaps", "r");
     char line[512];
@@ -86,57 +108,96 @@ static size_t table_resident_bytes(void)
     return kib * 1024;
 }
 
-enum { VARIANTS = 4, STANDBY = 0, STANDBY_NO_TABLE = 3 };
-static size_t table_bytes;
+enum { STANDBY, STANDBY_NO_TABLE, PERFMAP, JITDUMP, VARIANTS };
+static const char *const variant_names[VARIANTS] = {"standby (table)", "standby, no table", "perfmap",
+                                                     "jitdump"};
+static size_t table_bytes, table_mapped;
 
 /* One round of variant v: ns per registration (and, for standby, the
  * seconds jf_enable(perf map) then took to replay all n, in *enable_s). */
 static double run(int v, size_t n, double *enable_s)
 {
-    static const unsigned sinks[VARIANTS] = {0, JF_SINK_PERFMAP, JF_SINK_JITDUMP, 0};
+    static const unsigned sinks[VARIANTS] = {0, 0, JF_SINK_PERFMAP, JF_SINK_JITDUMP};
     start(sinks[v], v == STANDBY_NO_TABLE ? JF_CONFIG_NO_TABLE : 0);
     double s = register_all(n);
-    if (v == STANDBY)
-        table_bytes = table_resident_bytes();
-    if (v == 0) {
-        double t0 = bench_now_seconds();
-        if (jf_enable(JF_SINK_PERFMAP) != 0)
-            bench_die(jf_last_error());
-        *enable_s = bench_now_seconds() - t0;
+    if (v == STANDBY) {
+        table_bytes = table_resident_bytes(&table_mapped);
+        if (enable_s) {
+            double t0 = bench_now_seconds();
+            if (jf_enable(JF_SINK_PERFMAP) != 0)
+                bench_die(jf_last_error());
+            *enable_s = bench_now_seconds() - t0;
+        }
     }
     stop();
     return s / (double)n * 1e9;
 }
 
-int main(int argc, char **argv)
+/* Medians of `variants` measured in rotating rounds. */
+static void measure(const int *variants, int k, size_t n, double *med, double *enable_med)
 {
-    size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 100000;
-    if (n == 0 || !mkdtemp(dump_dir))
-        bench_die("bench_standby: setup");
-    code = calloc(n, REGION);
-    if (!code)
-        bench_die("calloc");
-    static const char *const names[VARIANTS] = {"standby (no sink)", "perfmap", "jitdump",
-                                                 "standby, no table"};
     double ns[VARIANTS][ROUNDS], enable[ROUNDS];
     for (int r = 0; r < ROUNDS; r++)
-        for (int k = 0; k < VARIANTS; k++) {
-            int v = (k + r) % VARIANTS;
+        for (int j = 0; j < k; j++) {
+            int v = variants[(j + r) % k];
             ns[v][r] = run(v, n, &enable[r]);
         }
-    double med[VARIANTS];
-    for (int v = 0; v < VARIANTS; v++)
-        med[v] = bench_median(ns[v], ROUNDS);
-    printf("registration of %zu regions, median of %d rotating rounds:\n", n, ROUNDS);
-    for (int v = 0; v < VARIANTS; v++)
-        printf("  %-18s %8.1f ns per region  (standby / this: %.3f)\n", names[v], med[v],
-               med[0] / med[v]);
-    printf("  published table: standby / standby without it = %.3f (target <= 1.2); "
-           "%zu bytes resident, %.1f per region (64-byte entry + name \"jit_fn_N\")\n",
-           med[STANDBY] / med[STANDBY_NO_TABLE], table_bytes, (double)table_bytes / (double)n);
-    printf("  jf_enable(perfmap) after standby: %.1f ms to replay %zu live regions (%.0f ns each)\n",
-           bench_median(enable, ROUNDS) * 1e3, n, bench_median(enable, ROUNDS) / (double)n * 1e9);
+    for (int j = 0; j < k; j++)
+        med[variants[j]] = bench_median(ns[variants[j]], ROUNDS);
+    if (enable_med)
+        *enable_med = bench_median(enable, ROUNDS);
+}
+
+static void report(const char *order, const int *variants, int k, const double *med)
+{
+    printf("registration in %s address order, median of %d rotating rounds:\n", order, ROUNDS);
+    for (int j = 0; j < k; j++)
+        printf("  %-18s %8.1f ns per region\n", variant_names[variants[j]], med[variants[j]]);
+    printf("  published table: standby / standby without it = %.3f (target <= 1.2)\n",
+           med[STANDBY] / med[STANDBY_NO_TABLE]);
+}
+
+int main(int argc, char **argv)
+{
+    size_t n = 100000;
+    int only = -1, order = -1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = strcmp(argv[++i], "no-table") == 0 ? STANDBY_NO_TABLE : STANDBY;
+        else if (strcmp(argv[i], "--order") == 0 && i + 1 < argc)
+            order = strcmp(argv[++i], "random") == 0;
+        else
+            n = strtoul(argv[i], NULL, 10);
+    }
+    code = calloc(n ? n : 1, REGION);
+    names = malloc((n ? n : 1) * NAME);
+    place = malloc((n ? n : 1) * sizeof *place);
+    if (n == 0 || !mkdtemp(dump_dir) || !code || !names || !place)
+        bench_die("bench_standby: setup");
+    for (size_t i = 0; i < n; i++)
+        snprintf(names + i * NAME, NAME, "jit_fn_%zu", i);
+    if (only >= 0) { /* one round of one variant, for callgrind */
+        set_order(n, order == 1);
+        run(only, n, NULL);
+    } else {
+        double med[VARIANTS], enable_s;
+        static const int all[] = {STANDBY, STANDBY_NO_TABLE, PERFMAP, JITDUMP};
+        static const int standby_pair[] = {STANDBY, STANDBY_NO_TABLE};
+        set_order(n, 0);
+        measure(all, 4, n, med, &enable_s);
+        report("ascending", all, 4, med);
+        printf("  jf_enable(perfmap) after standby: %.1f ms to replay %zu live regions (%.0f ns each)\n",
+               enable_s * 1e3, n, enable_s / (double)n * 1e9);
+        set_order(n, 1);
+        measure(standby_pair, 2, n, med, NULL);
+        report("random", standby_pair, 2, med);
+        printf("table: %zu bytes resident for %zu regions, %.1f per region (96-byte entry + name "
+               "\"jit_fn_N\" + NUL); %zu bytes of address space\n",
+               table_bytes, n, (double)table_bytes / (double)n, table_mapped);
+    }
     rmdir(dump_dir);
     free(code);
+    free(names);
+    free(place);
     return 0;
 }

@@ -1,13 +1,17 @@
 /*
  * libFuzzer target: random and adversarial published tables
  * (src/pub_layout.h) fed to the readers root runs against a hostile
- * process: tools/table_reader.c (the whole table) and tools/table_lookup.c
- * (one pc, the eBPF program's user-space twin). The input's first byte
- * picks after how many reads the "target" starts answering from a mutated
- * copy (a writer racing the reader); the next 8 are a pc; the rest is the
- * mapping. Both readers must stay in bounds, end, and return only sound
- * regions: names without control characters, inside the mapping's strings,
- * the live list sorted without duplicates, a found region holding the pc.
+ * process: tools/table_reader.c (the whole table, unwind descriptions
+ * rebuilt by the library's checks and emitter) and tools/table_lookup.c
+ * (the eBPF sampler's twin: the generation read at sample time, the pc
+ * resolved afterwards). The input's first byte picks after how many reads
+ * the "target" starts answering from a mutated copy (a writer racing the
+ * reader); the next 8 are a pc; the rest is the mapping. Readers must stay
+ * in bounds, end, and return only sound regions: names without control
+ * characters, inside the mapping's strings, the live list sorted without
+ * duplicates, unwind data within what was emitted, a resolved region
+ * holding the pc and live at the generation.
+ * Seeds: fuzz/corpus-table, written by make_table_corpus.py.
  */
 #include "table_lookup.h"
 #include "table_reader.h"
@@ -43,25 +47,41 @@ static void check_name(const char *s)
             abort();
 }
 
+static void check_region(const tr_region *r)
+{
+    check_name(r->name);
+    if ((r->unwind == NULL) != (r->unwind_len == 0) || r->unwind_hdr_len > r->unwind_len)
+        abort();
+    if (r->unwind_len) /* every byte readable (ASan checks) */
+        (void)(volatile uint8_t)r->unwind[r->unwind_len - 1];
+}
+
 static void check_snapshot(const tr_snapshot *s)
 {
     for (size_t i = 0; i < s->n_live; i++) {
-        check_name(s->live[i].name);
+        check_region(&s->live[i]);
         if (i && s->live[i].start <= s->live[i - 1].start)
             abort();
     }
     for (size_t i = 0; i < s->n_removed; i++)
-        check_name(s->removed[i].name);
+        check_region(&s->removed[i]);
 }
 
-static void lookup(fake_target *t, uint64_t pc)
+static int live_at(const tr_region *r, uint64_t g)
 {
-    tr_hit hit;
-    if (tr_lookup_pc(fake_read, t, BASE, t->size, pc, &hit) == TR_FOUND) {
-        check_name(hit.name);
-        if (pc < hit.start || pc - hit.start >= hit.size)
-            abort();
-    }
+    return r->published_gen <= g && (r->removed_gen == 0 || r->removed_gen > g);
+}
+
+/* The twin: the generation "at sample time", then the pc resolved. */
+static void lookup(fake_target *t, const tr_snapshot *s, uint64_t pc)
+{
+    uint64_t g;
+    if (tr_sample_generation(fake_read, t, BASE, t->size, &g) != TR_FOUND)
+        g = s->generation;
+    const tr_region *r = tr_resolve(s, pc, g);
+    if (r && (pc < r->start || pc - r->start >= r->size ||
+              !(live_at(r, g) || ((g & 1) && (live_at(r, g - 1) || live_at(r, g + 1))))))
+        abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -86,11 +106,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (tr_read_table(fake_read, &t, BASE, t.size, &lim, &s, err, sizeof err) == 0) {
         check_snapshot(&s);
         for (size_t i = 0; i < s.n_live && i < 8; i++)
-            lookup(&t, s.live[i].start + s.live[i].size / 2);
+            lookup(&t, &s, s.live[i].start + s.live[i].size / 2);
+        t.reads = 0;
+        lookup(&t, &s, pc);
         tr_snapshot_free(&s);
     }
-    t.reads = 0;
-    lookup(&t, pc);
     free(mutated);
     return 0;
 }

@@ -221,8 +221,9 @@ JF_API int jf_parse_sinks(const char *list, unsigned *sinks_out);
  * the other requested sinks are still enabled.
  * Standby: initialised with no sink, the library writes nothing at all (no
  * file, no directory) and only keeps the registry and its published table
- * (below): ~90 ns per jf_register without the table, which adds 20-40%
- * (bench/bench_standby prints both), against ~150 with the perf map; jf_enable then
+ * (below): ~90 ns per jf_register without the table, which adds at most
+ * 20% in instructions in any address order (bench/standby_cost.sh prints
+ * both), against ~150 with the perf map; jf_enable then
  * replays 100,000 live regions into the perf map in ~6 ms.
  */
 JF_API int jf_enable(unsigned sinks);
@@ -736,8 +737,9 @@ JF_API uint64_t jf_jitdump_overlaps(void);
 /* ------------------------------------------------------------------------ */
 /*
  * From jf_init (standby included) to the last jf_shutdown, every live region
- * (address, size, name, source file, first line, line table) and the last 4096
- * removed ones (with their removal time) are kept in a table another
+ * (address, size, name, source file, first line, line table, unwind rules,
+ * when it was published) and the last 4096 removed ones (with their removal
+ * time) are kept in a table another
  * process may read from this one's memory when the kernel lets it ptrace it:
  * `jitframes regions PID`, `jitframes perfmap PID`, `jitframes record PID`
  * (which follows it while perf records), an eBPF profiler. No

@@ -42,12 +42,20 @@
  * look up ELF symbols. Declared in jitframes.h. */
 JF_API const void *volatile jf_region_table;
 
-/* Sizes of the reservation; halved (to a floor) while the kernel refuses. */
+/* Sizes of the mapping: it starts at ~20 MiB of address space (nothing
+ * resident until touched: ~110 bytes per region with a short name) and
+ * grows fourfold into a new mapping when full, up to ENTRIES_MAX (~160
+ * MiB). Growing copies the table (amortised O(1), but +33 instructions per
+ * registration over the first 100,000 when it started at 16,384 entries):
+ * the start is sized so that most processes never grow. A first mapping
+ * the kernel refuses is tried smaller, down to ENTRIES_MIN. */
 enum {
-    ENTRIES_MAX = 1u << 20,  /* 64 MiB of address space */
+    GROWTH = 4,
+    ENTRIES_START = 1u << 17, /* 12 MiB of entries, 8 MiB of heap */
+    ENTRIES_MAX = 1u << 20,   /* 96 MiB of entries, 64 MiB of heap */
+    ENTRIES_MIN = 1u << 14,   /* ~2.9 MiB in all */
     RING = 4096,
-    HEAP_PER_ENTRY = 128,    /* 128 MiB of address space */
-    ENTRIES_MIN = 1u << 12,
+    HEAP_PER_ENTRY = 64,
     SHRINK_SLACK = 1u << 20, /* heap garbage tolerated before compacting */
     FILE_MAX = 4096,         /* a longer source file name is cut */
     LINES_MAX = 65536,       /* a region with more lines publishes none */
@@ -65,11 +73,11 @@ typedef struct pub_state {
     uint32_t *free_slots;     /* freed slots, reused last freed first */
     uint32_t n_free, free_cap;
     uint32_t heap_cap, heap_used;
-    uint64_t heap_referenced; /* bytes of strings live and ring entries use */
+    uint64_t heap_garbage;    /* heap bytes no entry uses (left by the ring's overwrites) */
     uint64_t ring_written;
     uint64_t generation;
-    uint64_t now_ns;          /* published_ns of the change under way */
     size_t entries_ready, heap_ready; /* bytes populated ahead of use */
+    uint32_t slots_ready;     /* entries_ready in slots */
     int active;               /* published: between jf__pub_start and jf__pub_stop */
     int error;                /* why there is no table (JF_E*), 0 if there is */
     char why[256];
@@ -98,12 +106,14 @@ static void change_begin(void)
     __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-static void change_end(void)
+/* removed: the change removed regions (the ring moved). */
+static inline void change_end(int removed)
 {
     __atomic_store_n(&pub.h->entries_used, pub.used, __ATOMIC_RELAXED);
     __atomic_store_n(&pub.h->live_count, pub.live, __ATOMIC_RELAXED);
     __atomic_store_n(&pub.h->heap_used, pub.heap_used, __ATOMIC_RELAXED);
-    __atomic_store_n(&pub.h->ring_written, pub.ring_written, __ATOMIC_RELAXED);
+    if (removed)
+        __atomic_store_n(&pub.h->ring_written, pub.ring_written, __ATOMIC_RELAXED);
     __atomic_store_n(&pub.h->generation, ++pub.generation, __ATOMIC_RELEASE);
 }
 
@@ -195,6 +205,11 @@ static void write_header(void)
     h->ring_capacity = RING;
     h->heap_off = (uint64_t)((unsigned char *)pub.heap - pub.base);
     h->heap_capacity = pub.heap_cap;
+    h->generation = pub.generation;
+    h->entries_used = pub.used;
+    h->live_count = pub.live;
+    h->ring_written = pub.ring_written;
+    h->heap_used = pub.heap_used;
     /* A reader that sees the signature sees everything above. */
     __atomic_thread_fence(__ATOMIC_RELEASE);
     memcpy(h->signature, JF_PUB_SIGNATURE, sizeof h->signature);
@@ -208,9 +223,12 @@ static void reset_kept_table(void)
 {
     size_t ring_used = pub.ring_written < RING ? (size_t)pub.ring_written : RING;
     memset(pub.ring, 0, ring_used * sizeof(pub_entry));
+    static const pub_entry empty = {.flags = JF_PUB_EMPTY};
+    for (uint32_t i = 0; i < pub.used; i++) /* publish_one expects free slots zeroed */
+        entry_store(&pub.entries[i], &empty);
     pub.used = pub.live = pub.n_free = 0;
     pub.heap_used = 0;
-    pub.heap_referenced = pub.ring_written = 0;
+    pub.heap_garbage = pub.ring_written = 0;
     pub.h->flags = 0;
     pub.h->dropped = 0;
     pub.why[0] = '\0';
@@ -227,7 +245,7 @@ void jf__pub_start(void)
     } else {
         memset(&pub, 0, sizeof pub);
         unsigned char *base = NULL;
-        for (uint32_t cap = ENTRIES_MAX; cap >= ENTRIES_MIN && !base; cap /= 8) {
+        for (uint32_t cap = ENTRIES_START; cap >= ENTRIES_MIN && !base; cap /= 8) {
             layout(cap);
             base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
         }
@@ -285,6 +303,43 @@ static void drop(const char *why)
     __atomic_store_n(&pub.h->flags, pub.h->flags | JF_PUB_INCOMPLETE, __ATOMIC_RELEASE);
 }
 
+/* ---- Growing ------------------------------------------------------------- */
+
+/* Grow the table fourfold: a new mapping (same name) with the entries,
+ * the ring and the heap copied at the same offsets within their areas,
+ * published (signature, symbol) before the old one is unpublished and
+ * unmapped. A reader that held the old address fails its read and finds
+ * the table again (tr_read_pid does). O(n) once per growth, a third of an
+ * entry copied per registration overall: amortised O(1). Called during a
+ * change: the new header carries the odd generation. 0, or -1 (the old
+ * table stays) when at ENTRIES_MAX or without memory. */
+static int grow(void)
+{
+    if (pub.cap >= ENTRIES_MAX)
+        return -1;
+    pub_state old = pub;
+    layout(pub.cap * GROWTH < ENTRIES_MAX ? pub.cap * GROWTH : ENTRIES_MAX);
+    unsigned char *base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
+    if (!base) {
+        pub = old;
+        return -1;
+    }
+    attach(base);
+    memcpy(pub.entries, old.entries, (size_t)old.used * sizeof(pub_entry));
+    memcpy(pub.ring, old.ring, (size_t)(old.ring_written < RING ? old.ring_written : RING) * sizeof(pub_entry));
+    memcpy(pub.heap, old.heap, old.heap_used);
+    pub.entries_ready = (size_t)old.used * sizeof(pub_entry); /* touched by the copy */
+    pub.slots_ready = old.used;
+    pub.heap_ready = old.heap_used;
+    pub.h->flags = old.h->flags;
+    pub.h->dropped = old.h->dropped;
+    write_header();
+    memset(old.h->signature, 0, sizeof old.h->signature);
+    jf__pub_map_destroy(old.base, old.map_size);
+    jf__log(JF_LOG_INFO, "published table grown to %u entries (%zu bytes)", pub.cap, pub.map_size);
+    return 0;
+}
+
 /* ---- Compaction ---------------------------------------------------------- */
 
 typedef struct entry_span {
@@ -321,7 +376,7 @@ static uint32_t move_blob(char *scratch, uint32_t *at, uint32_t off, uint32_t le
  * odd meanwhile, so no reader keeps a string read during the move. */
 static int compact_heap(void)
 {
-    char *scratch = malloc(pub.heap_referenced ? pub.heap_referenced : 1);
+    char *scratch = malloc(pub.heap_used - pub.heap_garbage + 1);
     if (!scratch)
         return JF_ENOMEM;
     entry_span spans[2] = {{pub.entries, pub.used}, {pub.ring, RING}};
@@ -343,25 +398,54 @@ static int compact_heap(void)
     memcpy(pub.heap, scratch, at);
     size_t page = jf__page_size();
     size_t keep = jf__round_up(at, page);
-    if (pub.heap_used > keep + SHRINK_SLACK && ((uintptr_t)pub.heap & (page - 1)) == 0)
-        (void)madvise(pub.heap + keep, pub.heap_used - keep, MADV_REMOVE);
+    if (pub.heap_used > keep + SHRINK_SLACK && ((uintptr_t)pub.heap & (page - 1)) == 0 &&
+        madvise(pub.heap + keep, pub.heap_used - keep, MADV_REMOVE) == 0 && pub.heap_ready > keep)
+        pub.heap_ready = keep; /* those pages are gone: populate them again when reached */
     pub.heap_used = at;
+    pub.heap_garbage = 0;
     lock_spans(spans, 2, 0);
     free(scratch);
     return 0;
 }
 
-/* Room for `need` more string bytes; 0 or JF_ENOMEM/JF_ERANGE. */
-static int heap_reserve(uint64_t need)
+/* heap_room's slow path: compact if the heap is full of garbage, then
+ * populate ahead; 0 or JF_ENOMEM/JF_ERANGE. */
+static int heap_room_slow(uint64_t need)
 {
-    uint64_t garbage = pub.heap_used - pub.heap_referenced;
-    int full = pub.heap_used + need > pub.heap_cap;
-    if ((full || garbage > pub.heap_referenced + SHRINK_SLACK) && garbage > 0) {
+    if (pub.heap_used + need > pub.heap_cap && pub.heap_garbage > 0) {
         int rc = compact_heap();
         if (rc)
             return rc;
     }
-    return pub.heap_used + need > pub.heap_cap ? JF_ERANGE : 0;
+    while (pub.heap_used + need > pub.heap_cap)
+        if (grow() != 0)
+            return JF_ERANGE;
+    populate_ahead(pub.heap, &pub.heap_ready, pub.heap_used + need, pub.heap_cap);
+    return 0;
+}
+
+/* Room for `need` more heap bytes, populated: one comparison while the
+ * populated part has it (heap_ready never exceeds heap_cap). */
+static inline int heap_room(uint64_t need)
+{
+    return pub.heap_used + need <= pub.heap_ready ? 0 : heap_room_slow(need);
+}
+
+/* Compact when the removed ring's overwrites have left more garbage than
+ * what is referenced (amortised O(1): the garbage was written once each). */
+static void compact_if_mostly_garbage(void)
+{
+    if (pub.heap_garbage > pub.heap_used - pub.heap_garbage + SHRINK_SLACK)
+        (void)compact_heap(); /* without memory for it, the heap fills and then refuses */
+}
+
+/* A NUL-terminated string of length len, its NUL copied with it. */
+static inline uint32_t heap_append_cstr(const char *s, uint32_t len)
+{
+    uint32_t off = pub.heap_used;
+    memcpy(pub.heap + off, s, (size_t)len + 1);
+    pub.heap_used += len + 1;
+    return off;
 }
 
 static uint32_t heap_append(const char *s, uint32_t len)
@@ -377,14 +461,17 @@ static uint32_t heap_append(const char *s, uint32_t len)
 
 /* A slot for a new entry: the last one freed, else the next never used;
  * UINT32_MAX when the array is full. */
-static uint32_t take_slot(void)
+static inline uint32_t take_slot(void)
 {
     if (pub.n_free)
         return pub.free_slots[--pub.n_free];
-    if (pub.used == pub.cap)
-        return UINT32_MAX;
-    populate_ahead((char *)pub.entries, &pub.entries_ready, (pub.used + 1) * sizeof(pub_entry),
-                   (size_t)pub.cap * sizeof(pub_entry));
+    if (pub.used >= pub.slots_ready) { /* rarely: populate the next 256 KiB, or grow */
+        if (pub.used == pub.cap && grow() != 0)
+            return UINT32_MAX;
+        populate_ahead((char *)pub.entries, &pub.entries_ready, (pub.used + 1) * sizeof(pub_entry),
+                       (size_t)pub.cap * sizeof(pub_entry));
+        pub.slots_ready = (uint32_t)(pub.entries_ready / sizeof(pub_entry));
+    }
     return pub.used++;
 }
 
@@ -402,17 +489,6 @@ static void free_slot(uint32_t slot)
     pub.free_slots[pub.n_free++] = slot;
 }
 
-/* Copy a name (at most JF_NAME_MAX bytes, as the registry keeps it) in
- * one pass; returns its length. */
-static uint32_t heap_append_name(const char *name)
-{
-    char *at = pub.heap + pub.heap_used;
-    char *end = memccpy(at, name, '\0', JF_NAME_MAX + 1);
-    uint32_t len = end ? (uint32_t)(end - at - 1) : JF_NAME_MAX;
-    at[len] = '\0';
-    pub.heap_used += len + 1;
-    return len;
-}
 
 /* Bytes of r's line table in the heap (0: none, or too big to publish). */
 static uint32_t lines_size(const jf_live *r)
@@ -465,38 +541,91 @@ static uint32_t heap_append_cfi(const jf_live *r, uint32_t size)
     return off;
 }
 
-static void publish_one(jf_live *r)
+/* Heap bytes of r's optional parts (file, line table, unwind description). */
+typedef struct extras {
+    uint32_t file_len, lines_len, cfi_len;
+} extras;
+
+static void measure_extras(const jf_live *r, extras *x)
 {
-    uint32_t file_len = r->file ? (uint32_t)strnlen(r->file, FILE_MAX) : 0;
-    uint32_t lines_len = r->n_lines ? lines_size(r) : 0;
-    uint32_t cfi_len = r->cfi ? cfi_size(r) : 0;
-    uint64_t most = JF_NAME_MAX + 1 + (file_len ? file_len + 1u : 0u) + lines_len + cfi_len;
-    if (heap_reserve(most) != 0)
-        return drop("the string heap is full");
-    populate_ahead(pub.heap, &pub.heap_ready, pub.heap_used + most, pub.heap_cap);
-    uint32_t slot = take_slot();
-    if (slot == UINT32_MAX)
-        return drop("the live array is full");
-    pub_entry e = {.flags = JF_PUB_LIVE, .start = r->start, .size = r->size, .line = r->line,
-                   .file_len = file_len, .lines_len = lines_len, .cfi_len = cfi_len,
-                   .name_off = pub.heap_used, .published_gen = pub.generation + 1,
-                   .published_ns = pub.now_ns};
-    e.name_len = heap_append_name(r->name);
-    if (file_len)
-        e.file_off = heap_append(r->file, file_len);
-    if (lines_len)
-        e.lines_off = heap_append_lines(r, lines_len);
-    if (cfi_len)
-        e.cfi_off = heap_append_cfi(r, cfi_len);
-    pub.heap_referenced += entry_string_bytes(&e);
-    entry_store(&pub.entries[slot], &e);
+    x->file_len = r->file ? (uint32_t)strnlen(r->file, FILE_MAX) : 0;
+    x->lines_len = r->n_lines ? lines_size(r) : 0;
+    x->cfi_len = r->cfi ? cfi_size(r) : 0;
+}
+
+/* Append them and record them in e (held odd by the caller). */
+static void write_extras(const jf_live *r, const extras *x, pub_entry *e)
+{
+    e->file_len = x->file_len;
+    e->lines_len = x->lines_len;
+    e->cfi_len = x->cfi_len;
+    if (x->file_len)
+        e->file_off = heap_append(r->file, x->file_len);
+    if (x->lines_len)
+        e->lines_off = heap_append_lines(r, x->lines_len);
+    if (x->cfi_len)
+        e->cfi_off = heap_append_cfi(r, x->cfi_len);
+}
+
+/* A free slot's entry, its lock taken; NULL (counted as dropped) when
+ * the heap cannot take `need` more bytes or every slot is used. */
+__attribute__((always_inline)) static inline pub_entry *begin_entry(uint64_t need, uint32_t *slot, uint32_t *seq)
+{
+    if (heap_room(need) != 0)
+        return drop("the string heap is full"), NULL;
+    if ((*slot = take_slot()) == UINT32_MAX)
+        return drop("the live array is full"), NULL;
+    pub_entry *e = &pub.entries[*slot];
+    *seq = e->seq;
+    __atomic_store_n(&e->seq, *seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    return e;
+}
+
+/* The fields every entry has, then its lock released. A free slot is all
+ * zeros but its lock (never used, or emptied by unpublish or
+ * reset_kept_table), so fields that stay zero are not written. */
+__attribute__((always_inline)) static inline void end_entry(pub_entry *e, uint32_t seq, jf_live *r, uint32_t slot, uint64_t gen,
+                             uint64_t now_ns)
+{
+    e->flags = JF_PUB_LIVE;
+    e->start = r->start;
+    e->size = r->size;
+    e->line = r->line;
+    e->name_len = r->name_len;
+    e->name_off = heap_append_cstr(r->name, r->name_len);
+    e->published_gen = gen;
+    e->published_ns = now_ns;
+    __atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
     r->pub_slot = slot + 1;
     pub.live++;
-    /* The next registration's lines, fetched for writing now: the miss on a
-     * fresh line was most of what publishing cost. */
-    if (pub.used < pub.cap)
-        __builtin_prefetch(&pub.entries[pub.used], 1);
-    __builtin_prefetch(pub.heap + pub.heap_used + 64, 1);
+    __builtin_prefetch(e + 1, 1); /* the next registration's entry: a miss on a fresh line cost most */
+}
+
+/* A region with a file, a line table or an unwind description. */
+__attribute__((noinline)) static void publish_with_extras(jf_live *r, uint64_t gen, uint64_t now_ns)
+{
+    extras x;
+    measure_extras(r, &x);
+    uint64_t need = (uint64_t)r->name_len + 1 + (x.file_len ? x.file_len + 1u : 0u) + x.lines_len + x.cfi_len;
+    uint32_t slot, seq;
+    pub_entry *e = begin_entry(need, &slot, &seq);
+    if (e) {
+        write_extras(r, &x, e);
+        end_entry(e, seq, r, slot, gen, now_ns);
+    }
+}
+
+/* Publish r in a free slot, writing its entry field by field under the
+ * slot's lock: this is the cost every registration pays. */
+__attribute__((always_inline)) static inline void publish_one(jf_live *r, uint64_t gen, uint64_t now_ns)
+{
+    if (__builtin_expect(r->file || r->n_lines || r->cfi, 0))
+        return publish_with_extras(r, gen, now_ns);
+    uint32_t slot, seq;
+    pub_entry *e = begin_entry((uint64_t)r->name_len + 1, &slot, &seq);
+    if (e)
+        end_entry(e, seq, r, slot, gen, now_ns);
 }
 
 /* r's entry goes to the removed ring (its strings with it) and its slot
@@ -509,7 +638,7 @@ static void unpublish(jf_live *r, uint64_t now_ns)
     r->pub_slot = 0;
     pub_entry *ring = &pub.ring[pub.ring_written % RING];
     if (ring->flags == JF_PUB_REMOVED)
-        pub.heap_referenced -= entry_string_bytes(ring);
+        pub.heap_garbage += entry_string_bytes(ring);
     pub_entry gone = pub.entries[i];
     gone.flags = JF_PUB_REMOVED;
     gone.removed_gen = pub.generation + 1;
@@ -520,6 +649,7 @@ static void unpublish(jf_live *r, uint64_t now_ns)
     entry_store(&pub.entries[i], &empty);
     free_slot(i);
     pub.live--;
+    compact_if_mostly_garbage();
 }
 
 /* CLOCK_MONOTONIC_COARSE: a few ns through the vDSO, and never ahead of
@@ -532,26 +662,39 @@ static uint64_t coarse_now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-void jf__pub_add(jf_live *const *regions, size_t n)
+/* Out of line: without the table, jf__pub_add is a test and a return. */
+__attribute__((noinline)) static void add_batch(jf_live *const *regions, size_t n)
 {
-    if (!pub.active)
-        return;
-    pub.now_ns = coarse_now_ns();
+    uint64_t now = coarse_now_ns();
     change_begin();
     for (size_t i = 0; i < n; i++)
-        publish_one(regions[i]);
-    change_end();
+        publish_one(regions[i], pub.generation + 1, now);
+    change_end(0);
 }
 
-void jf__pub_remove(jf_live *const *regions, size_t n)
+void jf__pub_add(jf_live *const *regions, size_t n)
 {
-    if (!pub.active)
-        return;
+    if (pub.active)
+        add_batch(regions, n);
+}
+
+/* Remove regions, then (moved: their new addresses) publish them again in
+ * the slots just freed, as one change. */
+static void remove_and_republish(jf_live *const *regions, size_t n, int republish)
+{
     uint64_t now = jf__monotonic_ns();
     change_begin();
     for (size_t i = 0; i < n; i++)
         unpublish(regions[i], now);
-    change_end();
+    for (size_t i = 0; republish && i < n; i++)
+        publish_one(regions[i], pub.generation + 1, now); /* the precise time is a lower bound too */
+    change_end(1);
+}
+
+void jf__pub_remove(jf_live *const *regions, size_t n)
+{
+    if (pub.active)
+        remove_and_republish(regions, n, 0);
 }
 
 /* A moved region is removed at its old address (the ring keeps it there)
@@ -559,14 +702,6 @@ void jf__pub_remove(jf_live *const *regions, size_t n)
 void jf__pub_move(jf_live *const *regions, const uintptr_t *old_starts, size_t n)
 {
     (void)old_starts; /* each region's slot says where its entry is */
-    if (!pub.active)
-        return;
-    uint64_t now = jf__monotonic_ns();
-    pub.now_ns = coarse_now_ns();
-    change_begin();
-    for (size_t i = 0; i < n; i++)
-        unpublish(regions[i], now);
-    for (size_t i = 0; i < n; i++)
-        publish_one(regions[i]);
-    change_end();
+    if (pub.active)
+        remove_and_republish(regions, n, 1);
 }

@@ -114,7 +114,7 @@ jf_live *jf__live_new(const jf_region *r, uint64_t group)
     l->size = r->size;
     l->group = group;
     l->line = r->line;
-    jf__sanitize_name(l->name, name_size, r->name);
+    l->name_len = (uint32_t)jf__sanitize_name(l->name, name_size, r->name);
     l->file = NULL;
     if (r->file) {
         char *file = l->name + name_size;

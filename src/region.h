@@ -16,7 +16,8 @@
  * except `start`, which jf_move changes (under the lock, between the sinks'
  * remove and add, or before their move), and sink_handle[i]: sink i's own note of where it keeps the region
  * (the gdb sink's symfile, the unwind sink's image), read and written by
- * that sink alone, under the lock, NULL until it sets it. (LuaJIT keeps
+ * that sink alone, under the lock, NULL until it sets it, and pub_slot,
+ * the published table's, likewise. (LuaJIT keeps
  * T->gdbjit_entry the same way.)
  */
 typedef struct jf_live {
@@ -30,6 +31,7 @@ typedef struct jf_live {
     struct jf_cfi *cfi;  /* owned copy or NULL */
     void *sink_handle[JF_SINK_COUNT]; /* indexed like jf_stats.sink[] */
     uint32_t pub_slot;   /* the published table's slot + 1, 0 if unpublished (src/published.c) */
+    uint32_t name_len;   /* strlen(name) */
     char name[];         /* sanitised */
 } jf_live;
 

@@ -109,9 +109,10 @@ static void print_region_json(FILE *out, const tr_region *r, int removed)
             fprintf(out, "null");
         fprintf(out, "]");
     }
-    fprintf(out, "]");
+    fprintf(out, "], \"published_ns\": %" PRIu64 ", \"published_gen\": %" PRIu64 ", \"unwind_bytes\": %u",
+            r->published_ns, r->published_gen, r->unwind_len);
     if (removed)
-        fprintf(out, ", \"removed_ns\": %" PRIu64, r->removed_ns);
+        fprintf(out, ", \"removed_ns\": %" PRIu64 ", \"removed_gen\": %" PRIu64, r->removed_ns, r->removed_gen);
     fprintf(out, "}");
 }
 
@@ -175,10 +176,8 @@ static FILE *open_output(const char *path)
 static int read_snapshot(pid_t pid, tr_snapshot *s)
 {
     char err[256];
-    uint64_t base, size;
     tr_limits lim = TR_LIMITS_DEFAULT;
-    if (tr_find_table(pid, &base, &size, err, sizeof err) != 0 ||
-        tr_read_table(tr_read_process, &pid, base, size, &lim, s, err, sizeof err) != 0) {
+    if (tr_read_pid(pid, &lim, s, err, sizeof err) != 0) {
         fprintf(stderr, "jitframes: process %ld: %s%s\n", (long)pid, err,
                 errno == EPERM ? " (reading needs the right to ptrace it)" : "");
         return -1;

@@ -41,14 +41,7 @@ static int live_at(const tr_region *r, uint64_t g)
 enum { WALK_BACK = 16 };
 static const tr_region *resolve_even(const tr_snapshot *s, uint64_t pc, uint64_t g)
 {
-    size_t lo = 0, hi = s->n_live;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->live[mid].start <= pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = tr_live_at_or_before(s, pc);
     for (size_t i = lo; i > 0 && lo - i < WALK_BACK; i--)
         if (holds(&s->live[i - 1], pc) && live_at(&s->live[i - 1], g))
             return &s->live[i - 1];

@@ -96,10 +96,18 @@ static int read_area(tr_read_fn read, void *ctx, uint64_t addr, size_t len, void
     return len ? read(ctx, addr, *out, len) : 0;
 }
 
+/* Ring slots holding removals: all once it has wrapped, else the first
+ * ring_written (a young process's read stays small, and quick enough to
+ * fit between two changes). */
+static uint32_t ring_used(const pub_header *h)
+{
+    return h->ring_written < h->ring_capacity ? (uint32_t)h->ring_written : h->ring_capacity;
+}
+
 static int read_raw(tr_read_fn read, void *ctx, uint64_t base, const pub_header *h, raw_read *r)
 {
     size_t slots = (size_t)h->entries_used * sizeof(pub_entry);
-    size_t ring = (size_t)h->ring_capacity * sizeof(pub_entry);
+    size_t ring = (size_t)ring_used(h) * sizeof(pub_entry);
     r->h = *h;
     if (read_area(read, ctx, base + h->entries_off, slots, (void **)&r->slots) ||
         read_area(read, ctx, base + h->ring_off, ring, (void **)&r->ring) ||
@@ -297,7 +305,7 @@ static int build_snapshot(const raw_read *r, const tr_limits *lim, tr_snapshot *
     s->generation = r->h.generation;
     s->consistent = !(r->h.generation & 1) && r->h.generation == r->h2.generation;
     if (collect(r, r->slots, r->slots2, r->h.entries_used, JF_PUB_LIVE, lim, &s->live, &s->n_live, &s->torn) ||
-        collect(r, r->ring, r->ring2, r->h.ring_capacity, JF_PUB_REMOVED, lim, &s->removed, &s->n_removed,
+        collect(r, r->ring, r->ring2, ring_used(&r->h), JF_PUB_REMOVED, lim, &s->removed, &s->n_removed,
                 &s->torn)) {
         tr_snapshot_free(s);
         return -1;
@@ -351,7 +359,7 @@ void tr_snapshot_free(tr_snapshot *s)
     memset(s, 0, sizeof *s);
 }
 
-const tr_region *tr_lookup(const tr_snapshot *s, uint64_t pc)
+size_t tr_live_at_or_before(const tr_snapshot *s, uint64_t pc)
 {
     size_t lo = 0, hi = s->n_live;
     while (lo < hi) {
@@ -361,6 +369,12 @@ const tr_region *tr_lookup(const tr_snapshot *s, uint64_t pc)
         else
             hi = mid;
     }
+    return lo;
+}
+
+const tr_region *tr_lookup(const tr_snapshot *s, uint64_t pc)
+{
+    size_t lo = tr_live_at_or_before(s, pc);
     if (lo > 0 && pc - s->live[lo - 1].start < s->live[lo - 1].size)
         return &s->live[lo - 1];
     for (size_t i = s->n_removed; i > 0; i--)
@@ -467,4 +481,19 @@ int tr_find_table(pid_t pid, uint64_t *base, uint64_t *size, char *err, size_t e
                     "without the table, jf_init not called, or its memory is not readable by you)",
                     (long)pid);
     return 0;
+}
+
+int tr_read_pid(pid_t pid, const tr_limits *limits, tr_snapshot *out, char *err, size_t err_cap)
+{
+    uint64_t base = 0, size = 0, last_base = 0;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        if (tr_find_table(pid, &base, &size, err, err_cap) != 0)
+            return -1;
+        if (attempt > 0 && base == last_base)
+            return -1; /* the same mapping failed again: not a move */
+        if (tr_read_table(tr_read_process, &pid, base, size, limits, out, err, err_cap) == 0)
+            return 0;
+        last_base = base;
+    }
+    return -1;
 }

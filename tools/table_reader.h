@@ -25,7 +25,7 @@ typedef struct tr_limits {
     double seconds;        /* deadline for everything */
 } tr_limits;
 
-#define TR_LIMITS_DEFAULT {1u << 20, 1u << 16, 256u << 20, 4096, 16, 10.0}
+#define TR_LIMITS_DEFAULT {1u << 20, 1u << 16, 256u << 20, 4096, 64, 10.0}
 
 typedef struct tr_line {
     uint32_t offset; /* from the region's start */
@@ -86,9 +86,17 @@ void tr_snapshot_free(tr_snapshot *s);
  * rights). 0, or -1 with a reason. */
 int tr_find_table(pid_t pid, uint64_t *base, uint64_t *size, char *err, size_t err_cap);
 
+/* tr_find_table then tr_read_table on process pid, finding the table
+ * again when a read fails because it moved (the writer doubles it into a
+ * new mapping when full), at most 4 times. 0, or -1 with a reason. */
+int tr_read_pid(pid_t pid, const tr_limits *limits, tr_snapshot *out, char *err, size_t err_cap);
+
 /* A tr_read_fn for a live process (ctx: a pid_t *): process_vm_readv, or
  * /proc/PID/mem where that is refused. Both need ptrace rights. */
 int tr_read_process(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/* How many of s's live regions start at or before pc (they are sorted). */
+size_t tr_live_at_or_before(const tr_snapshot *s, uint64_t pc);
 
 /* The region of `s` (live first, then the newest removed one) that holds pc
  * (the newest removal first); NULL if none. */

@@ -1,8 +1,10 @@
 #!/bin/bash
 # The eBPF proof: tools/ebpf/jitframes_sample.py samples a process started
 # with no environment at all (jit_churn: code unregistered and registered
-# again elsewhere under new names all the time) and names each sample in the
-# kernel from the published table. Against jit_churn's ground truth (which
+# again elsewhere under new names all the time): the BPF program records
+# each sample's pc with the table's generation, read in the kernel at
+# sample time, and the sampler names it afterwards by the region live at
+# that generation, from the table read out of the process's memory. Against jit_churn's ground truth (which
 # region was live at each address at each moment, CLOCK_MONOTONIC), at least
 # 95% of the samples whose pc lies in registered code carry the right name,
 # over at least 200 such samples (count-based; the sampler stops at 1500).
@@ -65,7 +67,7 @@ for line in open(sys.argv[1]):
         right += 1
     else:
         wrong[s["status"]] += 1
-print(f"{right}/{total} samples in registered code named right in the kernel; wrong: {dict(wrong)}")
+print(f"{right}/{total} samples in registered code named right by their sampled generation; wrong: {dict(wrong)}")
 assert total >= 200, "too few samples in JIT code"
 assert right >= 0.95 * total
 PY

@@ -52,19 +52,23 @@ wait "$perf_pid"
 python3 - "$tmp/regions.json" "$tmp/truth.log" "$map" "$tmp/mem.dump" <<'PY' || die "listing, map or jitdump disagrees with the ground truth"
 import json, struct, sys
 regions = json.load(open(sys.argv[1]))
-truth = {}
+truth, registered_at = {}, {}
 for line in open(sys.argv[2]):
     f = line.split()
     if f[0] == "reg":
         truth.setdefault(int(f[1], 16), set()).add(f[3])
+        registered_at[f[3]] = int(f[4])
 live = regions["live"]
 assert regions["consistent"] and len(live) == 8, regions
 for r in live:
     assert r["name"] in truth.get(r["start"], ()), r
+    # published_ns: a lower bound (coarse clock) of the time logged after jf_register returned
+    assert 0 < r["published_ns"] <= registered_at[r["name"]], r
     assert r["file"] == "churn.jit" and r["line"] == int(r["name"].split("_g")[1].split("_")[0]), r
 assert len(regions["removed"]) > 0
 for r in regions["removed"]:
     assert r["name"] in truth.get(r["start"], ()) and r["removed_ns"] > 0, r
+    assert 0 < r["published_gen"] < r["removed_gen"] and r["published_ns"] <= r["removed_ns"], r
 for line in open(sys.argv[3]):
     start, size, name = line.split(maxsplit=2)
     assert name.strip() in truth.get(int(start, 16), ()), line

@@ -3,7 +3,9 @@
  * process would: what standby publishes (names, files, lines), the removed
  * ring with removal times, moves, compaction under churn, the mapping's name
  * in /proc/self/maps and the exported symbol, a forked child's own table,
- * and registration that goes on when the table cannot be made. */
+ * registration that goes on when the table cannot be made, address order
+ * that changes neither the table nor the work per registration,
+ * generations that name a pc as of a moment, and unwind data. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,8 +13,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "cfi.h"
 #include "jitframes.h"
 #include "pub_layout.h"
+#include "table_lookup.h"
 #include "table_reader.h"
 
 #include <stdio.h>
@@ -210,6 +214,259 @@ static void churn_keeps_exactly_the_live_regions(void **state)
     assert_int_equal(jf_shutdown(), 0);
 }
 
+static uint64_t monotonic_ns(clockid_t clock)
+{
+    struct timespec t;
+    clock_gettime(clock, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+enum { ORDERED = 300 };
+
+/* Register ORDERED regions of code in the order `order` gives and read
+ * the table back. */
+static void register_in_order(const size_t *order, tr_snapshot *s)
+{
+    init_standby();
+    char name[32];
+    for (size_t i = 0; i < ORDERED; i++) {
+        snprintf(name, sizeof name, "fn_%zu", order[i]);
+        register_at(order[i] * 64, 32 + order[i] % 32, name, order[i] % 2 ? "odd.lua" : NULL,
+                    (unsigned)order[i]);
+    }
+    read_own(s);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+/* Ascending, descending and shuffled registration give the same table:
+ * the reader sorts, whatever slots the writer used. */
+static void registration_order_does_not_change_the_table(void **state)
+{
+    (void)state;
+    size_t up[ORDERED], down[ORDERED], shuffled[ORDERED];
+    for (size_t i = 0; i < ORDERED; i++)
+        up[i] = shuffled[i] = i, down[i] = ORDERED - 1 - i;
+    srand(25);
+    for (size_t i = ORDERED - 1; i > 0; i--) {
+        size_t j = (size_t)rand() % (i + 1), t = shuffled[i];
+        shuffled[i] = shuffled[j];
+        shuffled[j] = t;
+    }
+    tr_snapshot a, b, c;
+    register_in_order(up, &a);
+    register_in_order(down, &b);
+    register_in_order(shuffled, &c);
+    assert_int_equal(a.n_live, ORDERED);
+    assert_int_equal(b.n_live, ORDERED);
+    assert_int_equal(c.n_live, ORDERED);
+    for (size_t i = 0; i < ORDERED; i++) {
+        const tr_region *r[3] = {&a.live[i], &b.live[i], &c.live[i]};
+        assert_int_equal(r[0]->start, (uintptr_t)code + i * 64);
+        for (int k = 1; k < 3; k++) {
+            assert_int_equal(r[k]->start, r[0]->start);
+            assert_int_equal(r[k]->size, r[0]->size);
+            assert_string_equal(r[k]->name, r[0]->name);
+            assert_int_equal(r[k]->file != NULL, r[0]->file != NULL);
+            assert_int_equal(r[k]->line, r[0]->line);
+        }
+    }
+    tr_snapshot_free(&a);
+    tr_snapshot_free(&b);
+    tr_snapshot_free(&c);
+}
+
+/* Writes of entries so far: every write of a slot adds 2 to its sequence
+ * lock. Read from the mapping itself, for slots [0, n). */
+static uint64_t entry_writes(const void *table, uint32_t n)
+{
+    const pub_header *h = table;
+    const unsigned char *slots = (const unsigned char *)table + h->entries_off;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < n && i < h->entries_capacity; i++)
+        sum += *(const uint32_t *)(const void *)(slots + (size_t)i * h->entry_size) / 2;
+    return sum;
+}
+
+/* Registering in descending address order (the worst case of a sorted
+ * array, which shifted every entry up per registration) writes each new
+ * entry once: counted by the entries' sequence locks, not timed. */
+static void out_of_order_registration_writes_one_entry_each(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    init_standby();
+    const void *table;
+    assert_int_equal(jf_published_table(&table, NULL), 0);
+    uint64_t before = entry_writes(table, 2 * N);
+    for (size_t i = 0; i < N; i++)
+        register_at((N - 1 - i) * 64, 64, "down", NULL, 0);
+    uint64_t writes = entry_writes(table, 2 * N) - before;
+    printf("%d registrations in descending order wrote %llu entries\n", N, (unsigned long long)writes);
+    assert_int_equal(writes, N);
+    /* Unregistering and registering again, in any order, reuses the slots. */
+    for (size_t i = 0; i < N; i += 2)
+        assert_int_equal(jf_unregister(code + i * 64), 0);
+    for (size_t i = N; i > 0; i -= 2)
+        register_at((i - 2) * 64, 64, "again", NULL, 0);
+    assert_int_equal(((const pub_header *)table)->entries_used, N);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+static uint64_t table_generation(void)
+{
+    const void *table;
+    assert_int_equal(jf_published_table(&table, NULL), 0);
+    return __atomic_load_n(&((const pub_header *)table)->generation, __ATOMIC_ACQUIRE);
+}
+
+/* A pc noted with the table's generation at sample time is named afterwards
+ * by the region live then, even when another took its address since (the
+ * eBPF sampler's design); each region says when it was published. */
+static void a_pc_is_named_by_the_region_live_at_its_generation(void **state)
+{
+    (void)state;
+    init_standby();
+    uint64_t t0 = monotonic_ns(CLOCK_MONOTONIC);
+    uint64_t g0 = table_generation();
+    register_at(0, 64, "old_code", NULL, 0);
+    uint64_t g_old = table_generation();
+    assert_int_equal(jf_unregister(code), 0);
+    uint64_t g_gap = table_generation();
+    register_at(0, 32, "new_code", NULL, 0);
+    uint64_t g_new = table_generation();
+    uint64_t t1 = monotonic_ns(CLOCK_MONOTONIC);
+    tr_snapshot s;
+    read_own(&s);
+    uintptr_t pc = (uintptr_t)code + 8;
+    assert_null(tr_resolve(&s, pc, g0));
+    assert_string_equal(tr_resolve(&s, pc, g_old)->name, "old_code");
+    assert_null(tr_resolve(&s, pc, g_gap));
+    assert_string_equal(tr_resolve(&s, pc, g_new)->name, "new_code");
+    assert_null(tr_resolve(&s, (uintptr_t)code + 40, g_new)); /* only the old one was that big */
+    /* Sampled during a change (odd): named as just before it. */
+    assert_string_equal(tr_resolve(&s, pc, g_gap - 1)->name, "old_code");
+    assert_string_equal(tr_resolve(&s, pc, g_new - 1)->name, "new_code");
+    const tr_region *live = &s.live[0];
+    assert_int_equal(live->published_gen, g_new);
+    assert_int_equal(live->removed_gen, 0);
+    assert_int_equal(s.removed[0].removed_gen, g_gap);
+    /* The coarse clock: never after the precise one, at most a few ticks before. */
+    assert_true(live->published_ns <= t1);
+    assert_true(live->published_ns + 100000000u >= t0);
+    assert_true(s.removed[0].published_ns <= live->published_ns);
+    tr_snapshot_free(&s);
+    uint64_t g;
+    const void *table;
+    size_t size;
+    assert_int_equal(jf_published_table(&table, &size), 0);
+    pid_t self = getpid();
+    assert_int_equal(tr_sample_generation(tr_read_process, &self, (uintptr_t)table, size, &g), TR_FOUND);
+    assert_int_equal(g, g_new);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+/* A region registered with CFI carries the unwinding data of a jitdump
+ * CODE_UNWINDING_INFO for its size, byte for byte what the library's
+ * emitter gives for the caller's description, in the ring too; every
+ * region sharing one description carries it. */
+static void unwind_data_is_published_where_registered(void **state)
+{
+    (void)state;
+    init_standby();
+    jf_cfi *cfi;
+    if (jf_cfi_new(&cfi) != 0)
+        skip(); /* an architecture without unwind descriptions */
+    assert_int_equal(jf_cfi_add_frameless(cfi, 0, 16, 8), 0);
+    assert_int_equal(jf_cfi_add_frameless(cfi, 16, 48, 24), 0);
+    jf_region r = JF_REGION_INIT;
+    r.addr = code;
+    r.size = 64;
+    r.name = "with_cfi";
+    r.cfi = cfi;
+    assert_int_equal(jf_register(&r), 0);
+    r.addr = code + 128;
+    r.name = "same_cfi";
+    assert_int_equal(jf_register(&r), 0);
+    register_at(256, 64, "no_cfi", NULL, 0);
+    uint8_t want[1024];
+    jf_eh_image img;
+    assert_int_equal(jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, (uintptr_t)code, 64, 0, want, sizeof want, &img), 0);
+    tr_snapshot s;
+    read_own(&s);
+    assert_int_equal(s.n_live, 3);
+    for (int i = 0; i < 2; i++) {
+        assert_non_null(s.live[i].unwind);
+        assert_int_equal(s.live[i].unwind_len, img.eh_frame_size + img.hdr_size);
+        assert_int_equal(s.live[i].unwind_hdr_len, img.hdr_size);
+        assert_memory_equal(s.live[i].unwind, want, s.live[i].unwind_len);
+    }
+    assert_null(s.live[2].unwind);
+    assert_int_equal(s.live[2].unwind_len, 0);
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_unregister(code), 0);
+    read_own(&s);
+    assert_string_equal(s.removed[0].name, "with_cfi");
+    assert_memory_equal(s.removed[0].unwind, want, s.removed[0].unwind_len);
+    tr_snapshot_free(&s);
+    jf_cfi_free(cfi);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+/* The table starts smaller (~20 MiB of address space, not ~200) and
+ * doubles into a new mapping when full: every region stays published, the
+ * old mapping is gone, and a reader holding its address finds the new one. */
+static void a_full_table_grows_into_a_new_mapping(void **state)
+{
+    (void)state;
+    enum { MANY = 140000, SMALL = 16 };
+    uint8_t *many = calloc(MANY, SMALL);
+    assert_non_null(many);
+    init_standby();
+    const void *first;
+    size_t first_size;
+    assert_int_equal(jf_published_table(&first, &first_size), 0);
+    assert_true(first_size < (24u << 20));
+    char name[32];
+    for (size_t i = 0; i < MANY; i++) {
+        jf_region r = JF_REGION_INIT;
+        r.addr = many + (MANY - 1 - i) * SMALL; /* descending, for good measure */
+        r.size = SMALL;
+        snprintf(name, sizeof name, "many_%zu", MANY - 1 - i);
+        r.name = name;
+        assert_int_equal(jf_register(&r), 0);
+    }
+    const void *now;
+    size_t now_size;
+    assert_int_equal(jf_published_table(&now, &now_size), 0);
+    assert_ptr_equal(jf_region_table, now);
+    printf("table: %zu bytes at first, %zu after %d registrations\n", first_size, now_size, MANY);
+    assert_true(now_size > first_size);
+    pid_t self = getpid();
+    tr_snapshot s;
+    char err[256];
+    /* A reader still holding the first address: no table there now. */
+    assert_int_not_equal(tr_read_table(tr_read_process, &self, (uintptr_t)first, first_size, NULL, &s, err,
+                                       sizeof err), 0);
+    assert_int_equal(tr_read_pid(self, NULL, &s, err, sizeof err), 0);
+    assert_int_equal(s.n_live, MANY);
+    for (size_t i = 0; i < MANY; i += 9973) {
+        snprintf(name, sizeof name, "many_%zu", i);
+        assert_string_equal(s.live[i].name, name);
+    }
+    tr_snapshot_free(&s);
+    /* One mapping of that name only. */
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    int mappings = 0;
+    while (maps && fgets(line, sizeof line, maps))
+        mappings += strstr(line, "jitframes-regions") != NULL;
+    if (maps)
+        fclose(maps);
+    assert_true(mappings <= 1);
+    assert_int_equal(jf_shutdown(), 0);
+    free(many);
+}
+
 static void the_mapping_is_named_and_the_symbol_points_at_it(void **state)
 {
     (void)state;
@@ -286,7 +543,7 @@ static void registration_works_when_the_table_cannot_be_made(void **state)
         if (!f || fscanf(f, "%lu", &pages) != 1)
             _exit(3);
         fclose(f);
-        tight.rlim_cur = pages * (unsigned long)getpagesize() + (2u << 20);
+        tight.rlim_cur = pages * (unsigned long)getpagesize() + (2u << 20); /* the smallest table is 2.9 MiB */
         if (setrlimit(RLIMIT_AS, &tight) != 0)
             _exit(3);
         jf_config c = JF_CONFIG_INIT;
@@ -353,6 +610,11 @@ int main(void)
         cmocka_unit_test(removed_regions_go_to_the_ring_with_their_removal_time),
         cmocka_unit_test(a_moved_region_is_published_at_its_new_address),
         cmocka_unit_test(churn_keeps_exactly_the_live_regions),
+        cmocka_unit_test(registration_order_does_not_change_the_table),
+        cmocka_unit_test(out_of_order_registration_writes_one_entry_each),
+        cmocka_unit_test(a_pc_is_named_by_the_region_live_at_its_generation),
+        cmocka_unit_test(unwind_data_is_published_where_registered),
+        cmocka_unit_test(a_full_table_grows_into_a_new_mapping),
         cmocka_unit_test(the_mapping_is_named_and_the_symbol_points_at_it),
         cmocka_unit_test(a_forked_child_publishes_its_own_table),
         cmocka_unit_test(registration_works_when_the_table_cannot_be_made),

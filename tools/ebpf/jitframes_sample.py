@@ -1,27 +1,37 @@
 #!/usr/bin/python3
 """Sample a running process with eBPF and name its JIT frames from the
-jitframes published region table, read in the kernel at sample time.
+jitframes published region table.
 
 The proof that an eBPF profiler (the OpenTelemetry one, ddprof, Parca) can
-name generated code with nothing switched on in the process and no file: at
-each sample the BPF program reads the table's header and does a bounded
-binary search over its live array with bpf_probe_read_user (docs/formats.md,
-"Published region table"; tools/table_lookup.c is the same lookup in C, and
-the fuzzer's). The lookup runs in the kernel because a name must be taken
-while the region is live: a JIT that frees code and reuses the address would
-make a later lookup name the wrong function. A pc not in the live array
-(code removed just before the sample) is reported with the table's removal
-count at that moment, to be resolved afterwards against the removed ring.
+name generated code with nothing switched on in the process and no file.
+Design (docs/formats.md, "The published region table"): at each sample the
+BPF program reads the table's generation with one bpf_probe_read_user of its
+header and records (pc, generation): no loop, so nothing for the verifier to
+bound. The live array is in no order (so that registration is O(1) in any
+address order), which rules out a binary search in the kernel. This tool's
+user-space part reads the table from the process's memory (/proc/PID/mem,
+ptrace rights) every time it polls (finding it again, and telling the BPF
+program, when the library has doubled it into a new mapping), keeps every entry it has seen (live
+ones with the generation they were published at, removed ones from the
+ring with the generation they were removed at), and afterwards names each
+sample by the region live at its generation: a JIT that freed the code and
+reused the address since is never mistaken for it. tools/table_lookup.c is
+the same in C (tr_sample_generation, tr_resolve), and the fuzzer's twin.
+The ring holds the last 4096 removals: polling every 100 ms keeps up with
+a JIT removing up to ~40,000 regions a second.
 
 Usage: jitframes_sample.py PID [--samples N] [--freq HZ] [--max-seconds S] [-o FILE]
 Prints one JSON object per sample of PID in user space:
-  {"t": ns, "pc": int, "status": "found|not_found|busy|unreadable",
-   "name": str, "start": int, "size": int, "generation": int, "ring_written": int}
+  {"t": ns, "pc": int, "generation": int, "status": "found|not_found|unreadable",
+   "name": str, "start": int, "size": int}
 Needs root (or CAP_BPF + CAP_PERFMON); exits 77 when the kernel refuses BPF.
 """
 import argparse
+import bisect
+import ctypes
 import json
 import os
+import struct
 import sys
 import time
 
@@ -31,37 +41,18 @@ BPF_TEXT = r"""
 #include <uapi/linux/bpf_perf_event.h>
 #include <linux/sched.h>
 
-#define HALVINGS 32
-#define WALK_BACK 16   /* JF_PUB_WALK_BACK */
-#define NAME_MAX_ 64
-
-struct header {          /* pub_header, version 1 (src/pub_layout.h) */
+struct header_start {    /* pub_header, version 2 (src/pub_layout.h), up to the generation */
     char signature[8];
     u32 version, header_size, entry_size, flags;
     u64 generation;
-    u32 pid, clock_id;
-    u64 created_ns, map_size;
-    u32 entries_off, entries_capacity, entries_used, live_count;
-    u32 ring_off, ring_capacity;
-    u64 ring_written, heap_off;
-    u32 heap_capacity, heap_used;
-    u64 dropped;
 };
-struct entry {           /* pub_entry */
-    u32 seq, flags;
-    u64 start, size;
-    u32 name_off, name_len, file_off, file_len, line, lines_len;
-    u64 removed_ns;
-    u32 lines_off, reserved;
-};
-enum { FOUND, NOT_FOUND, BUSY, UNREADABLE };
+enum { FOUND, UNREADABLE };
 struct sample {
-    u64 t, pc, start, size, generation, ring_written;
+    u64 t, pc, generation;
     u32 status, pad;
-    char name[NAME_MAX_];
 };
 BPF_PERF_OUTPUT(samples);
-BPF_PERCPU_ARRAY(scratch, struct sample, 1);
+BPF_ARRAY(table_base, u64, 1);   /* set by user space; again when the table grows into a new mapping */
 
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -71,94 +62,154 @@ int on_sample(struct bpf_perf_event_data *ctx)
     u64 pc = PT_REGS_IP(&ctx->regs);
     if (pc >= 0x800000000000ULL)      /* in the kernel: not ours to name */
         return 0;
+    struct sample s = {};
+    s.t = bpf_ktime_get_ns();         /* CLOCK_MONOTONIC, like the table's times */
+    s.pc = pc;
+    s.status = UNREADABLE;
     int zero = 0;
-    struct sample *s = scratch.lookup(&zero);
-    if (!s)
-        return 0;
-    __builtin_memset(s, 0, sizeof *s);
-    s->t = bpf_ktime_get_ns();        /* CLOCK_MONOTONIC, like the table's times */
-    s->pc = pc;
-    s->status = UNREADABLE;
-    struct header h;
-    if (bpf_probe_read_user(&h, sizeof h, (void *)TABLE_BASE) || h.version != 1 || h.entry_size != 64 ||
-        h.entries_used > h.entries_capacity)
-        goto out;
-    s->generation = h.generation;
-    s->ring_written = h.ring_written;
-    s->status = BUSY;
-    if (h.generation & 1)
-        goto out;
-    u64 slots = TABLE_BASE + h.entries_off;
-    /* Branch-free halvings: the verifier then walks 32 steps, not 2^32
-     * paths. Addresses are below 2^63, so a difference's top bit is a
-     * comparison; once lo == hi the steps change nothing. */
-    u64 lo = 0, hi = h.entries_used;
-    for (int i = 0; i < HALVINGS; i++) {
-        u64 mid = lo + ((hi - lo) >> 1);
-        u64 start = 0;
-        if (bpf_probe_read_user(&start, sizeof start, (void *)(slots + mid * 64 + 8)))
-            start = 0;
-        u64 active = (lo - hi) >> 63;                 /* lo < hi */
-        u64 at_or_before = ((pc - start) >> 63) ^ 1;  /* start <= pc */
-        u64 up = active & at_or_before, down = active & (at_or_before ^ 1);
-        lo += up * (mid + 1 - lo);
-        hi -= down * (hi - mid);
+    u64 *base = table_base.lookup(&zero);
+    struct header_start h;
+    if (base && *base && bpf_probe_read_user(&h, sizeof h, (void *)*base) == 0 && h.version == 2 &&
+        h.entry_size == 96) {
+        s.generation = h.generation;
+        s.status = FOUND;
     }
-    s->status = NOT_FOUND;
-    for (int back = 0; back < WALK_BACK; back++) {
-        if (lo == 0)
-            goto out;
-        lo--;
-        struct entry e;
-        u64 at = slots + (u64)lo * 64;
-        if (bpf_probe_read_user(&e, sizeof e, (void *)at)) {
-            s->status = UNREADABLE;
-            goto out;
-        }
-        if (e.seq & 1) {
-            s->status = BUSY;
-            goto out;
-        }
-        if (e.flags != 1)
-            continue;
-        if (pc < e.start || pc - e.start >= e.size)   /* both bounds: the entry may have changed */
-            goto out;
-        u32 n = e.name_len < NAME_MAX_ - 1 ? e.name_len : NAME_MAX_ - 1;
-        if (e.name_off > h.heap_capacity ||
-            bpf_probe_read_user_str(s->name, n + 1, (void *)(TABLE_BASE + h.heap_off + e.name_off)) < 0) {
-            s->status = UNREADABLE;
-            goto out;
-        }
-        u32 seq;
-        if (bpf_probe_read_user(&seq, sizeof seq, (void *)at) || seq != e.seq) {
-            s->status = BUSY;
-            goto out;
-        }
-        s->start = e.start;
-        s->size = e.size;
-        s->status = FOUND;
-        goto out;
-    }
-out:
-    samples.perf_submit(ctx, s, sizeof *s);
+    samples.perf_submit(ctx, &s, sizeof s);
     return 0;
 }
 """
 
-STATUS = ("found", "not_found", "busy", "unreadable")
+# src/pub_layout.h, version 2, in the target's (this machine's) byte order.
+HEADER = struct.Struct("=8sIIIIQIIQQIIIIIIQQIIQ")
+ENTRY = struct.Struct("=IIQQ10IQQQQ")
+VERSION, LIVE, REMOVED = 2, 1, 2
+# Bounds on what the (untrusted) target's table may make this tool read.
+MAX_SLOTS, MAX_RING, MAX_HEAP, MAX_NAME = 1 << 20, 1 << 16, 256 << 20, 4096
+
+
+class Table:
+    """Every entry seen in the target's table, across reads: (start,
+    published_gen) -> [size, name, removed_gen or None]."""
+
+    def __init__(self, pid, base, size):
+        self.pid, self.base, self.size = pid, base, size
+        self.seen = {}
+        self.reads = self.failed = 0
+
+    def _read(self, mem, off, n):
+        if off < 0 or n < 0 or off + n > self.size:
+            raise ValueError("outside the mapping")
+        mem.seek(self.base + off)
+        data = mem.read(n)
+        if len(data) != n:
+            raise ValueError("short read")
+        return data
+
+    def read(self):
+        """One read of the table; entries torn by a concurrent write are
+        left for the next read. False if the table is unreadable."""
+        try:
+            with open(f"/proc/{self.pid}/mem", "rb", buffering=0) as mem:
+                self._read_once(mem)
+            self.reads += 1
+            return True
+        except (OSError, ValueError, struct.error):
+            self.failed += 1
+            return False
+
+    def _read_once(self, mem):
+        h = HEADER.unpack(self._read(mem, 0, HEADER.size))
+        (sig, version, _hsize, esize, _flags, _gen, _pid, _clock, _created, map_size, entries_off, entries_cap,
+         used, _live, ring_off, ring_cap, written, heap_off, heap_cap, heap_used, _dropped) = h
+        if sig != b"JFREGTBL" or version != VERSION or esize != ENTRY.size or map_size != self.size:
+            raise ValueError("not a version 2 table")
+        if used > min(entries_cap, MAX_SLOTS) or ring_cap > MAX_RING or heap_used > min(heap_cap, MAX_HEAP):
+            raise ValueError("table beyond bounds")
+        slots = self._read(mem, entries_off, used * esize)
+        ring_n = min(written, ring_cap)  # until it wraps, only the first entries hold removals
+        ring = self._read(mem, ring_off, ring_n * esize)
+        heap = self._read(mem, heap_off, heap_used)
+        slots2 = self._read(mem, entries_off, used * esize)
+        ring2 = self._read(mem, ring_off, ring_n * esize)
+        for a, b in ((slots, slots2), (ring, ring2)):
+            for i in range(0, len(a), esize):
+                if a[i:i + esize] == b[i:i + esize]:
+                    self._take(ENTRY.unpack_from(a, i), heap)
+
+    def _take(self, e, heap):
+        seq, flags, start, size, name_off, name_len = e[:6]
+        published_gen, removed_gen = e[14], e[16]
+        if seq & 1 or flags not in (LIVE, REMOVED) or size == 0:
+            return
+        n = min(name_len, MAX_NAME)
+        if name_off + n > len(heap):
+            return
+        name = heap[name_off:name_off + n].decode("utf-8", "replace")
+        name = "".join("?" if ord(c) < 0x20 or c == "\x7f" else c for c in name)
+        entry = self.seen.setdefault((start, published_gen), [size, name, None])
+        if flags == REMOVED:
+            entry[2] = removed_gen
+
+    def index(self):
+        """start -> sorted [(published_gen, removed_gen or inf, size, name)]."""
+        by_start = {}
+        for (start, pub), (size, name, removed) in self.seen.items():
+            by_start.setdefault(start, []).append((pub, removed if removed is not None else float("inf"), size,
+                                                   name))
+        for v in by_start.values():
+            v.sort()
+        return sorted(by_start), by_start
+
+    @staticmethod
+    def resolve(starts, by_start, pc, generation):
+        """The region holding pc live at generation (odd: a change was under
+        way: live just before it, else just after), or None."""
+        gens = (generation,) if generation % 2 == 0 else (generation - 1, generation + 1)
+        i = bisect.bisect_right(starts, pc)
+        for g in gens:
+            for j in range(i - 1, max(i - 17, -1), -1):  # nearest starts first, bounded
+                for pub, removed, size, name in by_start[starts[j]]:
+                    if pub <= g < removed and pc - starts[j] < size:
+                        return starts[j], size, name
+        return None
+
+
+
+
+def holds_table(pid, lo, hi):
+    """An unnamed mapping is the table if it starts with a header naming
+    this process and this mapping's size (the signature is written last)."""
+    try:
+        with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+            mem.seek(lo)
+            h = HEADER.unpack(mem.read(HEADER.size))
+    except (OSError, ValueError, struct.error):
+        return False
+    return h[0] == b"JFREGTBL" and h[6] == pid and h[9] == hi - lo
 
 
 def find_table(pid):
-    """The table's mapping from /proc/PID/maps (bounded: lines, count)."""
+    """The table's mapping from /proc/PID/maps (bounded: lines, count): the
+    one named jitframes-regions, else an unnamed anonymous one holding the
+    table (the library's fallback without memfd, on a kernel that cannot
+    name mappings; at most 4096 probed), as tr_find_table does."""
+    probes = 0
+    found = None
     with open(f"/proc/{pid}/maps", "rb") as maps:
         for n, raw in enumerate(maps):
             if n > 4_000_000:
                 break
             line = raw[:1024].decode("ascii", "replace").rstrip("\n")
+            fields = line.split()
+            lo, hi = (int(x, 16) for x in fields[0].split("-"))
             if any(line.endswith(name) for name in TABLE_NAMES):
-                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
                 return lo, hi - lo
-    return None
+            unnamed = len(fields) == 5 and fields[1].startswith("rw") and fields[4] == "0"
+            if not found and unnamed and probes < 4096:
+                probes += 1
+                if holds_table(pid, lo, hi):
+                    found = lo, hi - lo
+    return found
 
 
 def debian_headers_tree(workdir):
@@ -216,7 +267,7 @@ def main():
         print(f"jitframes_sample: SKIP: bcc is not installed ({e}; scripts/deps installs python3-bpfcc)",
               file=sys.stderr)
         return 77
-    text = BPF_TEXT.replace("TARGET_TGID", str(args.pid)).replace("TABLE_BASE", f"{table[0]:#x}ULL")
+    text = BPF_TEXT.replace("TARGET_TGID", str(args.pid))
     try:
         bpf = load(text)
         bpf.attach_perf_event(ev_type=PerfType.SOFTWARE, ev_config=PerfSWConfig.CPU_CLOCK,
@@ -225,25 +276,53 @@ def main():
         print(f"jitframes_sample: SKIP: the kernel refused the BPF program: {e}", file=sys.stderr)
         return 77
     got = 0
-    out = open(args.output, "w") if args.output else sys.stdout
-    print(f"jitframes_sample: sampling process {args.pid}, table at {table[0]:#x}", file=sys.stderr)
+    pending = []
+    table = Table(args.pid, table[0], table[1])
+
+    def follow_table():
+        """Read the table; when that fails because it moved (the library
+        doubles it into a new mapping when full), find it again and tell
+        the BPF program. False if there is no table to read."""
+        if table.read():
+            return True
+        found = find_table(args.pid) if os.path.exists(f"/proc/{args.pid}") else None
+        if not found or found == (table.base, table.size):
+            return False
+        table.base, table.size = found
+        bpf["table_base"][ctypes.c_int(0)] = ctypes.c_uint64(table.base)
+        return table.read()
+
+    bpf["table_base"][ctypes.c_int(0)] = ctypes.c_uint64(table.base)
+    table.read()
+    print(f"jitframes_sample: sampling process {args.pid}, table at {table.base:#x}", file=sys.stderr)
 
     def on_event(cpu, data, size):
         nonlocal got
         s = bpf["samples"].event(data)
         got += 1
-        json.dump({"t": s.t, "pc": s.pc, "status": STATUS[s.status] if s.status < 4 else "unreadable",
-                   "name": s.name.decode("utf-8", "replace"), "start": s.start, "size": s.size,
-                   "generation": s.generation, "ring_written": s.ring_written}, out)
-        out.write("\n")
+        pending.append((s.t, s.pc, s.generation, s.status))
 
     bpf["samples"].open_perf_buffer(on_event, page_cnt=64)
     deadline = time.monotonic() + args.max_seconds
     while got < args.samples and time.monotonic() < deadline:
         bpf.perf_buffer_poll(timeout=100)
-        if not os.path.exists(f"/proc/{args.pid}"):
+        if not follow_table() and not os.path.exists(f"/proc/{args.pid}"):
             break
+    bpf.perf_buffer_poll(timeout=0)
+    follow_table()
+    starts, by_start = table.index()
+    out = open(args.output, "w") if args.output else sys.stdout
+    named = 0
+    for t, pc, generation, status in pending:
+        hit = Table.resolve(starts, by_start, pc, generation) if status == 0 else None
+        named += hit is not None
+        json.dump({"t": t, "pc": pc, "generation": generation,
+                   "status": "unreadable" if status else "found" if hit else "not_found",
+                   "name": hit[2] if hit else "", "start": hit[0] if hit else 0, "size": hit[1] if hit else 0}, out)
+        out.write("\n")
     out.flush()
+    print(f"jitframes_sample: {got} samples, {named} named; {table.reads} reads of the table "
+          f"({table.failed} failed), {len(table.seen)} regions seen", file=sys.stderr)
     return 0
 
 
