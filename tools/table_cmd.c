@@ -252,7 +252,7 @@ static int follow_should_end(int pidfd)
     return (p[0].revents & (POLLIN | POLLHUP)) && read(0, buf, sizeof buf) <= 0;
 }
 
-static void follow_table(tf_state *st, pid_t pid, uint64_t base, uint64_t size)
+static void follow_table(tf_state *st, pid_t pid)
 {
     struct sigaction sa = {.sa_handler = on_stop_signal};
     sigaction(SIGINT, &sa, NULL);
@@ -262,7 +262,7 @@ static void follow_table(tf_state *st, pid_t pid, uint64_t base, uint64_t size)
     lim.seconds = 1.0; /* one read: the next one tries again */
     char err[256];
     do {
-        if (tf_poll(st, base, size, &lim, err, sizeof err) != 0 && st->failed_reads == 1)
+        if (tf_poll(st, &lim, err, sizeof err) != 0 && st->failed_reads == 1)
             fprintf(stderr, "jitframes perfmap: process %ld: %s (further failures are counted)\n", (long)pid, err);
     } while (!follow_should_end(pidfd));
     if (pidfd >= 0)
@@ -294,8 +294,8 @@ static int follow_command(const table_options *o)
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     tf_state st;
-    tf_init(&st, o->pid, FOLLOW_MAX_REGIONS, FOLLOW_MAX_BYTES);
-    follow_table(&st, o->pid, base, size);
+    tf_init(&st, o->pid, base, size, FOLLOW_MAX_REGIONS, FOLLOW_MAX_BYTES);
+    follow_table(&st, o->pid);
     tj_entry *v = tf_entries(&st);
     long n = v ? tj_write_entries(dump, o->pid, v, st.n_kept, err, sizeof err) : -1;
     if (!v)

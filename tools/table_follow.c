@@ -21,10 +21,12 @@ static uint64_t monotonic_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-void tf_init(tf_state *st, pid_t pid, size_t max_regions, uint64_t max_bytes)
+void tf_init(tf_state *st, pid_t pid, uint64_t base, uint64_t size, size_t max_regions, uint64_t max_bytes)
 {
     memset(st, 0, sizeof *st);
     st->pid = pid;
+    st->base = base;
+    st->size = size;
     st->max_regions = max_regions;
     st->max_bytes = max_bytes;
 }
@@ -222,12 +224,25 @@ static void take_live(tf_state *st, tr_snapshot *s, const removal *rm, tf_live *
     }
 }
 
-int tf_poll(tf_state *st, uint64_t base, uint64_t size, const tr_limits *lim, char *err, size_t err_cap)
+/* Read the table where it was; where it is now if that fails and it moved. */
+static int read_table(tf_state *st, const tr_limits *lim, tr_snapshot *s, char *err, size_t err_cap)
+{
+    if (tr_read_table(tr_read_process, &st->pid, st->base, st->size, lim, s, err, err_cap) == 0)
+        return 0;
+    uint64_t base, size;
+    if (tr_find_table(st->pid, &base, &size, err, err_cap) != 0 || (base == st->base && size == st->size))
+        return -1;
+    st->base = base;
+    st->size = size;
+    return tr_read_table(tr_read_process, &st->pid, base, size, lim, s, err, err_cap);
+}
+
+int tf_poll(tf_state *st, const tr_limits *lim, char *err, size_t err_cap)
 {
     uint64_t t = monotonic_ns();
     tr_snapshot s;
     st->reads++;
-    if (tr_read_table(tr_read_process, &st->pid, base, size, lim, &s, err, err_cap) != 0) {
+    if (read_table(st, lim, &s, err, err_cap) != 0) {
         st->failed_reads++;
         return -1;
     }

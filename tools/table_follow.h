@@ -29,6 +29,7 @@ typedef struct tf_live {
 
 typedef struct tf_state {
     pid_t pid;
+    uint64_t base, size; /* where its table is mapped (found again when it moves) */
     size_t max_regions; /* regions kept at most */
     uint64_t max_bytes; /* code, unwind data and strings kept at most */
     tf_kept *kept;
@@ -46,11 +47,12 @@ typedef struct tf_state {
     int full;           /* a bound was reached: later regions were not kept */
 } tf_state;
 
-void tf_init(tf_state *st, pid_t pid, size_t max_regions, uint64_t max_bytes);
+/* base, size: where the table was found (tr_find_table). */
+void tf_init(tf_state *st, pid_t pid, uint64_t base, uint64_t size, size_t max_regions, uint64_t max_bytes);
 
-/* One read of the table mapped at base (size bytes). 0, or -1 with a reason
- * (nothing kept from that read). */
-int tf_poll(tf_state *st, uint64_t base, uint64_t size, const tr_limits *lim, char *err, size_t err_cap);
+/* One read of the table (found again if it moved: the writer grows it into
+ * a new mapping). 0, or -1 with a reason (nothing kept from that read). */
+int tf_poll(tf_state *st, const tr_limits *lim, char *err, size_t err_cap);
 
 /* The kept regions in CODE_LOAD order (timestamps ascending, ties in the
  * order they were kept): an array of st->n_kept entries to free(), pointing

@@ -32,8 +32,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 plain=(env)
 for v in $(env | sed -n 's/^\(JITFRAMES[A-Za-z0-9_]*\)=.*/\1/p'); do plain+=(-u "$v"); done
 
-# litter PID: what a recording of PID could leave in /tmp.
-litter() { ls "/tmp/perf-$1.map" "/tmp/jit-$1.dump" /tmp/jitted-"$1"-*.so 2>/dev/null; }
+# litter PID: what a recording of PID could have left in /tmp since the test
+# began (an older file with the pid is an earlier process's: a busy /tmp has hundreds).
+touch "$work/began"
+litter() {
+  find /tmp -maxdepth 1 \( -name "perf-$1.map" -o -name "jit-$1.dump" -o -name "jitted-$1-*.so" \) \
+    -newer "$work/began" 2>/dev/null
+}
 
 # check_memory_run NAME OUT: the recording went through memory and named JIT code.
 check_memory_run() {

@@ -20,6 +20,7 @@ trap 'kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; cat "$work/lj.out"; exit 1; }
 
 if [ "$mode" = memory ]; then
+  touch "$work/began"
   plain=(env)  # no JITFRAMES* variable (env execs luajit: $! is its pid)
   for v in $(env | sed -n 's/^\(JITFRAMES[A-Za-z0-9_]*\)=.*/\1/p'); do plain+=(-u "$v"); done
   "${plain[@]}" LUA_CPATH="$module_dir/?.so;;" luajit -l jitframes "$here/hot.lua" 1000 >"$work/lj.out" 2>&1 &
@@ -28,7 +29,11 @@ if [ "$mode" = memory ]; then
   for _ in $(seq 2400); do "$tool" regions "$pid" 2>/dev/null | grep -q ' TRACE_' && break; sleep 0.05; done
   "$tool" regions "$pid" | grep -q ' TRACE_' || fail "no trace published after 120 s"
   "$tool" status "$pid" >/dev/null 2>&1 && fail "a control channel although nothing asked for one"
-  left() { ls /tmp/perf-$pid.map /tmp/jit-$pid.dump /tmp/jitted-$pid-*.so 2>/dev/null; }
+  # what the recording could have left in /tmp (older files with the pid: earlier processes')
+  left() {
+    find /tmp -maxdepth 1 \( -name "perf-$pid.map" -o -name "jit-$pid.dump" -o -name "jitted-$pid-*.so" \) \
+      -newer "$work/began" 2>/dev/null
+  }
   record_cpu "$work/out" 1000 || { cat "$work/out.log"; fail "record"; }
   cat "$work/out.log"
   grep -q "^  via memory (followed process $pid " "$work/out.log" || fail "the summary does not say it read memory"
