@@ -91,14 +91,16 @@ def parse_args():
                     help="memory: read the regions the process publishes in its memory (needs the "
                          "right to ptrace it; nothing is switched on in it); channel: turn its sinks "
                          "on through its control channel (JITFRAMES_CONTROL=1); auto (default): "
-                         "memory when its table can be read, else the channel")
+                         "memory when its table can be read and names something, else the "
+                         "channel")
     ap.add_argument("--duration", type=float, default=10.0, metavar="S",
                     help="seconds to record (default 10; Ctrl-C ends early)")
     ap.add_argument("--call-graph", choices=("fp", "dwarf"), default="dwarf",
-                    help="how perf walks the stack: DWARF (default: also turns the jitdump on, "
-                         "for unwinding through generated code and for source lines; works in "
+                    help="how perf walks the stack: DWARF (default; through the channel it also "
+                         "turns the jitdump on, for unwinding through generated code and for "
+                         "source lines, which memory always gives; works in "
                          "code built without frame pointers, e.g. most CPython builds) or frame "
-                         "pointers (smaller files; the perf map alone)")
+                         "pointers (smaller files; through the channel the perf map alone)")
     ap.add_argument("-o", "--output", default=None, metavar="DIR",
                     help="where perf.data and flamegraph.html go (default: "
                          "jitframes-record-PID-TIME in the current directory)")
@@ -109,7 +111,8 @@ def parse_args():
                          "(perf follows them; by default the summary and the flame graph are "
                          "PID's alone and say how many samples of children were left out)")
     ap.add_argument("--keep", action="store_true",
-                    help="keep the perf map, jitdump and jitted-*.so files the recording caused")
+                    help="keep the perf map, jitdump and jitted-*.so files the recording caused "
+                         "(through memory: DIR/jit/jit-PID.dump)")
     ap.add_argument("--flamegraph-libs", default=os.environ.get("JITFRAMES_FLAMEGRAPH_LIBS"),
                     metavar="DIR", help="node_modules holding d3 and d3-flame-graph")
     a = ap.parse_args()
