@@ -403,6 +403,31 @@ static void unwind_data_is_published_where_registered(void **state)
     assert_null(s.live[2].unwind);
     assert_int_equal(s.live[2].unwind_len, 0);
     tr_snapshot_free(&s);
+    /* A lying description (as a hostile target could write): an FDE past
+     * the region, then an opcode the checks refuse. The region keeps its
+     * name; its unwind data is left out. */
+    const void *table;
+    assert_int_equal(jf_published_table(&table, NULL), 0);
+    const pub_header *h = table;
+    pub_entry *e = (pub_entry *)(void *)((char *)table + h->entries_off); /* slot 0: "with_cfi" */
+    assert_int_equal(e->start, (uintptr_t)code);
+    uint8_t *blob = (uint8_t *)table + h->heap_off + e->cfi_off;
+    uint32_t cie_len;
+    memcpy(&cie_len, blob + 12, 4);
+    uint8_t *fde = blob + sizeof(pub_cfi) + cie_len;
+    uint32_t end = 4096, saved_end;
+    memcpy(&saved_end, fde + 4, 4);
+    memcpy(fde + 4, &end, 4);
+    read_own(&s);
+    assert_string_equal(s.live[0].name, "with_cfi");
+    assert_null(s.live[0].unwind);
+    tr_snapshot_free(&s);
+    memcpy(fde + 4, &saved_end, 4);
+    blob[sizeof(pub_cfi)] = 0x16; /* the CIE's first opcode: DW_CFA_val_expression, its block cut short */
+    read_own(&s);
+    assert_null(s.live[0].unwind);
+    assert_non_null(s.live[1].unwind); /* its own copy is sound */
+    tr_snapshot_free(&s);
     assert_int_equal(jf_unregister(code), 0);
     read_own(&s);
     assert_string_equal(s.removed[0].name, "with_cfi");
