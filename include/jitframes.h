@@ -748,7 +748,8 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * when it was published) and the last 4096 removed ones (with their removal
  * time) are kept in a table another
  * process may read from this one's memory when the kernel lets it ptrace it:
- * `jitframes regions PID`, `jitframes perfmap PID`, an eBPF profiler. No
+ * `jitframes regions PID`, `jitframes perfmap PID`, `jitframes record PID`
+ * (which follows it while perf records), an eBPF profiler. No
  * file is written and nothing needs switching on. Layout: docs/formats.md.
  * Found by the mapping "/memfd:jitframes-regions" (or
  * "[anon:jitframes-regions]") in /proc/PID/maps, or through jf_region_table.

@@ -59,20 +59,27 @@ static const usage_section sections[] = {
      "a sink could not start), printed; 2 usage error; 4 no such process, or it does\n"
      "not listen (not started with JITFRAMES_CONTROL=1), or cannot be reached.\n"},
     {{"record"},
-     "jitframes record [--duration S] [--call-graph dwarf|fp] [-o DIR] [--keep] [--children] PID\n",
-     "record turns on what a recording needs (the perf map; with --call-graph dwarf,\n"
-     "the default, the jitdump too), runs perf record -p PID for S seconds (default\n"
-     "10; Ctrl-C ends it early), puts the sinks back as they were, and leaves\n"
-     "perf.data (and perf.jit.data) and flamegraph.html in DIR; it removes the files\n"
-     "it caused outside DIR unless --keep. jitframes record --help: every option.\n"},
+     "jitframes record [--via auto|memory|channel] [--duration S] [--call-graph dwarf|fp]\n"
+     "                 [-o DIR] [--keep] [--children] PID\n",
+     "record runs perf record -p PID for S seconds (default 10; Ctrl-C ends it early)\n"
+     "and leaves perf.data, perf.jit.data and flamegraph.html in DIR. --via memory:\n"
+     "it follows the regions PID publishes in its memory (needs the right to ptrace\n"
+     "it; nothing switched on) and writes their jitdump in DIR. --via channel: it\n"
+     "turns on what the recording needs (the perf map; with --call-graph dwarf, the\n"
+     "default, the jitdump too), puts the sinks back as they were, and removes the\n"
+     "files it caused outside DIR unless --keep. auto (default): memory when its\n"
+     "table can be read and names something, else the channel.\n"
+     "jitframes record --help: every option.\n"},
     {{"regions", "perfmap"},
      "jitframes regions [--json] PID\n"
-     "jitframes perfmap [-o FILE] [--jitdump FILE] PID\n",
+     "jitframes perfmap [-o FILE] [--jitdump FILE [--follow]] PID\n",
      "regions and perfmap read the regions a process published in its memory (any\n"
      "process whose jitframes was initialised; nothing switched on in advance): you\n"
      "need the right to ptrace it. regions lists them (--json: one JSON object);\n"
      "perfmap prints a perf map of them, or creates FILE (-o; never overwritten);\n"
-     "--jitdump FILE also creates a jitdump with their code bytes, read from it.\n"
+     "--jitdump FILE also creates a jitdump with their code bytes, read from it;\n"
+     "--follow reads them every 25 ms until stdin ends, then writes all it saw\n"
+     "(those removed meanwhile too): what record --via memory runs.\n"
      "Exit status: 0 done; 1 no table, not readable, or FILE not created; 2 usage.\n"},
 };
 

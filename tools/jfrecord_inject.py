@@ -12,6 +12,12 @@ copy, and perf inject runs where it cannot see the process (its own pid
 namespace, as root), so it stays in ours: the .so files land beside the copy.
 The copy is named for, and its records carry, the pid perf saw (outside any
 pid namespace), as perf then expects.
+
+When the jitdump was written from the process's memory instead (`--via
+memory`: the process mapped nothing), add_jit_marker gives the recording the
+record perf inject looks for: an MMAP2 of jit-PID.dump by the process (perf's
+jit_detect matches the file name's pid with the record's), timed before the
+first sample.
 """
 import os
 import shutil
@@ -25,6 +31,7 @@ PERF_MAGIC = b"PERFILE2"
 HEADER = struct.Struct("<8sQQQQQQQQ32s")  # magic, size, attr_size, attrs, data, event_types, features
 RECORD = struct.Struct("<IHH")            # type, misc, size
 MMAP2 = 10
+SAMPLE = 9
 MMAP2_FIXED = 64  # pid, tid, addr, len, pgoff, maj, min, ino, ino_generation, prot, flags
 
 
@@ -75,22 +82,19 @@ def jit_mmap_inodes(data, pid, name):
         return inodes
 
 
-def repoint_jit_mmaps(src, dst, pid, name, new_path):
-    """Copy perf.data src to dst, its MMAP2 records of `name` by `pid` now naming new_path."""
-    new = new_path.encode() + b"\0"
-    new += b"\0" * (-len(new) % 8)
+def _copy_data(src, dst, edit, prepend=b""):
+    """Copy perf.data src to dst with each record's body passed through
+    edit(rtype, body) and the records `prepend` put first in its data."""
     with open(src, "rb") as f, open(dst, "xb") as out:
         h = list(_header(f))
         data_offset, data_size = h[5], h[6]
         f.seek(0)
         out.write(f.read(data_offset))
-        written = 0
+        out.write(prepend)
+        written = len(prepend)
         for (rtype, misc, rsize), body in _records(f, data_offset, data_size):
-            if rtype == MMAP2:
-                rpid, _, fname, taken = _mmap2_file(body)
-                if rpid == pid and fname and os.path.basename(fname) == name.encode():
-                    body = body[:MMAP2_FIXED] + new + body[MMAP2_FIXED + taken:]
-                    rsize = RECORD.size + len(body)
+            body = edit(rtype, body)
+            rsize = RECORD.size + len(body)
             out.write(RECORD.pack(rtype, misc, rsize) + body)
             written += rsize
         delta = written - data_size
@@ -105,6 +109,102 @@ def repoint_jit_mmaps(src, dst, pid, name, new_path):
         h[6] = written
         out.seek(0)
         out.write(HEADER.pack(*h))
+
+
+def _padded_name(path):
+    name = path.encode() + b"\0"
+    return name + b"\0" * (-len(name) % 8)
+
+
+def repoint_jit_mmaps(src, dst, pid, name, new_path):
+    """Copy perf.data src to dst, its MMAP2 records of `name` by `pid` now naming new_path."""
+    new = _padded_name(new_path)
+
+    def edit(rtype, body):
+        if rtype == MMAP2:
+            rpid, _, fname, taken = _mmap2_file(body)
+            if rpid == pid and fname and os.path.basename(fname) == name.encode():
+                return body[:MMAP2_FIXED] + new + body[MMAP2_FIXED + taken:]
+        return body
+    _copy_data(src, dst, edit)
+
+
+# perf_event_attr.sample_type bits, and the fields a sample_id trailer holds
+# (in this order) when attr.sample_id_all is set.
+S_IP, S_TID, S_TIME, S_ID, S_CPU, S_STREAM_ID, S_IDENTIFIER = 1, 2, 4, 64, 128, 512, 1 << 16
+SAMPLE_ID_ALL = 1 << 18
+
+
+def _first_attr(f, h):
+    """(sample_type, sample_id_all, its first id or 0) of the file's first event."""
+    attr_size, attrs_offset, attrs_size = h[2], h[3], h[4]
+    if attr_size < 64 + 16 or attrs_size < attr_size:
+        raise InjectError("perf.data: no event attributes")
+    f.seek(attrs_offset)
+    entry = f.read(attr_size)
+    sample_type = struct.unpack_from("<Q", entry, 24)[0]
+    flags = struct.unpack_from("<Q", entry, 40)[0]
+    ids_offset, ids_size = struct.unpack_from("<QQ", entry, attr_size - 16)
+    first_id = 0
+    if ids_size >= 8:
+        f.seek(ids_offset)
+        first_id = struct.unpack("<Q", f.read(8))[0]
+    return sample_type, bool(flags & SAMPLE_ID_ALL), first_id
+
+
+def _first_sample_time(f, h, sample_type):
+    """The earliest sample's time (SAMPLE: identifier, ip, pid/tid, time...), or None."""
+    if not sample_type & S_TIME:
+        return None
+    at = (8 if sample_type & S_IDENTIFIER else 0) + (8 if sample_type & S_IP else 0) + \
+        (8 if sample_type & S_TID else 0)
+    first = None
+    for (rtype, _, _), body in _records(f, h[5], h[6]):
+        if rtype == SAMPLE and len(body) >= at + 8:
+            t = struct.unpack_from("<Q", body, at)[0]
+            first = t if first is None or t < first else first
+    return first
+
+
+def _sample_id(sample_type, pid, time, first_id):
+    out = b""
+    if sample_type & S_TID:
+        out += struct.pack("<II", pid, pid)
+    if sample_type & S_TIME:
+        out += struct.pack("<Q", time)
+    if sample_type & S_ID:
+        out += struct.pack("<Q", first_id)
+    if sample_type & S_STREAM_ID:
+        out += struct.pack("<Q", first_id)
+    if sample_type & S_CPU:
+        out += struct.pack("<II", 0, 0)
+    if sample_type & S_IDENTIFIER:
+        out += struct.pack("<Q", first_id)
+    return out
+
+
+# Where the marker says the dump is mapped: below mmap_min_addr, so no real
+# mapping of the process is ever there (perf inject drops the marker anyway).
+MARKER_ADDR, MARKER_LEN = 0x1000, 0x1000
+PROT_READ_EXEC, MAP_PRIVATE, MISC_USER = 5, 2, 2
+
+
+def add_jit_marker(src, dst, pid, dump_path):
+    """Copy perf.data src to dst with an MMAP2 of dump_path (jit-PID.dump)
+    by process pid first in its data, timed just before the first sample."""
+    with open(src, "rb") as f:
+        h = _header(f)
+        sample_type, id_all, first_id = _first_attr(f, h)
+        first = _first_sample_time(f, h, sample_type)
+    time = first - 1 if first else 0
+    st = os.stat(dump_path)
+    body = struct.pack("<IIQQQIIQQII", pid, pid, MARKER_ADDR, MARKER_LEN, 0, os.major(st.st_dev),
+                       os.minor(st.st_dev), st.st_ino, 0, PROT_READ_EXEC, MAP_PRIVATE)
+    body += _padded_name(os.path.abspath(dump_path))
+    if id_all:
+        body += _sample_id(sample_type, pid, time, first_id)
+    record = RECORD.pack(MMAP2, MISC_USER, RECORD.size + len(body)) + body
+    _copy_data(src, dst, lambda rtype, body: body, prepend=record)
 
 
 def _rewrite_pids(path, host_pid):

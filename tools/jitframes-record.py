@@ -1,28 +1,41 @@
 #!/usr/bin/env python3
 """jitframes record PID: profile a running process on demand.
 
-    jitframes record PID [--duration S] [--call-graph dwarf|fp] [-o DIR] [--keep] [--children]
+    jitframes record PID [--via auto|memory|channel] [--duration S]
+                         [--call-graph dwarf|fp] [-o DIR] [--keep] [--children]
 
-The process must have been started with JITFRAMES_CONTROL=1 (its jitframes
-library then listens, writing nothing). This turns on what the recording
-needs through the control channel (the perf map; with --call-graph dwarf, the
-default, the jitdump too, for unwinding through generated code and source
-lines), runs
-`perf record -p PID` for the duration (Ctrl-C ends it early and still gives
-the result), puts the sinks back as they were, runs `perf inject --jit` when
-the jitdump was on, and leaves in DIR:
+Two ways to learn the process's generated code, the summary says which:
+
+memory (nothing switched on in the process): every process using jitframes
+publishes its live regions in its memory (docs/formats.md, "The published
+region table"). While perf records, `jitframes perfmap PID --follow` reads
+that table every 25 ms, keeping each new region with its code bytes read at
+once and the regions that died between two reads; then it writes a jitdump
+into DIR/jit (named for the pid perf saw), a record of the process mapping
+it is added to perf.data (perf inject looks for one), and `perf inject --jit`
+turns it into names, source lines and unwind tables. Reading needs the right
+to ptrace the process (the kernel decides); the process writes nothing.
+
+channel (a process started with JITFRAMES_CONTROL=1, listening): turns on
+what the recording needs through the control channel (the perf map; with
+--call-graph dwarf, the default, the jitdump too), records, puts the sinks
+back as they were, runs `perf inject --jit` on a copy of the jitdump, and
+removes what it caused outside DIR (the perf map and jitdump that were not
+there before), unless --keep, whether the process still runs or has exited.
+
+--via auto (the default) takes memory when the table can be read, else the
+channel. Either way DIR gets
 
     perf.data        the recording (perf.jit.data: after perf inject)
     flamegraph.html  a self-contained flame graph page (no network needed)
 
-Then it removes what it caused outside DIR (the perf map and jitdump that
-were not there before), unless --keep, whether the process still runs or
-has exited. perf inject's jitted-*.so files are made in DIR/jit, and perf's
-build-id cache is kept in DIR while perf runs, so nothing else is written.
+perf inject's jitted-*.so files are made in DIR/jit, and perf's build-id
+cache is kept in DIR while perf runs, so nothing else is written.
 
 The process is untrusted (jfrecord_target.py): its identity and files come
-from the kernel, its answers are only hints, and what cannot be proven to be
-the recording's doing is left and listed (exit status 1).
+from the kernel, its answers and its table are only hints, read with bounds,
+and what cannot be proven to be the recording's doing is left and listed
+(exit status 1).
 
 Run by the `jitframes` tool, which passes its own path in $JITFRAMES_CLI.
 """
@@ -71,16 +84,23 @@ def enabled_sinks(st):
 
 def parse_args():
     ap = argparse.ArgumentParser(prog="jitframes record",
-                                 description="Profile a running process started with "
-                                             "JITFRAMES_CONTROL=1.")
+                                 description="Profile a running process using jitframes: from "
+                                             "its memory, or through its control channel.")
     ap.add_argument("pid", type=int, metavar="PID", help="the process, as this side sees it")
+    ap.add_argument("--via", choices=("auto", "memory", "channel"), default="auto",
+                    help="memory: read the regions the process publishes in its memory (needs the "
+                         "right to ptrace it; nothing is switched on in it); channel: turn its sinks "
+                         "on through its control channel (JITFRAMES_CONTROL=1); auto (default): "
+                         "memory when its table can be read and names something, else the "
+                         "channel")
     ap.add_argument("--duration", type=float, default=10.0, metavar="S",
                     help="seconds to record (default 10; Ctrl-C ends early)")
     ap.add_argument("--call-graph", choices=("fp", "dwarf"), default="dwarf",
-                    help="how perf walks the stack: DWARF (default: also turns the jitdump on, "
-                         "for unwinding through generated code and for source lines; works in "
+                    help="how perf walks the stack: DWARF (default; through the channel it also "
+                         "turns the jitdump on, for unwinding through generated code and for "
+                         "source lines, which memory always gives; works in "
                          "code built without frame pointers, e.g. most CPython builds) or frame "
-                         "pointers (smaller files; the perf map alone)")
+                         "pointers (smaller files; through the channel the perf map alone)")
     ap.add_argument("-o", "--output", default=None, metavar="DIR",
                     help="where perf.data and flamegraph.html go (default: "
                          "jitframes-record-PID-TIME in the current directory)")
@@ -91,7 +111,8 @@ def parse_args():
                          "(perf follows them; by default the summary and the flame graph are "
                          "PID's alone and say how many samples of children were left out)")
     ap.add_argument("--keep", action="store_true",
-                    help="keep the perf map, jitdump and jitted-*.so files the recording caused")
+                    help="keep the perf map, jitdump and jitted-*.so files the recording caused "
+                         "(through memory: DIR/jit/jit-PID.dump)")
     ap.add_argument("--flamegraph-libs", default=os.environ.get("JITFRAMES_FLAMEGRAPH_LIBS"),
                     metavar="DIR", help="node_modules holding d3 and d3-flame-graph")
     a = ap.parse_args()
@@ -281,9 +302,7 @@ def inject(target, dump_fd, data, out_dir, perf):
         inodes = jfrecord_inject.jit_mmap_inodes(data, target.pid, name)
         if not inodes:
             return None, "the process mapped no %s during the recording" % name
-        os.makedirs(stage, exist_ok=True)
-        for old in os.listdir(stage):  # an earlier recording into the same DIR
-            os.unlink(os.path.join(stage, old))
+        stage_dir(out_dir)  # emptied: an earlier recording into the same DIR
         dump = jfrecord_inject.stage_jitdump(dump_fd, name, inodes, stage, target.pid)
         repointed = os.path.join(stage, "perf.data")
         jfrecord_inject.repoint_jit_mmaps(data, repointed, target.pid, name, dump)
@@ -298,6 +317,46 @@ def inject(target, dump_fd, data, out_dir, perf):
     return jit, None
 
 
+def read_table(pid):
+    """(number of live regions, None) when process pid's published table
+    can be read, else (0, why not). Only the listing's first line is read: a
+    hostile table may list a million regions."""
+    tool = os.environ.get("JITFRAMES_CLI") or "jitframes"
+    p = subprocess.Popen([tool, "regions", str(pid)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, errors="replace")
+    first = p.stdout.readline()
+    if first:
+        p.kill()
+    err = p.communicate()[1]
+    m = re.match(r"(\d+) live regions", first)
+    if m:
+        return int(m.group(1)), None
+    return 0, err.strip() or "jitframes regions: exit status %d" % p.returncode
+
+
+def choose_path(args):
+    """'memory' or 'channel'. --via auto: memory when the table can be read
+    and names something; the channel when it cannot, or names nothing while
+    the process listens (CPython's client registers nothing in standby)."""
+    if args.via == "channel":
+        return "channel"
+    live, why = read_table(args.pid)
+    if args.via == "memory":
+        if why:
+            fail("--via memory: " + why, 4)
+        return "memory"
+    if why is None and live > 0:
+        return "memory"
+    listens = cli("status", str(args.pid), check=False)
+    if listens.returncode == 0:
+        return "channel"
+    if why is None:
+        return "memory"  # nothing to name yet, and no channel: its table may fill
+    said = re.sub(r"^jitframes[^:]*: ", "", (listens.stderr or listens.stdout).strip())
+    why = re.sub(r"^jitframes[^:]*: (process \d+: )?", "", why)
+    fail("%s; its published table cannot be read either: %s" % (said, why), 4)
+
+
 def main():
     args = parse_args()
     if not shutil.which("perf"):
@@ -307,6 +366,10 @@ def main():
     if problem:
         fail("-o %s: %s" % (out_dir, problem), 2)
     target = open_target(args.pid)
+    path = choose_path(args)
+    if path == "memory":
+        make_output_dir(out_dir)
+        return with_buildid_cache(out_dir, lambda perf: record_from_memory(args, target, out_dir, perf))
     before = status(args.pid)
     told = lies(target, before)
     if told:
@@ -317,15 +380,98 @@ def main():
     turned_on = sorted(want - had)
     files, dump_fd = files_to_watch(target, before, want)
     make_output_dir(out_dir)
-    # perf's build-id cache (it copies every DSO and jitted-*.so) stays in
-    # DIR, and goes: ~/.debug is left as it was. (perf sets PERF_BUILDID_DIR
-    # for its children but does not read it: the option is the way.)
+    return with_buildid_cache(out_dir, lambda perf: record(args, target, out_dir, perf, turned_on, want,
+                                                           files, dump_fd, told))
+
+
+def with_buildid_cache(out_dir, run):
+    """run(perf command) with perf's build-id cache (it copies every DSO and
+    jitted-*.so) in DIR, removed after: ~/.debug is left as it was. (perf
+    sets PERF_BUILDID_DIR for its children but does not read it: the option
+    is the way.)"""
     cache = tempfile.mkdtemp(prefix=".perf-buildid-", dir=out_dir)
-    perf = ["perf", "--buildid-dir", cache]
     try:
-        return record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told)
+        return run(["perf", "--buildid-dir", cache])
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+
+
+class Follower:
+    """`jitframes perfmap PID --follow` writing DIR/jit's jitdump under a
+    temporary name; finish() ends it (its stdin closes) and gives the dump's
+    final path, or None, and its summary line."""
+
+    def __init__(self, pid, stage):
+        self.part = os.path.join(stage, ".jit-%d.dump.part" % pid)
+        self.final = os.path.join(stage, "jit-%d.dump" % pid)
+        tool = os.environ.get("JITFRAMES_CLI") or "jitframes"
+        # Its own session: a Ctrl-C meant for the recording does not end it.
+        self.proc = subprocess.Popen([tool, "perfmap", str(pid), "--follow", "--jitdump", self.part],
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+    def finish(self):
+        try:
+            err = self.proc.communicate(input="", timeout=120)[1]  # stdin ends: it writes
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            err = self.proc.communicate()[1] + "\n(killed: still running 120 s after the recording)"
+        lines = [l for l in err.strip().splitlines() if l]
+        if self.proc.returncode != 0 or not os.path.isfile(self.part):
+            return None, "; ".join(lines) or "exit status %d" % self.proc.returncode
+        os.rename(self.part, self.final)  # born complete, in DIR
+        return self.final, (lines[-1] if lines else "")
+
+
+def stage_dir(out_dir):
+    """DIR/jit, emptied of an earlier recording's files."""
+    stage = os.path.join(out_dir, "jit")
+    os.makedirs(stage, exist_ok=True)
+    for old in os.listdir(stage):
+        os.unlink(os.path.join(stage, old))
+    return stage
+
+
+def inject_marked(pid, dump, data, stage, out_dir, perf):
+    """perf inject --jit with the dump written from memory: its output, or None with why."""
+    marked = os.path.join(stage, "perf.data")
+    try:
+        jfrecord_inject.add_jit_marker(data, marked, pid, dump)
+    except (jfrecord_inject.InjectError, OSError) as e:
+        return None, str(e)
+    jit = os.path.join(out_dir, "perf.jit.data")
+    p = jfrecord_inject.run_perf_inject(perf, marked, jit)
+    os.unlink(marked)
+    if p.returncode != 0:
+        return None, "perf inject --jit: " + (p.stderr.strip() or "exit status %d" % p.returncode)
+    return jit, None
+
+
+def record_from_memory(args, target, out_dir, perf):
+    stage = stage_dir(out_dir)
+    follower = Follower(args.pid, stage)
+    print("jitframes record: %d via its memory (its published table; nothing switched on in it)" %
+          args.pid, file=sys.stderr)
+    data = os.path.join(out_dir, "perf.data")
+    try:
+        rc, seconds = Recording(args, data, True, perf).run()
+    finally:
+        dump, followed = follower.finish()
+    if not os.path.exists(data):
+        fail("perf record failed (exit status %s)" % rc)
+    read, problems = data, []
+    if dump is None:
+        problems.append("no jitdump from the process's memory: " + followed)
+    else:
+        jit, why = inject_marked(args.pid, dump, data, stage, out_dir, perf)
+        if jit:
+            read = jit
+            if not args.keep:
+                os.unlink(dump)
+        else:
+            problems.append("no perf.jit.data: " + why)
+    path = "memory (%s)" % re.sub(r"^jitframes perfmap: ", "", followed) if dump else "memory"
+    return report(args, analyse(args, out_dir, perf, read, seconds), path, problems)
 
 
 def record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told):
@@ -359,22 +505,35 @@ def record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told):
             read = jit
         else:
             problems.append("no perf.jit.data: " + why)
+    # perf script reads the perf map where the process wrote it: before the clean-up.
+    result = analyse(args, out_dir, perf, read, seconds)
+    if not args.keep:  # what this recording caused, outside out_dir
+        for path, why in jfrecord_target.clean_up(target, files):
+            problems.append("left %s: %s" % (path, why))
+    if told:
+        problems.append("process %d's answers contradict the kernel (%s)" % (args.pid, ", ".join(told)))
+    path = "channel (sinks turned on: %s)" % (",".join(turned_on) or "none")
+    return report(args, result, path, problems)
+
+
+def analyse(args, out_dir, perf, read, seconds):
+    """perf script's samples and the flame graph page: what report prints."""
     script_out = perf_script(read, "ip,sym,dso", perf, None if args.children else args.pid)
     children = 0 if args.children else sum(
         1 for line in perf_script(read, "pid", perf).split() if line != str(args.pid))
     title = "process %d, %.1f s (jitframes record)" % (args.pid, seconds)
     names_only = re.sub(r"[ \t]+\([^()\n]*\)$", "", script_out, flags=re.M)  # flamegraph.py reads "ip sym"
     page = write_flamegraph(args, names_only, out_dir, title)
+    return script_out, children, page, read, seconds
 
-    if not args.keep:  # what this recording caused, outside out_dir
-        for path, why in jfrecord_target.clean_up(target, files):
-            problems.append("left %s: %s" % (path, why))
 
+def report(args, result, path, problems):
+    """The summary, the path taken and the problems; exit status 1 with problems."""
+    script_out, children, page, read, seconds = result
     print_summary(args, script_out, seconds, read, page)
+    print("  via %s" % path)
     if children:
         print("  %d samples of processes it forked are left out (--children counts them)" % children)
-    if told:
-        problems.append("process %d's answers contradict the kernel (%s)" % (args.pid, ", ".join(told)))
     for p in problems:
         print("jitframes record: " + p, file=sys.stderr)
     return 1 if problems else 0

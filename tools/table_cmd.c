@@ -10,12 +10,17 @@
 
 #include "cli_args.h"
 #include "json_out.h"
+#include "table_follow.h"
 #include "table_jitdump.h"
 #include "table_reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +34,7 @@ typedef struct table_options {
     int json;
     const char *out_path; /* NULL: stdout */
     const char *jitdump_path; /* perfmap --jitdump FILE, or NULL */
+    int follow;               /* perfmap --follow */
 } table_options;
 
 int jft_is_table_command(const char *verb)
@@ -48,7 +54,8 @@ static int parse_pid(const char *s, pid_t *pid)
 }
 
 static const jft_option regions_options[] = {{"--json", 0, 0}, {NULL, 0, 0}};
-static const jft_option perfmap_options[] = {{"--output", 'o', 1}, {"--jitdump", 0, 1}, {NULL, 0, 0}};
+static const jft_option perfmap_options[] = {
+    {"--output", 'o', 1}, {"--jitdump", 0, 1}, {"--follow", 0, 0}, {NULL, 0, 0}};
 
 static int on_table_option(void *ctx, int which, const char *value)
 {
@@ -57,8 +64,10 @@ static int on_table_option(void *ctx, int which, const char *value)
         o->json = 1;
     else if (which == 0)
         o->out_path = value;
-    else
+    else if (which == 1)
         o->jitdump_path = value;
+    else
+        o->follow = 1;
     return 0;
 }
 
@@ -73,6 +82,10 @@ static int parse_options(int argc, char **argv, table_options *o)
     if (n != 1 || parse_pid(argv[1], &o->pid) != 0) {
         fprintf(stderr, "jitframes %s: one PID expected\n", o->verb);
         jft_usage_synopsis(stderr, o->verb);
+        return JFT_ARGS_BAD;
+    }
+    if (o->follow && !o->jitdump_path) {
+        fprintf(stderr, "jitframes perfmap: --follow needs --jitdump FILE\n");
         return JFT_ARGS_BAD;
     }
     return JFT_ARGS_OK;
@@ -202,6 +215,109 @@ static int write_jitdump(const table_options *o, const tr_snapshot *s)
     return EXIT_DONE;
 }
 
+/* ---- --follow: read the table until stdin ends (table_follow.c) ---- */
+
+enum { FOLLOW_PERIOD_MS = 25 };
+#define FOLLOW_MAX_REGIONS ((size_t)1 << 18)
+#define FOLLOW_MAX_BYTES ((uint64_t)256 << 20)
+
+static volatile sig_atomic_t follow_stop;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    follow_stop = 1;
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Wait one period; 1 when following should end: stdin ended, a signal, or
+ * the target exited (its pidfd is readable). */
+static int follow_should_end(int pidfd)
+{
+    struct pollfd p[2] = {{0, POLLIN, 0}, {pidfd, POLLIN, 0}};
+    int n = poll(p, pidfd >= 0 ? 2 : 1, FOLLOW_PERIOD_MS);
+    if (follow_stop)
+        return 1;
+    if (n <= 0)
+        return 0;
+    if (p[1].revents)
+        return 1;
+    char buf[64];
+    return (p[0].revents & (POLLIN | POLLHUP)) && read(0, buf, sizeof buf) <= 0;
+}
+
+static void follow_table(tf_state *st, pid_t pid)
+{
+    struct sigaction sa = {.sa_handler = on_stop_signal};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    tr_limits lim = TR_LIMITS_DEFAULT;
+    lim.seconds = 1.0; /* one read: the next one tries again */
+    char err[256];
+    do {
+        if (tf_poll(st, &lim, err, sizeof err) != 0 && st->failed_reads == 1)
+            fprintf(stderr, "jitframes perfmap: process %ld: %s (further failures are counted)\n", (long)pid, err);
+    } while (!follow_should_end(pidfd));
+    if (pidfd >= 0)
+        close(pidfd);
+}
+
+static void print_follow_summary(const tf_state *st, double seconds)
+{
+    fprintf(stderr,
+            "jitframes perfmap: followed process %ld for %.1f s: %zu reads (%zu failed, %zu not consistent), "
+            "%zu regions kept (%zu removed before a read saw them, %zu whose code could not be read, "
+            "%zu over %u MiB left out)%s\n",
+            (long)st->pid, seconds, st->reads, st->failed_reads, st->inconsistent_reads, st->n_kept,
+            st->died_unseen, st->unread, st->too_big, (unsigned)(TJ_CODE_MAX >> 20), st->full ? "; the bound on regions or bytes kept was reached: later "
+                                                    "regions are not named" : "");
+}
+
+static int follow_command(const table_options *o)
+{
+    char err[256];
+    uint64_t base, size;
+    if (tr_find_table(o->pid, &base, &size, err, sizeof err) != 0) {
+        fprintf(stderr, "jitframes: process %ld: %s\n", (long)o->pid, err);
+        return EXIT_FAILED;
+    }
+    FILE *dump = open_output(o->jitdump_path);
+    if (!dump)
+        return EXIT_FAILED;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    tf_state st;
+    tf_init(&st, o->pid, base, size, FOLLOW_MAX_REGIONS, FOLLOW_MAX_BYTES);
+    follow_table(&st, o->pid);
+    tj_entry *v = tf_entries(&st);
+    long n = v ? tj_write_entries(dump, o->pid, v, st.n_kept, err, sizeof err) : -1;
+    if (!v)
+        snprintf(err, sizeof err, "out of memory");
+    if (fclose(dump) != 0 && n >= 0) {
+        n = -1;
+        snprintf(err, sizeof err, "%s", strerror(errno));
+    }
+    int rc = n < 0 ? EXIT_FAILED : EXIT_DONE;
+    if (n < 0)
+        fprintf(stderr, "jitframes perfmap: %s: %s\n", o->jitdump_path, err);
+    FILE *out = rc == EXIT_DONE ? open_output(o->out_path) : NULL;
+    for (size_t i = 0; out && i < st.n_kept; i++)
+        fprintf(out, "%" PRIx64 " %" PRIx64 " %s\n", v[i].r->start, v[i].r->size, v[i].r->name);
+    if (rc == EXIT_DONE && (!out || (out != stdout && fclose(out) != 0)))
+        rc = EXIT_FAILED;
+    print_follow_summary(&st, seconds_since(&t0));
+    free(v);
+    tf_free(&st);
+    return rc;
+}
+
 int jft_table_command(int argc, char **argv)
 {
     table_options o = {.verb = argv[0]};
@@ -210,6 +326,8 @@ int jft_table_command(int argc, char **argv)
         return jft_usage(stdout, o.verb), EXIT_DONE;
     if (parsed != JFT_ARGS_OK)
         return EXIT_USAGE;
+    if (o.follow)
+        return follow_command(&o);
     tr_snapshot s;
     if (read_snapshot(o.pid, &s) != 0)
         return EXIT_FAILED;

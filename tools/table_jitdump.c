@@ -1,8 +1,9 @@
 /*
  * Writing a jitdump (perf's tools/perf/Documentation/jitdump-specification.txt;
  * docs/formats.md, "Jitdump") from a published table: header, then per
- * region a DEBUG_INFO (when it has a source file and line) before its CODE_LOAD.
- * Host byte order, as perf expects of a dump written on this machine.
+ * region its CODE_UNWINDING_INFO and DEBUG_INFO (when it has them) before its
+ * CODE_LOAD. Host byte order, as perf expects of a dump written on this
+ * machine.
  */
 #define _GNU_SOURCE
 #include "table_jitdump.h"
@@ -14,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-enum { CODE_MAX = 16u << 20 };
-#define TOTAL_MAX ((uint64_t)256 << 20)
+enum { NONCE_SIZE = 8, LOAD_FIXED = JD_PREFIX_SIZE + 40, UNWIND_FIXED = JD_PREFIX_SIZE + 24 };
 
 static uint64_t monotonic_ns(void)
 {
@@ -33,6 +34,57 @@ static void put32(FILE *f, uint32_t v)
 static void put64(FILE *f, uint64_t v)
 {
     fwrite(&v, sizeof v, 1, f);
+}
+
+static uint64_t round8(uint64_t v)
+{
+    return (v + 7) & ~(uint64_t)7;
+}
+
+static void put_zeros(FILE *f, size_t n)
+{
+    static const uint8_t zeros[64];
+    for (; n > sizeof zeros; n -= sizeof zeros)
+        fwrite(zeros, 1, sizeof zeros, f);
+    fwrite(zeros, 1, n, f);
+}
+
+/* The nonce's bytes, with the zeros that keep every record 4-aligned where
+ * the host needs it (as src/jitdump.c: arch/host.h). */
+static size_t nonce_size(const tr_region *r)
+{
+    if (JF_HOST_UNALIGNED_STORE32_ATOMIC)
+        return NONCE_SIZE;
+    size_t unpadded = LOAD_FIXED + strlen(r->name) + 1 + r->size + NONCE_SIZE;
+    return NONCE_SIZE + (4 - unpadded % 4) % 4;
+}
+
+static int unwind_sound(const tr_region *r)
+{
+    return r->unwind && r->unwind_len && r->unwind_hdr_len <= r->unwind_len &&
+           r->unwind_len <= JD_MAX_RECORD_SIZE;
+}
+
+/* The code_size of r's CODE_LOAD: its code, then the nonce unless it goes
+ * with unwind data (the table's unwind data is laid out for a load of size
+ * bytes: perf places it after round8(code_size)). */
+static uint64_t load_size(const tr_region *r, int with_unwind)
+{
+    return r->size + (with_unwind ? 0 : nonce_size(r));
+}
+
+int tj_unwind_fits(const tr_region *r, uint64_t next_start)
+{
+    uint64_t end = r->start + round8(load_size(r, 1)) + round8(r->unwind_len);
+    return next_start == 0 || next_start <= r->start || end <= next_start;
+}
+
+/* A bijection (splitmix64's finaliser): distinct indices, distinct nonces. */
+static uint64_t mix64(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    return x ^ (x >> 31);
 }
 
 static void put_prefix(FILE *f, uint32_t id, uint64_t size, uint64_t ts)
@@ -62,17 +114,18 @@ static void put_line(FILE *f, uint64_t addr, uint32_t line, const char *file)
     fwrite(file, 1, strlen(file) + 1, f);
 }
 
-/* Line i of r's table (i == n_lines: its first line, as the closing entry). */
-static void line_at(const tr_region *r, size_t i, uint64_t *addr, uint32_t *line, const char **file)
+/* Line i of r's table (i == n_lines: its last line again, closing the
+ * code_size bytes of its CODE_LOAD at end). */
+static void line_at(const tr_region *r, uint64_t end, size_t i, uint64_t *addr, uint32_t *line, const char **file)
 {
     if (r->n_lines == 0) {
-        *addr = i ? r->start + r->size : r->start;
+        *addr = i ? end : r->start;
         *line = r->line;
         *file = r->file;
         return;
     }
     const tr_line *l = &r->lines[i < r->n_lines ? i : r->n_lines - 1];
-    *addr = i < r->n_lines ? r->start + l->offset : r->start + r->size;
+    *addr = i < r->n_lines ? r->start + l->offset : end;
     *line = l->line;
     *file = l->file ? l->file : r->file ? r->file : "??";
 }
@@ -80,14 +133,15 @@ static void line_at(const tr_region *r, size_t i, uint64_t *addr, uint32_t *line
 /* The region's line table (or its first line over all of it), closed by an
  * entry at its end (perf gives the last entry's range no line:
  * docs/formats.md). */
-static void write_debug_info(FILE *f, const tr_region *r, uint64_t ts)
+static void write_debug_info(FILE *f, const tr_region *r, uint64_t code_size, uint64_t ts)
 {
+    uint64_t end = r->start + code_size;
     size_t n = (r->n_lines ? r->n_lines : 1) + 1, bytes = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t addr;
         uint32_t line;
         const char *file;
-        line_at(r, i, &addr, &line, &file);
+        line_at(r, end, i, &addr, &line, &file);
         bytes += 16 + strlen(file) + 1;
     }
     put_prefix(f, JD_CODE_DEBUG_INFO, JD_PREFIX_SIZE + 16 + bytes, ts);
@@ -97,53 +151,93 @@ static void write_debug_info(FILE *f, const tr_region *r, uint64_t ts)
         uint64_t addr;
         uint32_t line;
         const char *file;
-        line_at(r, i, &addr, &line, &file);
+        line_at(r, end, i, &addr, &line, &file);
         put_line(f, addr, line, file);
     }
 }
 
-static void write_code_load(FILE *f, pid_t pid, const tr_region *r, const uint8_t *code, uint64_t index,
-                            uint64_t ts)
+/* perf maps round8(code_size) + mapped_size bytes for the region and reads
+ * .eh_frame_hdr through that mapping. */
+static void write_unwinding_info(FILE *f, const tr_region *r, uint64_t ts)
 {
-    size_t name_size = strlen(r->name) + 1;
-    put_prefix(f, JD_CODE_LOAD, JD_PREFIX_SIZE + 40 + name_size + r->size, ts);
-    put32(f, (uint32_t)pid);
-    put32(f, (uint32_t)pid);
-    put64(f, r->start);
-    put64(f, r->start);
-    put64(f, r->size);
-    put64(f, index);
-    fwrite(r->name, 1, name_size, f);
-    fwrite(code, 1, r->size, f);
+    uint64_t record = round8(UNWIND_FIXED + (uint64_t)r->unwind_len);
+    put_prefix(f, JD_CODE_UNWINDING_INFO, record, ts);
+    put64(f, r->unwind_len);
+    put64(f, r->unwind_hdr_len);
+    put64(f, round8(r->unwind_len));
+    fwrite(r->unwind, 1, r->unwind_len, f);
+    put_zeros(f, (size_t)(record - UNWIND_FIXED - r->unwind_len));
 }
 
-long tj_write_jitdump(FILE *out, pid_t pid, const tr_snapshot *s, size_t *skipped, char *err, size_t err_cap)
+/* code NULL: zeros in place of the code (it could not be read). */
+/* nonced: the code is followed by nonce (see load_size). */
+static void write_code_load(FILE *f, pid_t pid, const tr_region *r, const uint8_t *code, uint64_t index,
+                            int nonced, uint64_t nonce, uint64_t ts)
 {
-    uint8_t *code = malloc(CODE_MAX);
-    if (!code) {
-        snprintf(err, err_cap, "out of memory");
-        return -1;
+    size_t name_size = strlen(r->name) + 1;
+    put_prefix(f, JD_CODE_LOAD, LOAD_FIXED + name_size + load_size(r, !nonced), ts);
+    put32(f, (uint32_t)pid);
+    put32(f, (uint32_t)pid);
+    put64(f, r->start);
+    put64(f, r->start);
+    put64(f, load_size(r, !nonced));
+    put64(f, index);
+    fwrite(r->name, 1, name_size, f);
+    if (code)
+        fwrite(code, 1, r->size, f);
+    else
+        put_zeros(f, r->size);
+    if (nonced) {
+        put64(f, nonce);
+        put_zeros(f, nonce_size(r) - NONCE_SIZE);
     }
-    uint64_t ts = monotonic_ns(), total = 0;
-    long written = 0;
-    *skipped = 0;
-    write_header(out, pid, ts);
-    for (size_t i = 0; i < s->n_live; i++) {
-        const tr_region *r = &s->live[i];
-        if (r->size > CODE_MAX || total + r->size > TOTAL_MAX ||
-            tr_read_process(&pid, r->start, code, r->size) != 0) {
-            ++*skipped; /* too big, or its code is gone (unmapped since) */
-            continue;
-        }
-        total += r->size;
+}
+
+long tj_write_entries(FILE *out, pid_t pid, const tj_entry *v, size_t n, char *err, size_t err_cap)
+{
+    uint64_t seed = mix64(monotonic_ns() ^ ((uint64_t)getpid() << 32)), first = monotonic_ns();
+    for (size_t i = 0; i < n; i++) /* no record older than the header (jitframes check warns) */
+        first = v[i].ts < first ? v[i].ts : first;
+    write_header(out, pid, first);
+    for (size_t i = 0; i < n; i++) {
+        const tr_region *r = v[i].r;
+        int with_unwind = v[i].unwind_ok && unwind_sound(r);
+        if (with_unwind)
+            write_unwinding_info(out, r, v[i].ts);
         if (r->n_lines || (r->file && r->line))
-            write_debug_info(out, r, ts);
-        write_code_load(out, pid, r, code, (uint64_t)written++, ts);
+            write_debug_info(out, r, load_size(r, with_unwind), v[i].ts);
+        write_code_load(out, pid, r, v[i].code, i + 1, !with_unwind, mix64(seed + i), v[i].ts);
     }
-    free(code);
     if (ferror(out)) {
         snprintf(err, err_cap, "write error");
         return -1;
     }
+    return (long)n;
+}
+
+long tj_write_jitdump(FILE *out, pid_t pid, const tr_snapshot *s, size_t *skipped, char *err, size_t err_cap)
+{
+    tj_entry *v = calloc(s->n_live ? s->n_live : 1, sizeof *v);
+    uint64_t total = 0, ts = monotonic_ns();
+    size_t n = 0;
+    *skipped = 0;
+    for (size_t i = 0; v && i < s->n_live; i++) {
+        const tr_region *r = &s->live[i];
+        uint8_t *bytes = r->size <= TJ_CODE_MAX && total + r->size <= TJ_TOTAL_MAX ? malloc(r->size) : NULL;
+        if (!bytes || tr_read_process(&pid, r->start, bytes, r->size) != 0) {
+            free(bytes);
+            ++*skipped; /* too big, or its code is gone (unmapped since) */
+            continue;
+        }
+        total += r->size;
+        uint64_t next = i + 1 < s->n_live ? s->live[i + 1].start : 0;
+        v[n++] = (tj_entry){r, bytes, ts, tj_unwind_fits(r, next)};
+    }
+    long written = v ? tj_write_entries(out, pid, v, n, err, err_cap) : -1;
+    if (!v)
+        snprintf(err, err_cap, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        free((void *)v[i].code);
+    free(v);
     return written;
 }

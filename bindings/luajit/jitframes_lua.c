@@ -200,18 +200,21 @@ static int l_init(lua_State *L)
     return 1;
 }
 
-/* _standby(frames_checked) -> true, or nil and a message: the library with
- * no sink and its control channel open (JF_CONFIG_CONTROL): traces are kept
- * and written out when `jitframes enable|record PID` turns a sink on. */
+/* _standby(frames_checked, channel) -> true, or nil and a message: the
+ * library with no sink: traces are kept and published in memory, where
+ * `jitframes record PID` reads them; with channel (the default) its control
+ * channel is open too (JF_CONFIG_CONTROL), so `jitframes enable|record PID`
+ * can turn a sink on. */
 static int l_standby(lua_State *L)
 {
     int frames = lua_toboolean(L, 1);
-    int rc = init_library(JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL, 0);
+    int channel = lua_isnoneornil(L, 2) || lua_toboolean(L, 2);
+    int rc = init_library(JF_CONFIG_IGNORE_ENV | (channel ? JF_CONFIG_CONTROL : 0), 0);
     if (rc != 0) {
         if (rc == JF_ESINK) /* initialised, without the channel */
             jf_shutdown();
         lua_pushnil(L);
-        lua_pushfstring(L, "jitframes: no control channel: %s", jf_last_error());
+        lua_pushfstring(L, "jitframes: %s%s", channel ? "no control channel: " : "", jf_last_error());
         return 2;
     }
     library_users++;
@@ -367,13 +370,13 @@ static const char glue[] =
     "  state.active = true\n"
     "  return true\n"
     "end\n"
-    "function M.standby()\n"
+    "function M.standby(opts)\n"
     "  if state.active then return nil, 'jitframes: already started' end\n"
     "  if state.frames == nil then\n"
     "    local ok, why = check_frames()\n"
     "    state.frames, state.frames_error = ok == true, why\n"
     "  end\n"
-    "  local ok, msg = c._standby(state.frames)\n"
+    "  local ok, msg = c._standby(state.frames, not (type(opts) == 'table' and opts.channel == false))\n"
     "  if not ok then return nil, msg end\n"
     "  state.previous = attach(handler)\n"
     "  state.active = true\n"
@@ -406,6 +409,9 @@ static const char glue[] =
     "  if state.active then ok, msg = c._standby(state.frames) else ok, msg = M.standby() end\n"
     "  if not ok then io.stderr:write(msg, ' (JITFRAMES_CONTROL=', control, '); running without\\n') end\n"
     "end\n"
+    "-- Nothing asked for: standby without a channel, the traces published in\n"
+    "-- memory for `jitframes record PID` (silent if that cannot be).\n"
+    "if not state.active then M.standby({channel = false}) end\n"
     "return M\n";
 
 __attribute__((visibility("default"))) int luaopen_jitframes(lua_State *L);

@@ -29,7 +29,8 @@
 #include <stddef.h>
 
 enum mvm_jit_status {
-    MVM_JIT_OFF,    /* no sink requested: direct calls */
+    MVM_JIT_OFF,    /* nothing could see the trampolines (no sink, no published table), or
+                       they could not be made with only the table to see them: direct calls */
     MVM_JIT_ON,     /* every function is entered through its trampoline (why: a
                        sink that could not start, or "") */
     MVM_JIT_FAILED, /* requested but unavailable (see why): direct calls */

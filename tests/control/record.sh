@@ -57,9 +57,10 @@ check_after() {
 # minijit: its JIT code, with DWARF call chains through it (the default).
 start minijit "$minijit" --seconds 60
 [ -z "$(litter "$pid" minijit)" ] || fail "standby wrote: $(litter "$pid" minijit)"
-record_cpu "$work/mj" 2000 || { cat "$work/mj.log"; fail "record minijit"; }
+record_cpu "$work/mj" 2000 --via channel || { cat "$work/mj.log"; fail "record minijit"; }
 cat "$work/mj.log"
 [ -s "$work/mj/perf.jit.data" ] || fail "minijit: no perf.jit.data (perf inject --jit)"
+grep -q "^  via channel (sinks turned on: jitdump,perfmap)" "$work/mj.log" || fail "minijit: the summary does not say it went through the channel"
 check_recording minijit "$work/mj" '"mj_(frameless|framed|stencils|lines)"'
 perf script -i "$work/mj/perf.jit.data" -F ip,sym 2>/dev/null | awk '
   BEGIN { RS = ""; FS = "\n" } $1 ~ / mj_frameless$/ { t++; if ($0 ~ /c_caller_frameless/ && $0 ~ / main/) ok++ }
@@ -69,7 +70,7 @@ check_after minijit
 
 # Ctrl-C: a 60 s recording interrupted after 1 s of the program's CPU time
 # still gives the result.
-record_cpu "$work/mj-int" 1000 --duration 60 || { cat "$work/mj-int.log"; fail "record after SIGINT"; }
+record_cpu "$work/mj-int" 1000 --via channel --duration 60 || { cat "$work/mj-int.log"; fail "record after SIGINT"; }
 cat "$work/mj-int.log"
 grep -q "(ended early)" "$work/mj-int.log" || fail "record does not say it ended early"
 check_recording "minijit, interrupted" "$work/mj-int" '"mj_(frameless|framed|stencils|lines)"'
@@ -78,7 +79,7 @@ check_after minijit
 # A sink that cannot start (the jitdump's directory is gone): record fails,
 # says why, and leaves no sink on (the perf map it turned on goes off again).
 rmdir "$work/minijit.dumps" 2>/dev/null || rm -rf "$work/minijit.dumps"
-"$tool" record "$pid" --duration 1 -o "$work/mj-fail" >"$work/mj-fail.log" 2>&1 && fail "record succeeded without a jitdump"
+"$tool" record "$pid" --via channel --duration 1 -o "$work/mj-fail" >"$work/mj-fail.log" 2>&1 && fail "record succeeded without a jitdump"
 cat "$work/mj-fail.log"
 grep -q "jitdump" "$work/mj-fail.log" || fail "record does not say the jitdump failed"
 "$tool" status "$pid" --json | grep -q '"enabled": \[\]' || fail "a failed record left sinks on: $("$tool" status "$pid")"
@@ -101,7 +102,7 @@ if [ "$(id -u)" -eq 0 ] && unshare --pid --mount --fork sh -c 'mount -t tmpfs tm
   done
   pids+=("$pid")
   "$tool" status "$pid" | grep -q "in its own namespace" || fail "container: not in its own namespace"
-  record_cpu "$work/ns" 2000 || { cat "$work/ns.log"; fail "record in a container"; }
+  record_cpu "$work/ns" 2000 --via channel || { cat "$work/ns.log"; fail "record in a container"; }
   cat "$work/ns.log"
   check_recording "minijit in a container" "$work/ns" '"mj_(frameless|framed|stencils|lines)"'
   [ -s "$work/ns/perf.jit.data" ] || fail "container: no perf.jit.data"
@@ -117,7 +118,7 @@ fi
 # minivm: an interpreter's trampolines, with the perf map and frame pointers.
 start minivm "$minivm" "$calls" 100000000
 [ -z "$(litter "$pid" minivm)" ] || fail "standby wrote: $(litter "$pid" minivm)"
-record_cpu "$work/vm" 1000 --call-graph fp || { cat "$work/vm.log"; fail "record minivm"; }
+record_cpu "$work/vm" 1000 --via channel --call-graph fp || { cat "$work/vm.log"; fail "record minivm"; }
 cat "$work/vm.log"
 [ ! -e "$work/vm/perf.jit.data" ] || fail "minivm: --call-graph fp needs no jitdump"
 check_recording minivm "$work/vm" '"mvm:(is_even|is_odd|work|compute|parse|digit_sum|helper)'

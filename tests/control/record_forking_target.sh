@@ -24,7 +24,7 @@ on_exit='rm -f /tmp/perf-"$pid".map'
 # record NAME ARGS...: record the target for 2 s; the log is $work/NAME.log.
 record() {
   local name=$1; shift
-  "$tool" record "$pid" --duration 2 -o "$work/$name" "$@" >"$work/$name.log" 2>&1 ||
+  "$tool" record "$pid" --via channel --duration 2 -o "$work/$name" "$@" >"$work/$name.log" 2>&1 ||
     { cat "$work/$name.log"; fail "$name: record failed"; }
   grep -v '^recording' "$work/$name.log"
   debug_cache_unchanged "$name"

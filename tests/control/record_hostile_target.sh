@@ -58,7 +58,7 @@ liar() {
 record_liar() {
   local name=$1 action=${2:-}
   log=$work/$name.log
-  "$tool" record "$liar" --duration 3 -o "$work/out.$name" >"$log" 2>&1 &
+  "$tool" record "$liar" --via channel --duration 3 -o "$work/out.$name" >"$log" 2>&1 &
   local rec=$!
   if [ -n "$action" ]; then
     for _ in $(seq 400); do [ -e "$markers/enabled" ] && break; sleep 0.05; done

@@ -23,7 +23,7 @@ record_until_killed() {
   pid=$!; pids+=("$pid")
   for _ in $(seq 200); do "$tool" status "$pid" >/dev/null 2>&1 && break; sleep 0.05; done
   out=$work/$name; log=$work/$name.log
-  "$tool" record "$pid" --duration 600 -o "$out" "$@" >"$log" 2>&1 &
+  "$tool" record "$pid" --via channel --duration 600 -o "$out" "$@" >"$log" 2>&1 &
   local rec=$!; pids+=("$rec")
   for _ in $(seq 600); do
     [ -e "$dumps/jit-$pid.dump" ] && [ "$(stat -c %s "$out/perf.data" 2>/dev/null || echo 0)" -gt 100000 ] && break

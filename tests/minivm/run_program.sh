@@ -10,7 +10,7 @@
 #
 # Usage: run_program.sh MINIVM FILE MODE
 #   MODE direct   --no-jitframes
-#   MODE default  no option, $JITFRAMES unset (no sink: direct calls)
+#   MODE default  no option, $JITFRAMES unset (no sink: trampolines for the published table)
 #   MODE perfmap  JITFRAMES=perfmap: every call goes through a trampoline
 set -u
 minivm=$1 file=$2 mode=$3

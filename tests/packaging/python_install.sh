@@ -92,7 +92,7 @@ PY
   # earlier process's (a busy /tmp holds hundreds).
   rm -f "/tmp/perf-$pid.map"
   "$venv/bin/jitframes" status "$pid" >/dev/null || fail "no control channel from JITFRAMES_CONTROL=1 in the venv"
-  "$venv/bin/jitframes" record "$pid" --duration 2 -o "$work/rec" >"$work/record.log" 2>&1 ||
+  "$venv/bin/jitframes" record "$pid" --via channel --duration 2 -o "$work/rec" >"$work/record.log" 2>&1 ||
     { cat "$work/record.log"; fail "$venv/bin/jitframes record"; }
   grep -q '"py::hot_python_function' "$work/rec/flamegraph.html" ||
     fail "the flame graph does not name py::hot_python_function"

@@ -7,7 +7,9 @@
  * Ground truth goes to LOG: "reg START SIZE NAME T" and "unreg START T"
  * (hex addresses, CLOCK_MONOTONIC ns). Runs CYCLES cycles, or until stdin
  * reaches end of file when CYCLES is 0 (then at most 10 million cycles).
- * Usage: jit_churn FUNCS CYCLES LOG      prints "pid <pid>" once ready.
+ * Each call spins SPIN times (default 20000): more makes the code live longer
+ * and churn slower.
+ * Usage: jit_churn FUNCS CYCLES LOG [SPIN]      prints "pid <pid>" once ready.
  */
 #define _GNU_SOURCE
 #include "jitframes.h"
@@ -83,8 +85,9 @@ static int stdin_closed(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4)
-        return fprintf(stderr, "usage: jit_churn FUNCS CYCLES LOG\n"), 2;
+    if (argc != 4 && argc != 5)
+        return fprintf(stderr, "usage: jit_churn FUNCS CYCLES LOG [SPIN]\n"), 2;
+    uint64_t spin = argc == 5 ? strtoull(argv[4], NULL, 10) : 20000;
     unsigned funcs = (unsigned)atoi(argv[1]);
     unsigned long cycles = strtoul(argv[2], NULL, 10);
     FILE *log = fopen(argv[3], "w");
@@ -109,7 +112,7 @@ int main(int argc, char **argv)
     unsigned long limit = cycles ? cycles : 10000000ul;
     for (unsigned long c = 0; c < limit && !(cycles == 0 && c % 16 == 0 && stdin_closed()); c++) {
         for (unsigned f = 0; f < funcs; f++)
-            sink += call_jit((spin_fn)(mem + side[f] * bank + f * SLOT), 20000);
+            sink += call_jit((spin_fn)(mem + side[f] * bank + f * SLOT), spin);
         unsigned f = (unsigned)(c % funcs);
         uint8_t *old = mem + side[f] * bank + f * SLOT;
         if (jf_unregister(old) != 0)

@@ -81,7 +81,9 @@ while at + 16 <= len(dump):
         vma, addr, code_size = struct.unpack_from("<QQQ", dump, at + 24)
         end = dump.index(b"\0", at + 56)
         name = dump[at + 56:end].decode()
-        assert name in truth.get(addr, ()) and dump[end + 1:end + 1 + code_size] == spin, (name, addr)
+        # the code, then the writer's 8-byte nonce (no unwind data here)
+        assert code_size == len(spin) + 8, code_size
+        assert name in truth.get(addr, ()) and dump[end + 1:end + 1 + len(spin)] == spin, (name, addr)
         loads += 1
     at += size
 assert loads == 8, loads
