@@ -13,23 +13,30 @@ here=$(cd "$(dirname "$0")" && pwd)
 require_perf
 
 mkfifo "$tmp/stdin"
-env -i "$churn" 8 0 "$tmp/truth.log" <"$tmp/stdin" >"$tmp/churn.out" &
+env -i "$churn" 8 0 "$tmp/truth.log" 5000000 <"$tmp/stdin" >"$tmp/churn.out" &
 churn_pid=$!
 exec 3>"$tmp/stdin" # the program runs until this closes
 pids+=("$churn_pid")
 for _ in $(seq 200); do grep -q '^pid' "$tmp/churn.out" && break; sleep 0.05; done
 grep -q '^pid' "$tmp/churn.out" || die "jit_churn did not start"
 
-# The code moves nonstop: a read that overlapped a change every time it
-# tried says so ("consistent": false); on a busy machine that can happen,
-# so the listing is asked again, a bounded number of times.
-for _ in $(seq 20); do
+# The code moves all the time (each call spins 5 million times, a few ms),
+# one function at a time (unregistered, then registered again elsewhere):
+# a read may meet the moment with 7 live regions, or overlap a change every
+# time it tried and say so ("consistent": false; a whole read under ASan is
+# slower than a change of the default churn). So each read below is asked
+# again, a bounded number of times, until it shows the 8 (and, for the
+# listing, a region already removed).
+eight_live() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["consistent"] and len(d["live"]) == 8 and d["removed"]))' "$1"; }
+for _ in $(seq 50); do
   "$jitframes" regions "$churn_pid" --json >"$tmp/regions.json" || die "regions failed"
-  grep -q '"consistent": true' "$tmp/regions.json" && break
+  eight_live "$tmp/regions.json" && break
+  sleep 0.1
 done
-for _ in $(seq 20); do
+for _ in $(seq 50); do
   "$jitframes" regions "$churn_pid" >"$tmp/regions.txt" || die "regions (text) failed"
   grep -q '^8 live regions' "$tmp/regions.txt" && break
+  sleep 0.1
 done
 grep -q '^8 live regions' "$tmp/regions.txt" || die "text listing: $(head -1 "$tmp/regions.txt")"
 
@@ -38,15 +45,25 @@ $perf record -q -F 2000 -o "$tmp/perf.data" -p "$churn_pid" 2>"$tmp/perf.err" 3>
 perf_pid=$!
 sleep 1.5
 map=/tmp/perf-$churn_pid.map
+# The churner writes nothing: a map there already is an earlier process's
+# with the same pid (a littered /tmp), not this one's.
+rm -f "$map"
 "$jitframes" perfmap "$churn_pid" -o "$map" || die "perfmap failed"
 "$jitframes" perfmap "$churn_pid" -o "$map" 2>"$tmp/again.err" && die "an existing output file was overwritten"
 grep -q 'never overwritten' "$tmp/again.err" || die "no reason given: $(cat "$tmp/again.err")"
 
 # A jitdump with the code bytes read from the target: valid, 8 loads, each
 # the spin function's bytes under a name of the ground truth.
-"$jitframes" perfmap "$churn_pid" --jitdump "$tmp/mem.dump" >/dev/null || die "perfmap --jitdump failed"
-"$jitframes" check "$tmp/mem.dump" | grep -q 'valid jitdump: .*(8 loads, 0 with unwind info, 8 with line info' ||
-  die "jitdump from memory: $("$jitframes" check "$tmp/mem.dump" 2>&1)"
+eight_loads() { "$jitframes" check "$tmp/mem.dump" | grep -q 'valid jitdump: .*(8 loads, 0 with unwind info, 8 with line info'; }
+for _ in $(seq 20); do
+  rm -f "$tmp/mem.dump"
+  "$jitframes" perfmap "$churn_pid" --jitdump "$tmp/mem.dump" >/dev/null 2>"$tmp/dump.err" ||
+    die "perfmap --jitdump failed: $(cat "$tmp/dump.err")"
+  eight_loads && break
+  sleep 0.1
+done
+eight_loads ||
+  die "jitdump from memory: $("$jitframes" check "$tmp/mem.dump" 2>&1) ($(cat "$tmp/dump.err"))"
 
 # Someone who may not ptrace it (nobody, against a root process) is refused.
 if [ "$(id -u)" = 0 ]; then
