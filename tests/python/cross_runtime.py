@@ -137,6 +137,10 @@ def run_under_gdb(guest, script, sinks, tmp):
         q.kill()
         q.wait()
         log.close()
+        # The guest removed any earlier map of qemu's pid before it started:
+        # one there now is this run's (the control's perfmap sink).
+        if os.path.exists("/tmp/perf-%d.map" % q.pid):
+            os.unlink("/tmp/perf-%d.map" % q.pid)
     return p.stdout + p.stderr
 
 

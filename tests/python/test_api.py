@@ -60,10 +60,11 @@ class ChildCase(unittest.TestCase):
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="jfpy-")
-        self.pids = []
+        self.pids = []      # what the children printed (pid=N), for the tests
+        self.launched = []  # every child started, printing or not
 
     def tearDown(self):
-        for pid in self.pids:
+        for pid in set(self.pids + self.launched):
             try:
                 os.unlink(perf_map_path(pid))
             except FileNotFoundError:
@@ -82,8 +83,13 @@ class ChildCase(unittest.TestCase):
         full_env = dict(os.environ, JITFRAMES_DIR=self.tmp)
         full_env.pop("JITFRAMES", None)
         full_env.update(env or {})
-        p = subprocess.run([FRESH_MAP, "-", python or sys.executable] + args, env=full_env,
+        pid_file = os.path.join(self.tmp, "pid.%d" % len(self.launched))
+        p = subprocess.run([FRESH_MAP, pid_file, python or sys.executable] + args, env=full_env,
                            capture_output=True, text=True, timeout=300)
+        # Its map goes in tearDown even when it prints no pid (a child that
+        # failed, or a test of something else): no litter in /tmp.
+        with open(pid_file) as f:
+            self.launched.append(int(f.read()))
         self.pids += [int(x) for x in re.findall(r"pid=(\d+)", p.stdout)]
         if expect_status is not None:
             self.assertEqual(p.returncode, expect_status,
