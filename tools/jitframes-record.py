@@ -284,8 +284,7 @@ EXISTS = "exists: record makes its output directory itself (name a new one)"
 def output_dir_problem(path):
     """Why DIR cannot be the output directory, or None; nothing is created."""
     if os.path.lexists(path):
-        return EXISTS if os.path.isdir(path) and not os.path.islink(path) else \
-            "exists and is not a directory"
+        return EXISTS if os.path.isdir(path) else "exists and is not a directory"
     parent = os.path.dirname(os.path.abspath(path))
     while not os.path.lexists(parent):
         parent = os.path.dirname(parent)
