@@ -18,15 +18,15 @@ A registered (named with C1 CSI U+009B and U+202E), B named only in what it
 appends itself once the channel turned its sinks on, with ESC sequences
 (title, OSC 52 clipboard write, clear screen): a line of its perf map, a
 CODE_LOAD of its jitdump.
-MODE: plain; sparse=BYTES (whenever its jitdump is shorter, extend it to
-BYTES without writing: a sparse file). Creates OWN_DIR/ready when set up. Runs until killed.
+MODE: plain; sparse=BYTES (started with its jitdump on, JITFRAMES=jitdump,
+so that record leaves that sink alone: its jitdump extended to BYTES at
+once without writing, a sparse file). Creates OWN_DIR/ready when set up. Runs until killed.
 """
 import ctypes
 import mmap
 import os
 import struct
 import sys
-import threading
 import time
 
 lib_path, own, victims, mode = sys.argv[1], sys.argv[2], sys.argv[3:6], sys.argv[6]
@@ -82,33 +82,18 @@ if lib.jf_register(ctypes.byref(region)) != 0:
     sys.exit("jf_register failed")
 fn = ctypes.CFUNCTYPE(None)
 a, b = fn(base), fn(base_b)
-open(os.path.join(own, "ready"), "w").close()
-
 perf_map = "/tmp/perf-%d.map" % pid
 dump = os.path.join(os.environ.get("JITFRAMES_DIR", "/tmp"), "jit-%d.dump" % pid)
-
-
-def extend():
-    """Every millisecond: the library cuts its jitdump back when its sink is
-    turned off, just before record copies it."""
-    while True:
-        try:
-            if os.stat(dump).st_size < sparse_size:
-                os.truncate(dump, sparse_size)
-        except OSError:
-            pass
-        time.sleep(0.001)
-
-
 if mode.startswith("sparse="):
-    sparse_size = int(mode[len("sparse="):])
-    threading.Thread(target=extend, daemon=True).start()
+    os.truncate(dump, int(mode[len("sparse="):]))
+open(os.path.join(own, "ready"), "w").close()
+
 named_b = False
 while True:
     for _ in range(200):
         a()
         b()
-    if not named_b and os.path.exists(perf_map) and os.path.exists(dump):
+    if mode == "plain" and not named_b and os.path.exists(perf_map) and os.path.exists(dump):
         with open(perf_map, "ab") as f:
             f.write(b"%x 40 %s\n" % (base_b, NAME_B))
         with open(dump, "ab") as f:

@@ -145,7 +145,7 @@ peak_kib() { # DIR STOP: the most KiB DIR held, every 0.1 s until STOP exists (a
   echo "$max" >"$2.peak"
 }
 sparse() {
-  hostile "$1" "sparse=$2" JITFRAMES_CONTROL=1 JITFRAMES_DIR="$work/$1/dump"
+  hostile "$1" "sparse=$2" JITFRAMES_CONTROL=1 JITFRAMES=jitdump JITFRAMES_DIR="$work/$1/dump"
   peak_kib "$work/out.$1" "$work/$1.stop" & local sampler=$!
   record_run "$1" --via channel
   touch "$work/$1.stop"; wait "$sampler"
