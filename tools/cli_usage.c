@@ -62,7 +62,9 @@ static const usage_section sections[] = {
      "jitframes record [--via auto|memory|channel] [--duration S] [--call-graph dwarf|fp]\n"
      "                 [-o DIR] [--keep] [--children] PID\n",
      "record runs perf record -p PID for S seconds (default 10; Ctrl-C ends it early)\n"
-     "and leaves perf.data, perf.jit.data and flamegraph.html in DIR. --via memory:\n"
+     "and leaves perf.data, perf.jit.data and flamegraph.html in DIR, a new directory\n"
+     "it makes (mode 0700; an existing one is refused); what it starts runs confined\n"
+     "to DIR, and copies of the process's jitdump hold at most 1 GiB. --via memory:\n"
      "it follows the regions PID publishes in its memory (needs the right to ptrace\n"
      "it; nothing switched on) and writes their jitdump in DIR. --via channel: it\n"
      "turns on what the recording needs (the perf map; with --call-graph dwarf, the\n"

@@ -20,23 +20,43 @@ jit_detect matches the file name's pid with the record's), timed before the
 first sample.
 """
 import os
+import re
 import shutil
 import stat
 import struct
 import subprocess
 
+import jfrecord_confine
 from jfrecord_target import jitdump_byte_order
 
 PERF_MAGIC = b"PERFILE2"
 HEADER = struct.Struct("<8sQQQQQQQQ32s")  # magic, size, attr_size, attrs, data, event_types, features
 RECORD = struct.Struct("<IHH")            # type, misc, size
-MMAP2 = 10
+MMAP, MMAP2 = 1, 10
 SAMPLE = 9
+MMAP_FIXED = 32   # pid, tid, addr, len, pgoff
 MMAP2_FIXED = 64  # pid, tid, addr, len, pgoff, maj, min, ino, ino_generation, prot, flags
+JITDUMP_COPY_MAX = 1 << 30  # bytes of the process's jitdump copied, at most (1 GiB)
+# A file name perf inject takes for a jitdump (tools/perf/util/jitdump.c,
+# jit_detect): after the last '/', "jit-", a digit, what strtol reads as the
+# pid (more digits), then exactly ".dump".
+PERF_JIT_NAME = re.compile(rb"/jit-[0-9]+\.dump$")
+
+O_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+O_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class InjectError(Exception):
     pass
+
+
+def open_new(dir_fd, name, mode="wb"):
+    """A new file `name` in dir_fd's directory (never an existing one, never through a symlink)."""
+    return os.fdopen(os.open(name, O_NEW, 0o600, dir_fd=dir_fd), mode)
+
+
+def open_read(dir_fd, name):
+    return os.fdopen(os.open(name, O_READ, dir_fd=dir_fd), "rb")
 
 
 def _mmap2_file(body):
@@ -47,6 +67,17 @@ def _mmap2_file(body):
     if end < 0:
         return pid, ino, None, 0
     return pid, ino, body[MMAP2_FIXED:end], (end - MMAP2_FIXED + 8) & ~7
+
+
+def perf_takes_as_jitdump(rtype, body):
+    """Would perf inject --jit act on this record (an MMAP or MMAP2 of a
+    jit-<digits>.dump, by any pid)? Its file name is read as perf reads it:
+    up to the first NUL."""
+    fixed = {MMAP: MMAP_FIXED, MMAP2: MMAP2_FIXED}.get(rtype)
+    if fixed is None or len(body) <= fixed:
+        return False
+    name = body[fixed:].split(b"\0", 1)[0]
+    return PERF_JIT_NAME.search(name) is not None
 
 
 def _records(f, offset, size):
@@ -69,9 +100,9 @@ def _header(f):
     return fields
 
 
-def jit_mmap_inodes(data, pid, name):
+def jit_mmap_inodes(dir_fd, data, pid, name):
     """Inodes of the files named `name` that process `pid` mapped, as the kernel recorded them."""
-    with open(data, "rb") as f:
+    with open_read(dir_fd, data) as f:
         h = _header(f)
         inodes = set()
         for (rtype, _, _), body in _records(f, h[5], h[6]):
@@ -83,9 +114,10 @@ def jit_mmap_inodes(data, pid, name):
 
 
 def _copy_data(src, dst, edit, prepend=b""):
-    """Copy perf.data src to dst with each record's body passed through
-    edit(rtype, body) and the records `prepend` put first in its data."""
-    with open(src, "rb") as f, open(dst, "xb") as out:
+    """Copy perf.data src to dst ((dir_fd, name) each) with each record's
+    body passed through edit(rtype, body) (None: the record is dropped) and
+    the records `prepend` put first in its data."""
+    with open_read(*src) as f, open_new(*dst) as out:
         h = list(_header(f))
         data_offset, data_size = h[5], h[6]
         f.seek(0)
@@ -94,6 +126,8 @@ def _copy_data(src, dst, edit, prepend=b""):
         written = len(prepend)
         for (rtype, misc, rsize), body in _records(f, data_offset, data_size):
             body = edit(rtype, body)
+            if body is None:
+                continue
             rsize = RECORD.size + len(body)
             out.write(RECORD.pack(rtype, misc, rsize) + body)
             written += rsize
@@ -117,16 +151,24 @@ def _padded_name(path):
 
 
 def repoint_jit_mmaps(src, dst, pid, name, new_path):
-    """Copy perf.data src to dst, its MMAP2 records of `name` by `pid` now naming new_path."""
+    """Copy perf.data src to dst, its MMAP2 records of `name` by `pid` now
+    naming new_path, every other record perf would take for a jitdump dropped."""
     new = _padded_name(new_path)
 
     def edit(rtype, body):
+        if not perf_takes_as_jitdump(rtype, body):
+            return body
         if rtype == MMAP2:
             rpid, _, fname, taken = _mmap2_file(body)
-            if rpid == pid and fname and os.path.basename(fname) == name.encode():
+            if rpid == pid and os.path.basename(fname) == name.encode():
                 return body[:MMAP2_FIXED] + new + body[MMAP2_FIXED + taken:]
-        return body
+        return None
     _copy_data(src, dst, edit)
+
+
+def drop_jit_mmaps(rtype, body):
+    """An edit for _copy_data: every record perf would take for a jitdump dropped."""
+    return None if perf_takes_as_jitdump(rtype, body) else body
 
 
 # perf_event_attr.sample_type bits, and the fields a sample_id trailer holds
@@ -189,48 +231,65 @@ MARKER_ADDR, MARKER_LEN = 0x1000, 0x1000
 PROT_READ_EXEC, MAP_PRIVATE, MISC_USER = 5, 2, 2
 
 
-def add_jit_marker(src, dst, pid, dump_path):
-    """Copy perf.data src to dst with an MMAP2 of dump_path (jit-PID.dump)
-    by process pid first in its data, timed just before the first sample."""
-    with open(src, "rb") as f:
+def add_jit_marker(src, dst, pid, dump_path, dump_st):
+    """Copy perf.data src to dst ((dir_fd, name) each) with an MMAP2 of
+    dump_path (jit-PID.dump, dump_st its stat) by process pid first in its
+    data, timed just before the first sample, and every record perf would
+    take for a jitdump (the process's own) dropped."""
+    with open_read(*src) as f:
         h = _header(f)
         sample_type, id_all, first_id = _first_attr(f, h)
         first = _first_sample_time(f, h, sample_type)
     time = first - 1 if first else 0
-    st = os.stat(dump_path)
+    st = dump_st
     body = struct.pack("<IIQQQIIQQII", pid, pid, MARKER_ADDR, MARKER_LEN, 0, os.major(st.st_dev),
                        os.minor(st.st_dev), st.st_ino, 0, PROT_READ_EXEC, MAP_PRIVATE)
-    body += _padded_name(os.path.abspath(dump_path))
+    body += _padded_name(dump_path)
     if id_all:
         body += _sample_id(sample_type, pid, time, first_id)
     record = RECORD.pack(MMAP2, MISC_USER, RECORD.size + len(body)) + body
-    _copy_data(src, dst, lambda rtype, body: body, prepend=record)
+    _copy_data(src, dst, drop_jit_mmaps, prepend=record)
 
 
-def _rewrite_pids(path, host_pid):
-    """CODE_LOAD and CODE_MOVE records (and the header) name host_pid."""
-    with open(path, "r+b") as f:
-        header = f.read(40)
-        order = jitdump_byte_order(header)
-        u32 = struct.Struct(order + "I")
-        f.seek(20)
-        f.write(u32.pack(host_pid))
-        offset = u32.unpack_from(header, 8)[0]
-        size = os.fstat(f.fileno()).st_size
-        while offset + 24 <= size:
-            f.seek(offset)
-            rid, rsize = struct.unpack(order + "II", f.read(8))
-            if rsize < 16:
-                break
-            if rid in (0, 1) and offset + 24 <= size:  # JIT_CODE_LOAD, JIT_CODE_MOVE: pid, tid
-                f.seek(offset + 16)
-                f.write(u32.pack(host_pid) * 2)
-            offset += rsize
+def _rewrite_pids(f, host_pid):
+    """CODE_LOAD and CODE_MOVE records (and the header) of the open file f name host_pid."""
+    f.flush()
+    f.seek(0)
+    header = f.read(40)
+    order = jitdump_byte_order(header)
+    u32 = struct.Struct(order + "I")
+    f.seek(20)
+    f.write(u32.pack(host_pid))
+    offset = u32.unpack_from(header, 8)[0]
+    size = os.fstat(f.fileno()).st_size
+    while offset + 24 <= size:
+        f.seek(offset)
+        rid, rsize = struct.unpack(order + "II", f.read(8))
+        if rsize < 16:
+            break
+        if rid in (0, 1) and offset + 24 <= size:  # JIT_CODE_LOAD, JIT_CODE_MOVE: pid, tid
+            f.seek(offset + 16)
+            f.write(u32.pack(host_pid) * 2)
+        offset += rsize
 
 
-def stage_jitdump(dump_dir_fd, name, inodes, stage_dir, host_pid):
-    """Copy the jitdump the process mapped into stage_dir as jit-HOST_PID.dump:
-    its path, or InjectError saying why not."""
+def _copy_capped(src, out, cap):
+    """Copy at most cap bytes of src to out; InjectError when there are more."""
+    left = cap
+    while True:
+        chunk = src.read(min(1 << 20, left + 1))
+        if not chunk:
+            return
+        if len(chunk) > left:
+            raise InjectError("the jitdump holds more than %d bytes (the most copied)" % cap)
+        out.write(chunk)
+        left -= len(chunk)
+
+
+def stage_jitdump(dump_dir_fd, name, inodes, stage_fd, host_pid, cap=JITDUMP_COPY_MAX):
+    """Copy the jitdump the process mapped into stage_fd's directory as
+    jit-HOST_PID.dump (at most cap bytes; a sparse file is refused): its
+    name there, or InjectError saying why not (nothing left behind)."""
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
                      dir_fd=dump_dir_fd)
@@ -240,21 +299,29 @@ def stage_jitdump(dump_dir_fd, name, inodes, stage_dir, host_pid):
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_ino not in inodes:
             raise InjectError("%s is not the file the process mapped" % name)
+        if st.st_size > cap:
+            raise InjectError("%s holds %d bytes, more than the %d copied at most" % (name, st.st_size, cap))
+        if st.st_blocks * 512 + (1 << 20) < st.st_size:
+            raise InjectError("%s is sparse (%d bytes, %d allocated): not copied" % (
+                name, st.st_size, st.st_blocks * 512))
         if jitdump_byte_order(src.read(40)) is None:
             raise InjectError("%s is not a jitdump" % name)
         src.seek(0)
-        path = os.path.join(stage_dir, "jit-%d.dump" % host_pid)
-        with open(path, "xb") as out:
-            shutil.copyfileobj(src, out)
-    _rewrite_pids(path, host_pid)
-    return path
+        copy = "jit-%d.dump" % host_pid
+        try:
+            with os.fdopen(os.open(copy, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW |
+                                   os.O_CLOEXEC, 0o600, dir_fd=stage_fd), "r+b") as out:
+                _copy_capped(src, out, cap)
+                _rewrite_pids(out, host_pid)
+        except BaseException:
+            os.unlink(copy, dir_fd=stage_fd)
+            raise
+    return copy
 
 
-def run_perf_inject(perf, data, out):
-    """perf inject --jit; as root in a pid namespace of its own, where the
-    recorded process is not in /proc, so perf never enters its mount
-    namespace (a user's own process is never entered: perf lacks the right)."""
+def run_perf_inject(perf, data, out, dir_fd, uid):
+    """perf inject --jit, confined to dir_fd's directory (data and out are
+    relative to it), as the helper user when root (jfrecord_confine.py)."""
     cmd = perf + ["inject", "--jit", "-i", data, "-o", out]
-    if os.geteuid() == 0:
-        cmd = ["unshare", "--pid", "--fork", "--mount-proc"] + cmd
-    return subprocess.run(cmd, capture_output=True, text=True)
+    return subprocess.run(jfrecord_confine.command(dir_fd, uid, ["dac_read_search", "syslog"], cmd),
+                          pass_fds=(dir_fd,), capture_output=True, text=True)

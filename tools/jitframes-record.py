@@ -32,6 +32,16 @@ channel. Either way DIR gets
 perf inject's jitted-*.so files are made in DIR/jit, and perf's build-id
 cache is kept in DIR while perf runs, so nothing else is written.
 
+DIR is made by record itself (mode 0700; an existing DIR is refused; the
+default name ends in a random suffix) and everything in it is made through
+its descriptor, never replacing a file, never through a symlink. Every
+program record starts (perf record, perf inject, perf script, the table
+follower, the flame graph maker) runs confined by jfrecord_confine.py: as
+root, it runs as a helper uid no account has, with DIR the only writable
+place of its mount namespace. The process's jitdump is copied with a cap
+(jfrecord_inject.JITDUMP_COPY_MAX, 1 GiB; a sparse one is refused). Names
+from the process are printed with control characters escaped (visible()).
+
 The process is untrusted (jfrecord_target.py): its identity and files come
 from the kernel, its answers and its table are only hints, read with bounds,
 and what cannot be proven to be the recording's doing is left and listed
@@ -43,21 +53,50 @@ import argparse
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
-import tempfile
 import time
+import unicodedata
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import jfrecord_confine  # noqa: E402
 import jfrecord_inject  # noqa: E402
 import jfrecord_target  # noqa: E402
 
+# Characters that must not reach a terminal as they are: controls (C0, DEL,
+# C1 such as 0x9B, a one-byte CSI), format characters (U+202E and the other
+# bidirectional overrides), surrogates, private use, unassigned, line and
+# paragraph separators.
+HIDDEN = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+
+
+def visible(text):
+    """text with every character a terminal could act on written as an
+    escape (\\x1b, \\u202e): names come from the recorded process."""
+    out = []
+    for ch in text:
+        if ch == "\n" or unicodedata.category(ch) not in HIDDEN:
+            out.append(ch)
+        elif ord(ch) < 0x100:
+            out.append("\\x%02x" % ord(ch))
+        elif ord(ch) < 0x10000:
+            out.append("\\u%04x" % ord(ch))
+        else:
+            out.append("\\U%08x" % ord(ch))
+    return "".join(out)
+
+
+def say(text, file=None):
+    print(visible(text), file=file or sys.stdout)
+
 
 def fail(message, status=1):
-    print("jitframes record: " + message, file=sys.stderr)
+    say("jitframes record: " + message, sys.stderr)
     sys.exit(status)
 
 
@@ -102,8 +141,11 @@ def parse_args():
                          "code built without frame pointers, e.g. most CPython builds) or frame "
                          "pointers (smaller files; through the channel the perf map alone)")
     ap.add_argument("-o", "--output", default=None, metavar="DIR",
-                    help="where perf.data and flamegraph.html go (default: "
-                         "jitframes-record-PID-TIME in the current directory)")
+                    help="where perf.data and flamegraph.html go: a new directory, made with "
+                         "mode 0700 (an existing one is refused; default: "
+                         "jitframes-record-PID-TIME-RANDOM in the current directory). The "
+                         "process's jitdump is copied into it, %d MiB at most (a sparse one is "
+                         "not copied)" % (jfrecord_inject.JITDUMP_COPY_MAX >> 20))
     ap.add_argument("--frequency", type=int, default=999, metavar="HZ",
                     help="samples per second (default 999)")
     ap.add_argument("--children", action="store_true",
@@ -134,16 +176,17 @@ def flamegraph_tools(libs):
 
 
 class Recording:
-    """perf record -p PID, with a progress line; Ctrl-C stops it cleanly."""
+    """perf record -p PID (confined, into DIR/perf.data), with a progress
+    line; Ctrl-C stops it cleanly."""
 
-    def __init__(self, args, data, with_jitdump, perf):
+    def __init__(self, args, od, with_jitdump, perf):
         cmd = perf + ["record", "-q", "-p", str(args.pid), "-F", str(args.frequency),
-               "--call-graph", args.call_graph, "-o", data]
+               "--call-graph", args.call_graph, "-o", "perf.data"]
         if with_jitdump:
             cmd += ["-k", "1"]  # CLOCK_MONOTONIC, as the jitdump's timestamps
-        self.cmd = cmd + ["--", "sleep", "%g" % args.duration]
+        self.cmd = od.helper(cmd + ["--", "sleep", "%g" % args.duration], RECORD_CAPS)
         self.args = args
-        self.data = data
+        self.od = od
         self.interrupted = False
 
     def _on_sigint(self, signum, frame):
@@ -152,7 +195,8 @@ class Recording:
             self.proc.send_signal(signal.SIGINT)
 
     def run(self):
-        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, start_new_session=True,
+                                     pass_fds=(self.od.fd,))
         previous = signal.signal(signal.SIGINT, self._on_sigint)
         start = time.monotonic()
         # One line rewritten in place on a terminal; elsewhere a line every 2 s.
@@ -170,7 +214,7 @@ class Recording:
         return self.proc.returncode, time.monotonic() - start
 
     def _progress(self, elapsed, end):
-        size = os.path.getsize(self.data) if os.path.exists(self.data) else 0
+        size = self.od.size("perf.data")
         line = "recording %d: %.1f of %g s, %.1f MB%s" % (
             self.args.pid, min(elapsed, self.args.duration), self.args.duration, size / 1e6,
             " (stopping)" if self.interrupted else "")
@@ -178,26 +222,26 @@ class Recording:
         sys.stderr.flush()
 
 
-def perf_script(data, fields, perf, pid=None):
-    """perf script's output; with pid, of that process's samples alone."""
+def perf_script(od, data, fields, perf, pid=None):
+    """perf script's output (confined); with pid, of that process's samples alone."""
     only = ["--pid", str(pid)] if pid else []
-    p = subprocess.run(perf + ["script", "-i", data, "-F", fields, "--no-inline"] + only,
-                       capture_output=True, text=True, errors="replace")
+    p = subprocess.run(od.helper(perf + ["script", "-i", data, "-F", fields, "--no-inline"] + only,
+                                 READ_CAPS),
+                       pass_fds=(od.fd,), capture_output=True, text=True, errors="replace")
     return p.stdout
 
 
-def write_flamegraph(args, script_out, out_dir, title):
+def write_flamegraph(args, script_out, od, title):
     script, libs = flamegraph_tools(args.flamegraph_libs)
     if not script or not libs:
-        print("jitframes record: no flame graph page: %s not found (npm ci in tools/flamegraph, "
-              "or --flamegraph-libs DIR)" % ("flamegraph.py" if not script else "d3-flame-graph"),
-              file=sys.stderr)
+        say("jitframes record: no flame graph page: %s not found (npm ci in tools/flamegraph, "
+            "or --flamegraph-libs DIR)" % ("flamegraph.py" if not script else "d3-flame-graph"),
+            sys.stderr)
         return None
-    page = os.path.join(out_dir, "flamegraph.html")
-    with open(page, "w") as f:
-        p = subprocess.run([sys.executable, script, "--libs", libs, "--title", title],
-                           input=script_out, stdout=f, text=True)
-    return page if p.returncode == 0 else None
+    with jfrecord_inject.open_new(od.fd, "flamegraph.html", "w") as f:
+        cmd = [sys.executable, "-I", script, "--libs", libs, "--title", title]
+        p = subprocess.run(od.helper(cmd, READ_CAPS), pass_fds=(od.fd,), input=script_out, stdout=f, text=True)
+    return od.path("flamegraph.html") if p.returncode == 0 else None
 
 
 # A frame in generated code, by where perf found its name: the perf map, a
@@ -234,12 +278,13 @@ def unwritable(path):
     return "is on a read-only file system" if os.statvfs(path).f_flag & os.ST_RDONLY else "is not writable"
 
 
+EXISTS = "exists: record makes its output directory itself (name a new one)"
+
+
 def output_dir_problem(path):
     """Why DIR cannot be the output directory, or None; nothing is created."""
     if os.path.lexists(path):
-        if not os.path.isdir(path):
-            return "exists and is not a directory"
-        return unwritable(path)
+        return EXISTS if os.path.isdir(path) else "exists and is not a directory"
     parent = os.path.dirname(os.path.abspath(path))
     while not os.path.lexists(parent):
         parent = os.path.dirname(parent)
@@ -249,13 +294,96 @@ def output_dir_problem(path):
     return "cannot create it: %s %s" % (parent, why) if why else None
 
 
-def make_output_dir(path):
-    try:
-        os.makedirs(path, exist_ok=True)
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise PermissionError(13, "not writable")
-    except OSError as e:
-        fail("-o %s: %s" % (path, e.strerror), 2)
+# The capabilities each confined helper keeps (jfrecord_confine.py): reading
+# what perf needs to name code (DSOs anywhere, kernel symbols); perf record
+# also profiles another user's process; the follower reads its memory.
+READ_CAPS = ["dac_read_search", "syslog"]
+RECORD_CAPS = READ_CAPS + ["perfmon", "sys_ptrace", "ipc_lock"]
+FOLLOW_CAPS = ["dac_read_search", "sys_ptrace"]
+
+
+class OutputDir:
+    """DIR, made here (mode 0700, never through a symlink, never an existing
+    one), held by a descriptor: every file in it is made, read and removed
+    through that descriptor. As root, it belongs to the helper uid while
+    helpers run (they write in it), and back to root by restore()."""
+
+    def __init__(self, shown, fd, target_uid):
+        self.shown, self.fd = shown, fd
+        self.abs = os.path.abspath(shown)
+        self.root = os.geteuid() == 0
+        self.uid = jfrecord_confine.helper_uid(target_uid) if self.root else os.geteuid()
+        self._give(self.fd)
+
+    def _give(self, fd, name=None):
+        if self.root and name:
+            os.chown(name, self.uid, self.uid, dir_fd=fd, follow_symlinks=False)
+        elif self.root:
+            os.fchown(fd, self.uid, self.uid)
+
+    def path(self, name):
+        return os.path.join(self.shown, name)
+
+    def mkdir(self, name):
+        """A new directory DIR/name for the helpers; its descriptor."""
+        os.mkdir(name, 0o700, dir_fd=self.fd)
+        self._give(self.fd, name)
+        return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                       dir_fd=self.fd)
+
+    def size(self, name):
+        try:
+            return os.stat(name, dir_fd=self.fd, follow_symlinks=False).st_size
+        except OSError:
+            return 0
+
+    def helper(self, argv, caps):
+        """argv confined to DIR (its working directory), as the helper uid."""
+        return jfrecord_confine.command(self.fd, self.uid, caps, argv)
+
+    def restore(self):
+        """Everything in DIR owned by root again (nothing followed)."""
+        if not self.root:
+            return
+        for _, dirs, files, dfd in os.fwalk(".", dir_fd=self.fd, follow_symlinks=False):
+            for name in dirs + files:
+                os.chown(name, 0, 0, dir_fd=dfd, follow_symlinks=False)
+        os.fchown(self.fd, 0, 0)
+
+
+def _mkdir_new(parent_fd, name):
+    os.mkdir(name, 0o700, dir_fd=parent_fd)
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent_fd)
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or not stat.S_ISDIR(st.st_mode):
+        os.close(fd)
+        raise OSError(17, "it was replaced as it was made")
+    os.fchmod(fd, 0o700)
+    return fd
+
+
+def make_output_dir(path, pid, target_uid):
+    """DIR made now: -o DIR (refused if it exists), else
+    jitframes-record-PID-TIME-RANDOM in the working directory (a fresh
+    random suffix: nobody can have made it before)."""
+    default = path is None
+    for _ in range(8 if default else 1):
+        if default:
+            path = "jitframes-record-%d-%s-%s" % (pid, time.strftime("%Y%m%d-%H%M%S"),
+                                                  secrets.token_hex(4))
+        parent, name = os.path.split(os.path.abspath(path))
+        try:
+            pfd = os.open(parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                return OutputDir(path, _mkdir_new(pfd, name), target_uid)
+            finally:
+                os.close(pfd)
+        except FileExistsError:
+            if not default:
+                fail("-o %s: %s" % (path, EXISTS), 2)
+        except OSError as e:
+            fail("-o %s: %s" % (path, e.strerror), 2)
+    fail("cannot make a new output directory in %s" % os.getcwd(), 2)
 
 
 def open_target(pid):
@@ -294,27 +422,36 @@ def files_to_watch(target, st, want):
     return files, dump_fd
 
 
-def inject(target, dump_fd, data, out_dir, perf):
-    """perf inject --jit into out_dir/perf.jit.data: its path, or None with why."""
-    name = "jit-%d.dump" % target.nspid
-    stage = os.path.join(out_dir, "jit")
-    try:
-        inodes = jfrecord_inject.jit_mmap_inodes(data, target.pid, name)
-        if not inodes:
-            return None, "the process mapped no %s during the recording" % name
-        stage_dir(out_dir)  # emptied: an earlier recording into the same DIR
-        dump = jfrecord_inject.stage_jitdump(dump_fd, name, inodes, stage, target.pid)
-        repointed = os.path.join(stage, "perf.data")
-        jfrecord_inject.repoint_jit_mmaps(data, repointed, target.pid, name, dump)
-    except (jfrecord_inject.InjectError, OSError) as e:
-        return None, str(e)
-    jit = os.path.join(out_dir, "perf.jit.data")
-    p = jfrecord_inject.run_perf_inject(perf, repointed, jit)
-    os.unlink(repointed)
-    os.unlink(dump)
+def perf_inject(od, data, stage_fd, perf):
+    """perf inject --jit (confined) of DIR/data into DIR/perf.jit.data, then
+    data (in DIR/jit) removed: its name, or None with why."""
+    p = jfrecord_inject.run_perf_inject(perf, "jit/" + data, "perf.jit.data", od.fd, od.uid)
+    os.unlink(data, dir_fd=stage_fd)
     if p.returncode != 0:
         return None, "perf inject --jit: " + (p.stderr.strip() or "exit status %d" % p.returncode)
-    return jit, None
+    return "perf.jit.data", None
+
+
+def inject(target, dump_fd, od, perf):
+    """perf inject --jit on a capped copy of the jitdump the process mapped,
+    every other record perf would take for a jitdump dropped: the output's
+    name in DIR, or None with why."""
+    name = "jit-%d.dump" % target.nspid
+    try:
+        inodes = jfrecord_inject.jit_mmap_inodes(od.fd, "perf.data", target.pid, name)
+        if not inodes:
+            return None, "the process mapped no %s during the recording" % name
+        stage_fd = od.mkdir("jit")
+        dump = jfrecord_inject.stage_jitdump(dump_fd, name, inodes, stage_fd, target.pid)
+        jfrecord_inject.repoint_jit_mmaps((od.fd, "perf.data"), (stage_fd, "perf.data"), target.pid,
+                                          name, os.path.join(od.abs, "jit", dump))
+    except (jfrecord_inject.InjectError, OSError) as e:
+        return None, str(e)
+    try:
+        return perf_inject(od, "perf.data", stage_fd, perf)
+    finally:
+        os.unlink(dump, dir_fd=stage_fd)
+        os.close(stage_fd)
 
 
 def read_table(pid):
@@ -361,52 +498,61 @@ def main():
     args = parse_args()
     if not shutil.which("perf"):
         fail("perf is not installed (Debian: apt-get install linux-perf)")
-    out_dir = args.output or "jitframes-record-%d-%s" % (args.pid, time.strftime("%Y%m%d-%H%M%S"))
-    problem = output_dir_problem(out_dir)
-    if problem:
-        fail("-o %s: %s" % (out_dir, problem), 2)
+    if args.output is not None:
+        problem = output_dir_problem(args.output)
+        if problem:
+            fail("-o %s: %s" % (args.output, problem), 2)
+    else:
+        why = unwritable(".")
+        if why:
+            fail("the working directory %s (the output directory's default place; -o DIR)" % why, 2)
     target = open_target(args.pid)
     path = choose_path(args)
     if path == "memory":
-        make_output_dir(out_dir)
-        return with_buildid_cache(out_dir, lambda perf: record_from_memory(args, target, out_dir, perf))
+        return in_output_dir(args, target, lambda od, perf: record_from_memory(args, target, od, perf))
     before = status(args.pid)
     told = lies(target, before)
     if told:
-        print("jitframes record: process %d says it is %s: its answers are not trusted" % (
-            args.pid, ", ".join(told)), file=sys.stderr)
+        say("jitframes record: process %d says it is %s: its answers are not trusted" % (
+            args.pid, ", ".join(told)), sys.stderr)
     had = enabled_sinks(before)
     want = {"perfmap"} | ({"jitdump"} if args.call_graph == "dwarf" else set())
     turned_on = sorted(want - had)
     files, dump_fd = files_to_watch(target, before, want)
-    make_output_dir(out_dir)
-    return with_buildid_cache(out_dir, lambda perf: record(args, target, out_dir, perf, turned_on, want,
-                                                           files, dump_fd, told))
+    return in_output_dir(args, target, lambda od, perf: record(args, target, od, perf, turned_on, want,
+                                                               files, dump_fd, told))
 
 
-def with_buildid_cache(out_dir, run):
-    """run(perf command) with perf's build-id cache (it copies every DSO and
-    jitted-*.so) in DIR, removed after: ~/.debug is left as it was. (perf
-    sets PERF_BUILDID_DIR for its children but does not read it: the option
-    is the way.)"""
-    cache = tempfile.mkdtemp(prefix=".perf-buildid-", dir=out_dir)
+def in_output_dir(args, target, run):
+    """run(output directory, perf command) in a new output directory, with
+    perf's build-id cache (it copies every DSO and jitted-*.so) in it,
+    removed after: ~/.debug is left as it was. (perf sets PERF_BUILDID_DIR
+    for its children but does not read it: the option is the way.)"""
+    od = make_output_dir(args.output, args.pid, target.uid)
     try:
-        return run(["perf", "--buildid-dir", cache])
+        cache = ".perf-buildid-" + secrets.token_hex(4)
+        os.close(od.mkdir(cache))
+        try:
+            return run(od, ["perf", "--buildid-dir", cache])
+        finally:
+            shutil.rmtree(cache, ignore_errors=True, dir_fd=od.fd)
     finally:
-        shutil.rmtree(cache, ignore_errors=True)
+        od.restore()
 
 
 class Follower:
-    """`jitframes perfmap PID --follow` writing DIR/jit's jitdump under a
-    temporary name; finish() ends it (its stdin closes) and gives the dump's
-    final path, or None, and its summary line."""
+    """`jitframes perfmap PID --follow` (confined) writing DIR/jit's jitdump
+    under a temporary name; finish() ends it (its stdin closes) and gives the
+    dump's name in DIR/jit, or None, and its summary line."""
 
-    def __init__(self, pid, stage):
-        self.part = os.path.join(stage, ".jit-%d.dump.part" % pid)
-        self.final = os.path.join(stage, "jit-%d.dump" % pid)
+    def __init__(self, pid, od, stage_fd):
+        self.stage_fd = stage_fd
+        self.part = ".jit-%d.dump.part" % pid
+        self.final = "jit-%d.dump" % pid
         tool = os.environ.get("JITFRAMES_CLI") or "jitframes"
         # Its own session: a Ctrl-C meant for the recording does not end it.
-        self.proc = subprocess.Popen([tool, "perfmap", str(pid), "--follow", "--jitdump", self.part],
+        cmd = [tool, "perfmap", str(pid), "--follow", "--jitdump", "jit/" + self.part]
+        self.proc = subprocess.Popen(od.helper(cmd, FOLLOW_CAPS), pass_fds=(od.fd,),
                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True)
 
@@ -417,64 +563,58 @@ class Follower:
             self.proc.kill()
             err = self.proc.communicate()[1] + "\n(killed: still running 120 s after the recording)"
         lines = [l for l in err.strip().splitlines() if l]
-        if self.proc.returncode != 0 or not os.path.isfile(self.part):
+        try:
+            st = os.stat(self.part, dir_fd=self.stage_fd, follow_symlinks=False)
+        except OSError:
+            st = None
+        if self.proc.returncode != 0 or st is None or not stat.S_ISREG(st.st_mode):
             return None, "; ".join(lines) or "exit status %d" % self.proc.returncode
-        os.rename(self.part, self.final)  # born complete, in DIR
+        # Born complete, in DIR: a new name (link fails if it exists), the old one removed.
+        os.link(self.part, self.final, src_dir_fd=self.stage_fd, dst_dir_fd=self.stage_fd,
+                follow_symlinks=False)
+        os.unlink(self.part, dir_fd=self.stage_fd)
         return self.final, (lines[-1] if lines else "")
 
 
-def stage_dir(out_dir):
-    """DIR/jit, emptied of an earlier recording's files."""
-    stage = os.path.join(out_dir, "jit")
-    os.makedirs(stage, exist_ok=True)
-    for old in os.listdir(stage):
-        os.unlink(os.path.join(stage, old))
-    return stage
-
-
-def inject_marked(pid, dump, data, stage, out_dir, perf):
-    """perf inject --jit with the dump written from memory: its output, or None with why."""
-    marked = os.path.join(stage, "perf.data")
+def inject_marked(pid, dump, od, stage_fd, perf):
+    """perf inject --jit with the dump written from memory (DIR/jit/dump),
+    the process's own jitdump records dropped: its output, or None with why."""
     try:
-        jfrecord_inject.add_jit_marker(data, marked, pid, dump)
+        st = os.stat(dump, dir_fd=stage_fd, follow_symlinks=False)
+        jfrecord_inject.add_jit_marker((od.fd, "perf.data"), (stage_fd, "perf.data"), pid,
+                                       os.path.join(od.abs, "jit", dump), st)
     except (jfrecord_inject.InjectError, OSError) as e:
         return None, str(e)
-    jit = os.path.join(out_dir, "perf.jit.data")
-    p = jfrecord_inject.run_perf_inject(perf, marked, jit)
-    os.unlink(marked)
-    if p.returncode != 0:
-        return None, "perf inject --jit: " + (p.stderr.strip() or "exit status %d" % p.returncode)
-    return jit, None
+    return perf_inject(od, "perf.data", stage_fd, perf)
 
 
-def record_from_memory(args, target, out_dir, perf):
-    stage = stage_dir(out_dir)
-    follower = Follower(args.pid, stage)
-    print("jitframes record: %d via its memory (its published table; nothing switched on in it)" %
-          args.pid, file=sys.stderr)
-    data = os.path.join(out_dir, "perf.data")
+def record_from_memory(args, target, od, perf):
+    stage_fd = od.mkdir("jit")
+    follower = Follower(args.pid, od, stage_fd)
+    say("jitframes record: %d via its memory (its published table; nothing switched on in it)" %
+        args.pid, sys.stderr)
     try:
-        rc, seconds = Recording(args, data, True, perf).run()
+        rc, seconds = Recording(args, od, True, perf).run()
     finally:
         dump, followed = follower.finish()
-    if not os.path.exists(data):
+    if not od.size("perf.data"):
         fail("perf record failed (exit status %s)" % rc)
-    read, problems = data, []
+    read, problems = "perf.data", []
     if dump is None:
         problems.append("no jitdump from the process's memory: " + followed)
     else:
-        jit, why = inject_marked(args.pid, dump, data, stage, out_dir, perf)
+        jit, why = inject_marked(args.pid, dump, od, stage_fd, perf)
         if jit:
             read = jit
             if not args.keep:
-                os.unlink(dump)
+                os.unlink(dump, dir_fd=stage_fd)
         else:
             problems.append("no perf.jit.data: " + why)
     path = "memory (%s)" % re.sub(r"^jitframes perfmap: ", "", followed) if dump else "memory"
-    return report(args, analyse(args, out_dir, perf, read, seconds), path, problems)
+    return report(args, analyse(args, od, perf, read, seconds), path, problems)
 
 
-def record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told):
+def record(args, target, od, perf, turned_on, want, files, dump_fd, told):
     if turned_on:
         p = cli("enable", str(args.pid), ",".join(turned_on), check=False)
         if p.returncode != 0:  # some may be on: put them back before saying why
@@ -484,30 +624,29 @@ def record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told):
     during = status(args.pid)
     if not want <= enabled_sinks(during):
         fail("the process did not turn on %s" % ",".join(sorted(want - enabled_sinks(during))))
-    print("jitframes record: %d, sinks %s (turned on: %s), %d live regions" % (
+    say("jitframes record: %d, sinks %s (turned on: %s), %d live regions" % (
         args.pid, ",".join(sorted(enabled_sinks(during))), ",".join(turned_on) or "none",
-        during.get("live_regions", 0)), file=sys.stderr)
+        during.get("live_regions", 0)), sys.stderr)
 
-    data = os.path.join(out_dir, "perf.data")
     try:
-        rc, seconds = Recording(args, data, "jitdump" in want, perf).run()
+        rc, seconds = Recording(args, od, "jitdump" in want, perf).run()
     finally:
         # Put the sinks back as they were, unless the pid is no longer the process.
         if turned_on and not target.exited():
             cli("disable", str(args.pid), ",".join(turned_on), check=False)
-    if not os.path.exists(data):
+    if not od.size("perf.data"):
         fail("perf record failed (exit status %s)" % rc)
 
-    read, problems = data, []
+    read, problems = "perf.data", []
     if "jitdump" in want:
-        jit, why = inject(target, dump_fd, data, out_dir, perf)
+        jit, why = inject(target, dump_fd, od, perf)
         if jit:
             read = jit
         else:
             problems.append("no perf.jit.data: " + why)
     # perf script reads the perf map where the process wrote it: before the clean-up.
-    result = analyse(args, out_dir, perf, read, seconds)
-    if not args.keep:  # what this recording caused, outside out_dir
+    result = analyse(args, od, perf, read, seconds)
+    if not args.keep:  # what this recording caused, outside DIR
         for path, why in jfrecord_target.clean_up(target, files):
             problems.append("left %s: %s" % (path, why))
     if told:
@@ -516,44 +655,45 @@ def record(args, target, out_dir, perf, turned_on, want, files, dump_fd, told):
     return report(args, result, path, problems)
 
 
-def analyse(args, out_dir, perf, read, seconds):
+def analyse(args, od, perf, read, seconds):
     """perf script's samples and the flame graph page: what report prints."""
-    script_out = perf_script(read, "ip,sym,dso", perf, None if args.children else args.pid)
+    script_out = perf_script(od, read, "ip,sym,dso", perf, None if args.children else args.pid)
     children = 0 if args.children else sum(
-        1 for line in perf_script(read, "pid", perf).split() if line != str(args.pid))
+        1 for line in perf_script(od, read, "pid", perf).split() if line != str(args.pid))
     title = "process %d, %.1f s (jitframes record)" % (args.pid, seconds)
     names_only = re.sub(r"[ \t]+\([^()\n]*\)$", "", script_out, flags=re.M)  # flamegraph.py reads "ip sym"
-    page = write_flamegraph(args, names_only, out_dir, title)
-    return script_out, children, page, read, seconds
+    page = write_flamegraph(args, names_only, od, title)
+    return script_out, children, page, od.path(read), seconds
 
 
 def report(args, result, path, problems):
     """The summary, the path taken and the problems; exit status 1 with problems."""
     script_out, children, page, read, seconds = result
     print_summary(args, script_out, seconds, read, page)
-    print("  via %s" % path)
+    say("  via %s" % path)
     if children:
-        print("  %d samples of processes it forked are left out (--children counts them)" % children)
+        say("  %d samples of processes it forked are left out (--children counts them)" % children)
     for p in problems:
-        print("jitframes record: " + p, file=sys.stderr)
+        say("jitframes record: " + p, sys.stderr)
     return 1 if problems else 0
 
 
 def print_summary(args, script_out, seconds, read, page):
+    """The summary; names (the process chose them) escaped by say()."""
     total, leaves, jitted = summarize(script_out)
-    print("recorded %d samples of process %d%s in %.1f s%s" % (
+    say("recorded %d samples of process %d%s in %.1f s%s" % (
         total, args.pid, " and the processes it forked" if args.children else "", seconds,
         " (ended early)" if seconds + 0.5 < args.duration else ""))
-    print("  most sampled functions (self):")
+    say("  most sampled functions (self):")
     for name, count in leaves:
-        print("  %5.1f%%  %s" % (100.0 * count / max(total, 1), name))
+        say("  %5.1f%%  %s" % (100.0 * count / max(total, 1), name))
     if jitted:
-        print("  generated code on the stack (inclusive):")
+        say("  generated code on the stack (inclusive):")
         for name, count in jitted:
-            print("  %5.1f%%  %s" % (100.0 * count / max(total, 1), name))
-    print("  %s" % read)
+            say("  %5.1f%%  %s" % (100.0 * count / max(total, 1), name))
+    say("  %s" % read)
     if page:
-        print("  %s" % page)
+        say("  %s" % page)
 
 
 if __name__ == "__main__":

@@ -109,7 +109,8 @@ def main():
     ext = next(f for f in os.listdir(pkg) if f.startswith("_jitframes") and f.endswith(".so"))
     for f in (ext, "_built_for.py"):
         shutil.copy2(os.path.join(pkg, f), os.path.join(a.out, f))
-    for f in ("jitframes", "jitframes-record", "jfrecord_target.py", "jfrecord_inject.py", "flamegraph.py"):
+    for f in ("jitframes", "jitframes-record", "jfrecord_target.py", "jfrecord_inject.py", "jfrecord_confine.py",
+              "flamegraph.py"):
         shutil.copy2(os.path.join(tools, f), os.path.join(a.out, f))
 
 

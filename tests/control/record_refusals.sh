@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # record_refuses_in_one_line_and_creates_nothing: `jitframes record` with an
 # output directory it cannot use (-o naming an existing file, a symlink to a
-# file, a directory it may not write, run as nobody since root ignores
-# permission bits, a read-only mount) and on a process it cannot record (no
+# file, an existing directory (record makes its own), one in a directory it
+# may not write, run as nobody since root ignores permission bits, a
+# read-only mount) and on a process it cannot record (no
 # control channel, a zombie, no such pid) says why in one line, exits 2 (a
 # bad -o) or 4 (the process), prints no traceback and creates nothing.
 # Usage: record_refusals.sh JITFRAMES_TOOL BUILD_DIR
@@ -40,7 +41,7 @@ if [ "$(id -u)" -eq 0 ]; then
   as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups env PATH=/usr/bin:/bin "$@"; }
   refused "-o in an unwritable directory" 2 "-o .*roots/out: cannot create it: .*roots is not writable" \
     as_nobody "$work/bin/jitframes" record "$quiet" -o "$work/roots/out"
-  refused "-o an unwritable directory" 2 "-o .*roots: is not writable" \
+  refused "-o an existing directory" 2 "-o .*roots: exists: record makes its output directory itself" \
     as_nobody "$work/bin/jitframes" record "$quiet" -o "$work/roots"
   [ -z "$(ls "$work/roots")" ] || fail "unwritable: created $(ls "$work/roots")"
 

@@ -38,7 +38,7 @@ expect "$dev" usr/include/jitframes.h "usr/$lib/libjitframes.so" "usr/$lib/libji
   usr/share/man/man3/jitframes.3
 mapfile -t d3 < <(sed 's|^|usr/share/jitframes/flamegraph/node_modules/|' "$src/tools/flamegraph/inlined-files.txt")
 expect "$tools" usr/bin/jitframes usr/libexec/jitframes/jitframes-record usr/libexec/jitframes/flamegraph.py \
-  usr/libexec/jitframes/jfrecord_target.py usr/libexec/jitframes/jfrecord_inject.py \
+  usr/libexec/jitframes/jfrecord_target.py usr/libexec/jitframes/jfrecord_inject.py usr/libexec/jitframes/jfrecord_confine.py \
   usr/share/man/man1/jitframes.1 "${d3[@]}"
 
 field() { dpkg-deb -f "$1" "$2"; }

@@ -21,7 +21,7 @@ for py in "$@"; do
   listing=$("$py" -m zipfile -l "$whl")
   for f in "jitframes/_jitframes.cpython-$minor-" jitframes/__init__.py jitframes/__main__.py \
            jitframes/_cli.py jitframes/_built_for.py jitframes.pth jitframes/_tool/jitframes jitframes/_tool/jitframes-record \
-           jitframes/_tool/jfrecord_target.py jitframes/_tool/jfrecord_inject.py \
+           jitframes/_tool/jfrecord_target.py jitframes/_tool/jfrecord_inject.py jitframes/_tool/jfrecord_confine.py \
            jitframes/_tool/flamegraph.py jitframes/flamegraph/node_modules/d3/dist/d3.min.js \
            jitframes/flamegraph/node_modules/d3-flame-graph/dist/d3-flamegraph.umd.min.js \
            jitframes/flamegraph/node_modules/d3-flame-graph/LICENSE; do
