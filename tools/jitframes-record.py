@@ -187,6 +187,8 @@ def perf_script(data, fields, perf, pid=None):
 
 
 def write_flamegraph(args, script_out, out_dir, title):
+    """DIR/flamegraph.html, or None, said on stderr, with no page left: an
+    empty or partial page must not pass for one (report then fails)."""
     script, libs = flamegraph_tools(args.flamegraph_libs)
     if not script or not libs:
         print("jitframes record: no flame graph page: %s not found (npm ci in tools/flamegraph, "
@@ -196,8 +198,13 @@ def write_flamegraph(args, script_out, out_dir, title):
     page = os.path.join(out_dir, "flamegraph.html")
     with open(page, "w") as f:
         p = subprocess.run([sys.executable, script, "--libs", libs, "--title", title],
-                           input=script_out, stdout=f, text=True)
-    return page if p.returncode == 0 else None
+                           input=script_out, stdout=f, stderr=subprocess.PIPE, text=True)
+    if p.returncode == 0 and os.path.getsize(page) > 0:
+        return page
+    os.unlink(page)
+    why = (p.stderr.strip().splitlines() or ["exit status %d" % p.returncode])[-1]
+    print("jitframes record: no flame graph page: %s" % why, file=sys.stderr)
+    return None
 
 
 # A frame in generated code, by where perf found its name: the perf map, a
@@ -534,6 +541,8 @@ def report(args, result, path, problems):
     print("  via %s" % path)
     if children:
         print("  %d samples of processes it forked are left out (--children counts them)" % children)
+    if not page and summarize(script_out)[0] > 0:
+        problems = problems + ["flamegraph.html not written (said above why)"]
     for p in problems:
         print("jitframes record: " + p, file=sys.stderr)
     return 1 if problems else 0
