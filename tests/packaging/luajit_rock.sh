@@ -33,7 +33,8 @@ field() { sed -n "s|^   $1 = \"\\(.*\\)\",\$|\\1|p" "$spec"; }
 [ "$(field dir)" = "jitframes-$version" ] || fail "source.dir $(field dir)"
 [ "$(field homepage)" = "$homepage" ] || fail "homepage $(field homepage), want $homepage"
 grep -q '^test = {' "$spec" || fail "the rockspec has no test section"
-echo "ok: rockspec $version: source $(field url), homepage, test section"
+luarocks --lua-version 5.1 lint "$spec" || fail "luarocks lint $spec"
+echo "ok: rockspec $version (luarocks lint): source $(field url), homepage, test section"
 
 tarball=$("$src/scripts/release-tarball" HEAD "$tmp/dist") || fail "scripts/release-tarball"
 [ "$(tar -tzf "$tarball" | head -1)" = "jitframes-$version/" ] || fail "the tarball's paths are not under jitframes-$version/"
