@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { ROUNDS = 7, REGISTRY_SAMPLE = 20000 };
 
@@ -110,6 +111,15 @@ static void bench_registry_heap(void)
         jf_trampoline_destroy(entries[i]);
 }
 
+/* The perf map the run wrote (~512 KiB of trampoline names): perf has no
+ * use for it once the process is gone, and every run left one in /tmp. */
+static void remove_own_perfmap(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/perf-%ld.map", (long)getpid());
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 50000000L;
@@ -120,6 +130,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_trampoline [calls per round]\n");
         return 2;
     }
+    atexit(remove_own_perfmap);
     bench_time(n);
     print_layout("perf map", JF_SINK_PERFMAP);
     print_layout("jitdump with unwind info", JF_SINK_PERFMAP | JF_SINK_JITDUMP);

@@ -56,14 +56,14 @@ extern "C" {
 
 /* The version of this header. Versioning: while the major version is 0, a
  * minor release may change the ABI, so the shared library's SONAME carries
- * major.minor (libjitframes.so.0.1); from 1.0 on the SONAME is the major
+ * major.minor (libjitframes.so.0.2); from 1.0 on the SONAME is the major
  * version alone, a minor release only adds (functions, struct fields behind
  * struct_size, error codes, sink bits) and a patch release only fixes. */
 #define JF_VERSION_MAJOR 0
-#define JF_VERSION_MINOR 1
+#define JF_VERSION_MINOR 2
 #define JF_VERSION_PATCH 0
 
-/* The version of the library the program runs with, e.g. "0.1.0". */
+/* The version of the library the program runs with, e.g. "0.2.0". */
 JF_API const char *jf_version_string(void);
 
 /* ------------------------------------------------------------------------ */

@@ -35,4 +35,11 @@ void jft_usage(FILE *out, const char *verb);
 /* The "usage: ..." lines of `verb` (NULL: of every verb): for a usage error. */
 void jft_usage_synopsis(FILE *out, const char *verb);
 
+/* `jitframes completions SHELL` (cli_completions.c): a completion script
+ * for bash, zsh or fish on stdout. Returns the exit status. */
+int jft_completions_command(int argc, char **argv);
+
+/* Whether `word` is one of the tool's verbs. */
+int jft_is_verb(const char *word);
+
 #endif

@@ -83,6 +83,13 @@ static const usage_section sections[] = {
      "--follow reads them every 25 ms until stdin ends, then writes all it saw\n"
      "(those removed meanwhile too): what record --via memory runs.\n"
      "Exit status: 0 done; 1 no table, not readable, or FILE not created; 2 usage.\n"},
+    {{"help", "completions"},
+     "jitframes help [VERB]\n"
+     "jitframes completions bash|zsh|fish\n",
+     "help VERB is VERB --help; help alone, --help. completions prints a completion\n"
+     "script for the shell: eval \"$(jitframes completions bash)\" in ~/.bashrc,\n"
+     "source <(jitframes completions zsh) after compinit in ~/.zshrc, or\n"
+     "jitframes completions fish > ~/.config/fish/completions/jitframes.fish.\n"},
 };
 
 enum { N_SECTIONS = sizeof sections / sizeof sections[0] };
@@ -129,7 +136,7 @@ void jft_usage_synopsis(FILE *out, const char *verb)
     for (int i = 0; i < N_SECTIONS; i++)
         first = print_synopsis(out, &sections[i], verb, first);
     if (!verb)
-        fputs("       jitframes --help | --version | VERB --help\n", out);
+        fputs("       jitframes --help | --version | -V | VERB --help\n", out);
 }
 
 void jft_usage(FILE *out, const char *verb)

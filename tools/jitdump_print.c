@@ -18,6 +18,8 @@ static const char *machine_name(uint32_t m)
 {
     switch (m) {
     case 3: return "i386";
+    case 21: return "ppc64";
+    case 22: return "s390";
     case 40: return "arm";
     case 62: return "x86_64";
     case 183: return "aarch64";

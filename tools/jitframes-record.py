@@ -232,6 +232,8 @@ def perf_script(od, data, fields, perf, pid=None):
 
 
 def write_flamegraph(args, script_out, od, title):
+    """DIR/flamegraph.html, or None, said on stderr, with no page left: an
+    empty or partial page must not pass for one (report then fails)."""
     script, libs = flamegraph_tools(args.flamegraph_libs)
     if not script or not libs:
         say("jitframes record: no flame graph page: %s not found (npm ci in tools/flamegraph, "
@@ -240,8 +242,14 @@ def write_flamegraph(args, script_out, od, title):
         return None
     with jfrecord_inject.open_new(od.fd, "flamegraph.html", "w") as f:
         cmd = [sys.executable, "-I", script, "--libs", libs, "--title", title]
-        p = subprocess.run(od.helper(cmd, READ_CAPS), pass_fds=(od.fd,), input=script_out, stdout=f, text=True)
-    return od.path("flamegraph.html") if p.returncode == 0 else None
+        p = subprocess.run(od.helper(cmd, READ_CAPS), pass_fds=(od.fd,), input=script_out, stdout=f,
+                           stderr=subprocess.PIPE, text=True)
+    if p.returncode == 0 and od.size("flamegraph.html") > 0:
+        return od.path("flamegraph.html")
+    os.unlink("flamegraph.html", dir_fd=od.fd)
+    why = (p.stderr.strip().splitlines() or ["exit status %d" % p.returncode])[-1]
+    say("jitframes record: no flame graph page: %s" % why, sys.stderr)
+    return None
 
 
 # A frame in generated code, by where perf found its name: the perf map, a
@@ -673,6 +681,8 @@ def report(args, result, path, problems):
     say("  via %s" % path)
     if children:
         say("  %d samples of processes it forked are left out (--children counts them)" % children)
+    if not page and summarize(script_out)[0] > 0:
+        problems = problems + ["flamegraph.html not written (said above why)"]
     for p in problems:
         say("jitframes record: " + p, sys.stderr)
     return 1 if problems else 0

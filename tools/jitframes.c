@@ -504,13 +504,32 @@ static char **verb_first(char **argv, int verb_at)
     return argv + 1;
 }
 
+/* `jitframes help [VERB]`: what `jitframes [VERB] --help` prints. record's
+ * options are its script's: `help record` runs `record --help`. */
+static int help_command(int argc, char **argv)
+{
+    if (argc == 1)
+        return jft_usage(stdout, NULL), EXIT_VALID;
+    if (argc > 2 || !jft_is_verb(argv[1])) {
+        fprintf(stderr, "jitframes help: wants one VERB (%s is not one)\n", argv[1]);
+        jft_usage_synopsis(stderr, "help");
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "record") == 0) {
+        static char help_option[] = "--help";
+        char *record_help[] = {argv[1], help_option, NULL};
+        return jft_record_command(2, record_help);
+    }
+    return jft_usage(stdout, argv[1]), EXIT_VALID;
+}
+
 int main(int argc, char **argv)
 {
     int i = 1;
     for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
             return jft_usage(stdout, NULL), EXIT_VALID;
-        if (strcmp(argv[i], "--version") == 0) {
+        if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
             printf("jitframes %s\n", JITFRAMES_VERSION);
             return EXIT_VALID;
         }
@@ -523,6 +542,10 @@ int main(int argc, char **argv)
     const char *verb = argv[i];
     char **args = verb_first(argv, i);
     int n = argc - 1;
+    if (strcmp(verb, "help") == 0)
+        return help_command(n, args);
+    if (strcmp(verb, "completions") == 0)
+        return jft_completions_command(n, args);
     if (strcmp(verb, "check") == 0 || strcmp(verb, "dump") == 0)
         return run_file_command(n, args);
     if (strcmp(verb, "clean") == 0)
@@ -534,7 +557,7 @@ int main(int argc, char **argv)
     if (jft_is_table_command(verb))
         return jft_table_command(n, args);
     fprintf(stderr, "jitframes: unknown command '%s' (check, dump, clean, enable, disable, status, record, "
-                    "regions, perfmap)\n",
+                    "regions, perfmap, help, completions)\n",
             verb);
     jft_usage_synopsis(stderr, NULL);
     return EXIT_USAGE;

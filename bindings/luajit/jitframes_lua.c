@@ -59,11 +59,12 @@ static int l_register(lua_State *L)
     if (describe_frames) { /* set only where trace_isa_host() knows the backend */
         /* Read always: side traces compiled later need this trace's frame. */
         trace_frame_read(trace_isa_host(), r.addr, r.size, parent_arg(L, 6), &frame);
-        /* Only gdb, lldb and the unwinder use the rules: traces are packed
-         * downwards, so the jitdump would leave them out anyway. Rules that
-         * cannot be built (out of memory) leave the trace named, unwound no
-         * further. */
-        if ((jf_enabled_sinks() & (JF_SINK_GDB | JF_SINK_UNWIND)) &&
+        /* gdb, lldb, the unwinder and perf's DWARF call graphs (through
+         * the jitdump) use the rules; the jitdump sink writes them for the
+         * traces whose mapping has room after the code (docs/luajit.md).
+         * Rules that cannot be built (out of memory) leave the trace named,
+         * unwound no further. */
+        if ((jf_enabled_sinks() & (JF_SINK_GDB | JF_SINK_UNWIND | JF_SINK_JITDUMP)) &&
             trace_frame_cfi(&frame, r.size, &cfi) != 0)
             cfi = NULL;
     }

@@ -14,7 +14,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 tar -C "$src" --exclude=./build --exclude='./build-*' --exclude=./.git --exclude=./build.luarocks \
   --exclude='./dist' -cf - . | (mkdir "$tmp/src" && tar -C "$tmp/src" -xf -)
 rocks() { luarocks --lua-version 5.1 --tree "$tmp/tree" "$@"; }
-(cd "$tmp/src" && rocks make bindings/luajit/jitframes-*.rockspec) >"$tmp/make.log" 2>&1 ||
+# LuaJIT's headers through luarocks' LUA_INCDIR (Debian's luarocks is set up
+# for PUC Lua 5.1), as docs/luajit.md says.
+incdir=$(pkg-config --cflags-only-I luajit | sed 's/^-I//; s/ *$//')
+(cd "$tmp/src" && rocks make bindings/luajit/jitframes-*.rockspec LUA_INCDIR="$incdir") >"$tmp/make.log" 2>&1 ||
   { cat "$tmp/make.log"; fail "luarocks make"; }
 installed=$(cd "$tmp/tree" && find . -type f ! -path './lib/luarocks/*' | sort)
 [ "$installed" = ./lib/lua/5.1/jitframes.so ] || fail "luarocks make installed: $installed"

@@ -30,7 +30,7 @@ export PKG_CONFIG_PATH=$pcdir
 libdir=$(pkg-config --variable=libdir jitframes)
 [ -e "$libdir/libjitframes.so" ] || fail "pkg-config's libdir $libdir (after moving the prefix) has no libjitframes.so"
 echo "ok: pkg-config finds the moved prefix: $libdir"
-for page in man1/jitframes.1 man3/jitframes.3; do
+for page in man1/jitframes.1.gz man3/jitframes.3.gz; do
   [ -e "$prefix/share/man/$page" ] || fail "man page $page not installed"
 done
 # The installed tool finds its record script (libexec/jitframes), which runs.

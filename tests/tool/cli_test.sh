@@ -69,6 +69,14 @@ printf 'DTiJ' >"$dir/short.dump"
 expect dump-short 1 "" "$dir/short.dump:0x0: file too short for a jitdump header (4 bytes, need 40)" \
   -- check "$dir/short.dump"
 
+# The jitdump header's machine by name: EM_PPC64 (21, ppc64le dumps) and
+# EM_S390 (22, s390x dumps) as perf's headers name them.
+for m in 21:ppc64 22:s390 62:x86_64; do
+  cp "$dir/good.dump" "$dir/mach.dump"
+  printf "\\$(printf %03o "${m%%:*}")" | dd of="$dir/mach.dump" bs=1 seek=12 conv=notrunc status=none
+  expect "dump-elf-mach-${m#*:}" 0 "elf_mach ${m%%:*} (${m#*:})," "" -- dump "$dir/mach.dump"
+done
+
 # GDB JIT symfiles
 expect elf-check 0 "valid symfile: 5 sections, 1 functions, 2 FDEs" "" -- check "$symfile"
 expect elf-dump 0 "symbol    1 " "" -- dump "$symfile"
@@ -118,6 +126,20 @@ for verb in check dump clean enable disable status; do
   expect "$verb-h" 0 "usage: jitframes $verb" "" -- "$verb" -h
 done
 expect record-help 0 "PID" "" -- record --help
+# `jitframes help VERB` is `VERB --help` (record's too: its script's text);
+# `help` alone is --help; -V is --version.
+for verb in check dump clean enable disable status record regions perfmap completions; do
+  "$tool" "$verb" --help >"$dir/verb-help" 2>&1
+  "$tool" help "$verb" >"$dir/help-verb" 2>&1 || fail "help $verb: exit $?"
+  cmp -s "$dir/verb-help" "$dir/help-verb" || fail "help $verb differs from $verb --help: $(head -3 "$dir/help-verb")"
+done
+"$tool" --help >"$dir/help-all"
+"$tool" help >"$dir/help-none" || fail "help: exit $?"
+cmp -s "$dir/help-all" "$dir/help-none" || fail "help alone differs from --help"
+expect help-unknown-verb 2 "" "" -- help frobnicate
+grep -q "jitframes help: wants one VERB (frobnicate is not one)" "$dir/err" || fail "help frobnicate: $(cat "$dir/err")"
+expect version-short 0 "jitframes 0." "" -- -V
+cmp -s <("$tool" -V) <("$tool" --version) || fail "-V differs from --version"
 expect check-json-after-verb 0 '"entries": 2' "" -- check --json "$dir/good.map"
 expect check-json-after-file 0 '"entries": 2' "" -- check "$dir/good.map" --json
 expect check-format-spaced 1 "" "$dir/good.map:0x0: not a jitdump (bad magic)" \

@@ -92,8 +92,11 @@ show({first});
 
 def library(libs, *parts):
     path = os.path.join(libs, *parts)
-    with open(path, encoding="utf-8") as f:
-        return f.read().replace("</script", "<\\/script")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().replace("</script", "<\\/script")
+    except OSError as e:
+        sys.exit("flamegraph.py: cannot read %s: %s" % (path, e.strerror))
 
 
 def main():
