@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include "table_follow.h"
 
+#include "table_shared.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,20 +33,10 @@ void tf_init(tf_state *st, pid_t pid, uint64_t base, uint64_t size, size_t max_r
     st->max_bytes = max_bytes;
 }
 
-static void free_kept_region(tr_region *r)
-{
-    free(r->name);
-    free(r->file);
-    for (size_t k = 0; k < r->n_lines; k++)
-        free(r->lines[k].file);
-    free(r->lines);
-    free(r->unwind);
-}
-
 void tf_free(tf_state *st)
 {
     for (size_t i = 0; i < st->n_kept; i++) {
-        free_kept_region(&st->kept[i].r);
+        tr_region_free(&st->kept[i].r);
         free(st->kept[i].code);
     }
     free(st->kept);
@@ -52,15 +44,24 @@ void tf_free(tf_state *st)
     memset(st, 0, sizeof *st);
 }
 
-/* Bytes a kept region costs: what it holds, and its code (read, or zeros
- * in the jitdump when it cannot be). */
-static uint64_t region_bytes(const tr_region *r)
+/* The bytes of shared block p (table_shared.h) not yet counted: a block
+ * many regions hold is counted once; claim: count it now. */
+static uint64_t block_bytes(void *p, uint64_t size, int claim)
 {
-    uint64_t n = sizeof *r + r->size + strlen(r->name) + 1 + (r->file ? strlen(r->file) + 1 : 0) +
-                 r->unwind_len;
-    for (size_t k = 0; k < r->n_lines; k++)
-        n += sizeof r->lines[k] + (r->lines[k].file ? strlen(r->lines[k].file) + 1 : 0);
-    return n;
+    if (!p || ts_claimed(p))
+        return 0;
+    if (claim)
+        ts_claim(p);
+    return size;
+}
+
+/* Bytes a kept region costs: what it holds that no kept region held
+ * before, and its code (read, or zeros in the jitdump when it cannot be). */
+static uint64_t region_bytes(const tr_region *r, int claim)
+{
+    return sizeof *r + r->size + block_bytes(r->name, ts_size(r->name), claim) +
+           block_bytes(r->file, ts_size(r->file), claim) + block_bytes(r->unwind, ts_size(r->unwind), claim) +
+           block_bytes(r->lines, ts_aux(r->lines), claim); /* with its files (table_reader.h) */
 }
 
 /* Room for r, kept, within the bounds. */
@@ -70,7 +71,7 @@ static int room_for(tf_state *st, const tr_region *r)
         st->too_big++;
         return 0;
     }
-    if (st->n_kept >= st->max_regions || region_bytes(r) > st->max_bytes - st->bytes) {
+    if (st->n_kept >= st->max_regions || region_bytes(r, 0) > st->max_bytes - st->bytes) {
         st->full = 1;
         return 0;
     }
@@ -90,7 +91,7 @@ static int room_for(tf_state *st, const tr_region *r)
 /* Take r out of its snapshot (the snapshot frees what is left: nothing). */
 static size_t keep(tf_state *st, tr_region *r, uint8_t *code, uint64_t ts, int unwind_ok)
 {
-    st->bytes += region_bytes(r);
+    st->bytes += region_bytes(r, 1);
     st->kept[st->n_kept] = (tf_kept){*r, code, ts, unwind_ok};
     memset(r, 0, sizeof *r);
     return st->n_kept++;
