@@ -188,12 +188,14 @@ typedef struct decoder {
     ts_cache *cache;
 } decoder;
 
-enum { KEY_STRING = 1, KEY_LINES, KEY_CFI, KEY_IMAGE, BLOCK_COST = 64 };
+enum { KEY_STRING = 1, KEY_LINES, KEY_CFI, KEY_IMAGE, BLOCK_COST = 64, CACHE_FROM = 128 };
 
-/* The cached block for key: 1 with *out (a new reference, maybe NULL). */
+/* The cached block for key: 1 with *out (a new reference, maybe NULL).
+ * Blobs under CACHE_FROM bytes are decoded again each time: that costs no
+ * more than remembering them (most names are short and not shared). */
 static int cached(const decoder *d, uint32_t kind, uint32_t off, uint32_t len, uint64_t extra, void **out)
 {
-    if (!ts_cache_get(d->cache, (ts_key){kind, off, len, extra}, out))
+    if (len < CACHE_FROM || !ts_cache_get(d->cache, (ts_key){kind, off, len, extra}, out))
         return 0;
     *out = ts_ref(*out);
     return 1;
@@ -201,7 +203,8 @@ static int cached(const decoder *d, uint32_t kind, uint32_t off, uint32_t len, u
 
 static void remember(const decoder *d, uint32_t kind, uint32_t off, uint32_t len, uint64_t extra, void *v)
 {
-    (void)ts_cache_put(d->cache, (ts_key){kind, off, len, extra}, v);
+    if (len >= CACHE_FROM)
+        (void)ts_cache_put(d->cache, (ts_key){kind, off, len, extra}, v);
 }
 
 /* A shared copy of a heap string, cut to max_string and made safe text
@@ -294,13 +297,16 @@ static void *decode_cfi(const decoder *d, const heap_view *v, uint32_t off, uint
     const char *bytes = len <= CFI_READ_MAX ? view_at(v, off, len, len) : NULL;
     struct jf_cfi *cfi = bytes ? jf__cfi_deserialize((const uint8_t *)bytes, len, FDES_MAX) : NULL;
     /* What it holds is about twice its serialised form. */
-    held = cfi && take(d->b, 2 * (uint64_t)len + BLOCK_COST) == 0 ? ts_new(sizeof cfi, free_cfi) : NULL;
+    held = cfi ? ts_new(sizeof cfi, free_cfi) : NULL;
     if (held)
         *(struct jf_cfi **)held = cfi;
     else
         jf__cfi_free(cfi);
-    if (bytes && !d->b->over)
-        remember(d, KEY_CFI, off, len, 0, held);
+    /* Only an unsound one is remembered: a sound one is wanted again only
+     * for another region size, and its image is then remembered instead
+     * (its description is read again: bounded by the images' budget). */
+    if (bytes && !held)
+        remember(d, KEY_CFI, off, len, 0, NULL);
     return held;
 }
 

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct block {
-    size_t refs, size;
-    ts_dtor dtor;
+typedef struct block { /* 32 bytes before the data */
+    uint32_t refs, claimed;
+    size_t size;
     uint64_t aux;
-    int claimed;
+    ts_dtor dtor;
     max_align_t align[]; /* data */
 } block;
 
@@ -86,11 +86,17 @@ typedef struct ts_slot {
     int used;
 } ts_slot;
 
+/* splitmix64's finaliser over the key's words. */
+static uint64_t mix(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    return x ^ (x >> 31);
+}
+
 static uint64_t hash(ts_key k)
 {
-    uint64_t h = ((uint64_t)k.kind << 32 | k.off) * 0x9e3779b97f4a7c15u;
-    h ^= ((uint64_t)k.len << 32 ^ k.extra) * 0xc2b2ae3d27d4eb4fu;
-    return h ^ (h >> 29);
+    return mix(mix(((uint64_t)k.kind << 32 | k.off) ^ ((uint64_t)k.len << 40)) ^ k.extra);
 }
 
 static int same_key(ts_key a, ts_key b)

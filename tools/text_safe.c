@@ -37,6 +37,11 @@ size_t txt_sanitize(char *dst, const uint8_t *src, size_t n)
     size_t out = 0;
     int leading = 1;
     for (size_t i = 0; i < n;) {
+        if (src[i] > 0x20 && src[i] < 0x7f) { /* printable ASCII, not a space: the common case */
+            dst[out++] = (char)src[i++];
+            leading = 0;
+            continue;
+        }
         int safe, valid;
         uint32_t cp;
         size_t len = txt_unit(src + i, n - i, &safe, &valid, &cp);
