@@ -92,7 +92,7 @@ static int room_for(tf_state *st, const tr_region *r)
 static size_t keep(tf_state *st, tr_region *r, uint8_t *code, uint64_t ts, int unwind_ok)
 {
     st->bytes += region_bytes(r, 1);
-    st->kept[st->n_kept] = (tf_kept){*r, code, ts, unwind_ok};
+    st->kept[st->n_kept] = (tf_kept){*r, code, ts, unwind_ok, 0};
     memset(r, 0, sizeof *r);
     return st->n_kept++;
 }
@@ -188,7 +188,8 @@ static void take_removed(tf_state *st, tr_snapshot *s, const removal *rm)
         if (seen_before(st, r) >= 0 || !room_for(st, r))
             continue;
         uint64_t ts = load_time(st, rm, s->n_removed, r, r->removed_ns);
-        keep(st, r, NULL, ts < r->removed_ns ? ts : r->removed_ns, 0);
+        size_t k = keep(st, r, NULL, ts < r->removed_ns ? ts : r->removed_ns, 0);
+        st->kept[k].ring_only = 1;
         st->died_unseen++;
     }
     st->ring_seen_ns = newest;
@@ -278,6 +279,56 @@ static int by_ts(const void *x, const void *y)
     return (a->r > b->r) - (a->r < b->r); /* kept order: addresses in one array */
 }
 
+static int by_start(const void *x, const void *y)
+{
+    const tj_entry *a = x, *b = y;
+    return (a->r->start > b->r->start) - (a->r->start < b->r->start);
+}
+
+/* The first of v (n, by start) that starts above start. */
+static size_t first_above(const tj_entry *v, size_t n, uint64_t start)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].r->start <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+enum { OVERLAP_LOOKS_MAX = 64 };
+
+/* Whether the ring-only region e's unwind data may go with it (see
+ * tf_entries): no region of v (by start) loaded no later than it starts
+ * inside its mapping. More than OVERLAP_LOOKS_MAX candidates: no. */
+static int ring_unwind_fits(const tj_entry *e, const tj_entry *by_start_v, size_t n)
+{
+    uint64_t end = tj_unwind_end(e->r);
+    size_t i = first_above(by_start_v, n, e->r->start);
+    for (size_t looks = 0; i < n && by_start_v[i].r->start < end; i++, looks++)
+        if (looks == OVERLAP_LOOKS_MAX || by_start_v[i].ts <= e->ts)
+            return 0;
+    return 1;
+}
+
+static void settle_ring_unwind(const tf_state *st, tj_entry *v)
+{
+    tj_entry *s = malloc((st->n_kept ? st->n_kept : 1) * sizeof *s);
+    if (!s)
+        return; /* no unwind data for them: only less complete */
+    memcpy(s, v, st->n_kept * sizeof *s);
+    qsort(s, st->n_kept, sizeof *s, by_start);
+    for (size_t i = 0; i < st->n_kept; i++) {
+        const tf_kept *k = &st->kept[i];
+        if (k->ring_only && k->r.unwind)
+            v[i].unwind_ok = ring_unwind_fits(&v[i], s, st->n_kept);
+    }
+    free(s);
+}
+
 tj_entry *tf_entries(const tf_state *st)
 {
     tj_entry *v = malloc((st->n_kept ? st->n_kept : 1) * sizeof *v);
@@ -285,6 +336,7 @@ tj_entry *tf_entries(const tf_state *st)
         return NULL;
     for (size_t i = 0; i < st->n_kept; i++)
         v[i] = (tj_entry){&st->kept[i].r, st->kept[i].code, st->kept[i].ts, st->kept[i].unwind_ok};
+    settle_ring_unwind(st, v);
     qsort(v, st->n_kept, sizeof *v, by_ts);
     return v;
 }

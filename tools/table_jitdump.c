@@ -73,10 +73,14 @@ static uint64_t load_size(const tr_region *r, int with_unwind)
     return r->size + (with_unwind ? 0 : nonce_size(r));
 }
 
+uint64_t tj_unwind_end(const tr_region *r)
+{
+    return r->start + round8(load_size(r, 1)) + round8(r->unwind_len);
+}
+
 int tj_unwind_fits(const tr_region *r, uint64_t next_start)
 {
-    uint64_t end = r->start + round8(load_size(r, 1)) + round8(r->unwind_len);
-    return next_start == 0 || next_start <= r->start || end <= next_start;
+    return next_start == 0 || next_start <= r->start || tj_unwind_end(r) <= next_start;
 }
 
 /* A bijection (splitmix64's finaliser): distinct indices, distinct nonces. */

@@ -44,4 +44,7 @@ long tj_write_jitdump(FILE *out, pid_t pid, const tr_snapshot *s, size_t *skippe
  * region's code begins (0: none). */
 int tj_unwind_fits(const tr_region *r, uint64_t next_start);
 
+/* Where the mapping perf makes for r with its unwind data ends. */
+uint64_t tj_unwind_end(const tr_region *r);
+
 #endif

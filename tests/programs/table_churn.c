@@ -5,8 +5,9 @@
  * banks under a new name, one at a time, RATE changes per second (0: as
  * fast as it can), until stdin reaches end of file. The regions are never
  * run (the table, not perf, is what is tested): plain readable memory.
- * Usage: table_churn STABLE CHURN RATE      prints "pid <pid>" once the
- * stable regions are registered.
+ * Regions are 64 bytes, STRIDE bytes apart (default 64: packed).
+ * Usage: table_churn STABLE CHURN RATE [STRIDE]      prints "pid <pid>" once
+ * the stable regions are registered.
  */
 #define _GNU_SOURCE
 #include "jitframes.h"
@@ -19,14 +20,15 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { SLOT = 64 };
+enum { SIZE = 64 };
+static size_t SLOT = SIZE; /* stride */
 
 static int register_at(uint8_t *addr, const char *name, const jf_cfi *cfi)
 {
     static const jf_line lines[4] = {{0, 10, NULL}, {16, 11, NULL}, {32, 12, "other.js"}, {48, 13, NULL}};
     jf_region r = JF_REGION_INIT;
     r.addr = addr;
-    r.size = SLOT;
+    r.size = SIZE;
     r.name = name;
     r.file = "table_churn.js";
     r.line = 10;
@@ -45,15 +47,17 @@ static int stdin_ended(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4)
-        return fprintf(stderr, "usage: table_churn STABLE CHURN RATE\n"), 2;
+    if (argc != 4 && argc != 5)
+        return fprintf(stderr, "usage: table_churn STABLE CHURN RATE [STRIDE]\n"), 2;
+    if (argc == 5 && (SLOT = strtoul(argv[4], NULL, 10)) < SIZE)
+        return fprintf(stderr, "table_churn: STRIDE is at least %d\n", SIZE), 2;
     size_t stable = strtoul(argv[1], NULL, 10), churn = strtoul(argv[2], NULL, 10);
     long rate = strtol(argv[3], NULL, 10);
     size_t bytes = (stable + 2 * churn) * SLOT;
     uint8_t *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     jf_cfi *cfi = NULL;
     if (mem == MAP_FAILED || jf_init(NULL) != 0 || jf_cfi_new(&cfi) != 0 ||
-        jf_cfi_add_frameless(cfi, 0, SLOT, 8) != 0)
+        jf_cfi_add_frameless(cfi, 0, SIZE, 8) != 0)
         return fprintf(stderr, "table_churn: setup: %s\n", jf_last_error()), 1;
     char name[64];
     for (size_t i = 0; i < stable; i++) {
