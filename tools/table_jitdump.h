@@ -27,7 +27,12 @@ typedef struct tj_entry {
 } tj_entry;
 
 /* Write the header and the entries, in order, for process pid (the pid
- * perf knows it by). Returns the number written, or -1 with a reason. */
+ * perf knows it by). Line tables and unwind data take TJ_TOTAL_MAX bytes
+ * at most in all, and each fits in a record `jitframes check` holds
+ * (JD_MAX_HELD_RECORD_SIZE): past either, a region keeps its first line and
+ * goes without unwind data (many regions of a table may share one large
+ * line table: the output must not grow with their count times its size).
+ * Returns the number written, or -1 with a reason. */
 long tj_write_entries(FILE *out, pid_t pid, const tj_entry *v, size_t n, char *err, size_t err_cap);
 
 /* Write the live regions of s; code is read from pid (at most 16 MiB per

@@ -9,7 +9,8 @@
 #     line table (old reader: 258 MiB and 1,026 MiB peak), 100,000 sharing an
 #     8 KiB name (423 MiB), 400 sharing a 1 MiB unwind description (405 MiB),
 #     3,000 sharing one that fails late (6.9 s of CPU): each under 64 MiB and
-#     1 s of CPU here.
+#     1 s of CPU here; the jitdump of 4 regions sharing the line table is
+#     valid and holds it at most once (old: 800 MB, invalid).
 #   readers_refuse_a_table_over_budget_in_one_line: 400 distinct 1 MiB unwind
 #     images (a different region size each): refused, one line, the peak
 #     under the 256 MiB budget plus 64 MiB.
@@ -57,6 +58,12 @@ if [ "$case" = shared ]; then
 check_bounded lines 1 regions PID
 grep -q '^1 live regions' "$tmp/out" || die "lines 1: $(head -1 "$tmp/out")"
 check_bounded lines 4 regions PID
+# The jitdump of 4 regions sharing a 1 MiB line table: not 4 copies of it
+# (the old writer: 800 MB, each DEBUG_INFO over what `check` holds).
+check_bounded lines 4 perfmap PID --jitdump "$tmp/l.dump" -o "$tmp/l.map"
+[ "$(stat -c %s "$tmp/l.dump")" -le $((4 << 20)) ] || die "lines 4: a $(stat -c %s "$tmp/l.dump")-byte jitdump"
+"$jitframes" check "$tmp/l.dump" >"$tmp/check.out" 2>&1 || die "lines 4: check: $(cat "$tmp/check.out")"
+rm -f "$tmp/l.dump" "$tmp/l.map"
 OUT=/dev/null check_bounded names 100000 regions PID # 400 MB of listing
 check_bounded cfi 400 regions PID --json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); u=[r["unwind_bytes"] for r in d["live"]]; sys.exit(not (len(u) == 400 and min(u) > 1000000))' "$tmp/out" ||
