@@ -75,7 +75,7 @@ void ts_set_aux(void *data, uint64_t aux)
 
 uint64_t ts_aux(const void *data)
 {
-    return block_of(data)->aux;
+    return data ? block_of(data)->aux : 0;
 }
 
 /* ---- The cache: open addressing, linear probing, grown at half full ---- */

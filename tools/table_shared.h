@@ -17,14 +17,14 @@ typedef void (*ts_dtor)(void *data);
 void *ts_new(size_t size, ts_dtor dtor);
 void *ts_ref(void *data);    /* NULL: NULL */
 void ts_unref(void *data);   /* NULL: nothing */
-size_t ts_size(const void *data);
+size_t ts_size(const void *data); /* NULL: 0 */
 /* 1 the first time it is asked of this block, then 0: a keeper that
  * accounts for bytes counts a shared block once. */
 int ts_claim(void *data);
 int ts_claimed(const void *data);
 /* A number the owner keeps with the data (0 until set). */
 void ts_set_aux(void *data, uint64_t aux);
-uint64_t ts_aux(const void *data);
+uint64_t ts_aux(const void *data); /* NULL: 0 */
 
 /* A map from what was decoded, (kind, offset, length, extra), to the shared
  * block (or NULL: it was unsound) that holds a reference to it. */
