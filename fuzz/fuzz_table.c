@@ -100,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mutated[i] ^= (uint8_t)(data[0] | 1);
     t.mutated = mutated;
 
-    tr_limits lim = {4096, 4096, 1u << 20, 256, 3, 5.0};
+    tr_limits lim = {4096, 4096, 1u << 20, 256, 3, 5.0, 64u << 20};
     tr_snapshot s;
     char err[256];
     if (tr_read_table(fake_read, &t, BASE, t.size, &lim, &s, err, sizeof err) == 0) {

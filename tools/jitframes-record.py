@@ -59,6 +59,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 import unicodedata
 
@@ -469,10 +470,14 @@ def read_table(pid):
     tool = os.environ.get("JITFRAMES_CLI") or "jitframes"
     p = subprocess.Popen([tool, "regions", str(pid)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, errors="replace")
+    # The reader's own deadline is 10 s (tools/table_reader.h); 4x that here.
+    timer = threading.Timer(40, p.kill)
+    timer.start()
     first = p.stdout.readline()
     if first:
         p.kill()
     err = p.communicate()[1]
+    timer.cancel()
     m = re.match(r"(\d+) live regions", first)
     if m:
         return int(m.group(1)), None

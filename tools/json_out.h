@@ -1,6 +1,9 @@
 /*
- * JSON strings for the tool's --json output: quotes, backslashes and
- * control characters escaped, other bytes as they are.
+ * JSON strings for the tool's --json output, always valid UTF-8 that shows
+ * no control sequence when printed: quotes and backslashes escaped; control
+ * characters (C0, DEL, C1) and bidirectional formatting characters as
+ * \uXXXX of their code point; a byte that is not valid UTF-8 as \ufffd
+ * (U+FFFD, the replacement character); other characters as they are.
  */
 #ifndef JFT_JSON_OUT_H
 #define JFT_JSON_OUT_H

@@ -116,10 +116,24 @@ static void print_region_json(FILE *out, const tr_region *r, int removed)
     fprintf(out, "}");
 }
 
-static void print_json(FILE *out, const tr_snapshot *s)
+/* The slots a read could not prove (table_reader.h). */
+static void print_unproven_json(FILE *out, const tr_snapshot *s)
 {
-    fprintf(out, "{\"pid\": %u, \"consistent\": %s, \"attempts\": %u, \"dropped\": %" PRIu64 ", \"live\": [",
-            s->pid, s->consistent ? "true" : "false", s->attempts, s->dropped);
+    fprintf(out, "\"torn\": %zu, \"reread\": %zu, \"unproven\": %zu, \"unproven_removed\": %zu, \"unproven_slots\": [",
+            s->torn, s->reread, s->unproven, s->unproven_removed);
+    for (size_t i = 0; i < s->n_unproven_slots; i++)
+        fprintf(out, "%s%u", i ? ", " : "", s->unproven_slots[i]);
+    fprintf(out, "]");
+}
+
+/* pid: the kernel's; the table's own claim is shown beside it. */
+static void print_json(FILE *out, pid_t pid, const tr_snapshot *s)
+{
+    fprintf(out, "{\"pid\": %ld, \"table_pid\": %u, \"pid_mismatch\": %s, \"consistent\": %s, \"attempts\": %u, ",
+            (long)pid, s->pid, s->pid != (uint32_t)pid ? "true" : "false", s->consistent ? "true" : "false",
+            s->attempts);
+    print_unproven_json(out, s);
+    fprintf(out, ", \"dropped\": %" PRIu64 ", \"live\": [", s->dropped);
     for (size_t i = 0; i < s->n_live; i++) {
         fprintf(out, i ? ",\n  " : "\n  ");
         print_region_json(out, &s->live[i], 0);
@@ -134,7 +148,13 @@ static void print_json(FILE *out, const tr_snapshot *s)
 
 static void print_text(FILE *out, const tr_snapshot *s)
 {
-    fprintf(out, "%zu live regions, %zu recently removed\n", s->n_live, s->n_removed);
+    fprintf(out, "%zu live regions, %zu recently removed", s->n_live, s->n_removed);
+    if (s->unproven || s->unproven_removed)
+        fprintf(out, ", %zu live and %zu removed-ring slots changing too fast to be read (not listed):",
+                s->unproven, s->unproven_removed);
+    for (size_t i = 0; i < s->n_unproven_slots; i++)
+        fprintf(out, " %u", s->unproven_slots[i]);
+    fputc('\n', out);
     for (size_t i = 0; i < s->n_live; i++) {
         const tr_region *r = &s->live[i];
         fprintf(out, "%016" PRIx64 " %8" PRIx64 " %s", r->start, r->size, r->name);
@@ -184,8 +204,11 @@ static int read_snapshot(pid_t pid, tr_snapshot *s)
     }
     if (!s->consistent)
         fprintf(stderr, "jitframes: process %ld changed its table during all %u reads: each region "
-                        "shown is consistent, the list as a whole may not be\n",
-                (long)pid, s->attempts);
+                        "shown is consistent (%zu slots that changed were read again alone, %zu could not be "
+                        "proven), the list as a whole may not be\n",
+                (long)pid, s->attempts, s->reread, s->unproven + s->unproven_removed);
+    if (s->pid != (uint32_t)pid)
+        fprintf(stderr, "jitframes: process %ld's table claims to be process %u's\n", (long)pid, s->pid);
     if (s->dropped)
         fprintf(stderr, "jitframes: process %ld could not publish %" PRIu64 " regions (table full)\n",
                 (long)pid, s->dropped);
@@ -336,7 +359,7 @@ int jft_table_command(int argc, char **argv)
     if (out && strcmp(o.verb, "perfmap") == 0)
         print_perfmap(out, &s);
     else if (out && o.json)
-        print_json(out, &s);
+        print_json(out, o.pid, &s);
     else if (out)
         print_text(out, &s);
     if (out && out != stdout && fclose(out) != 0)

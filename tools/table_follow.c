@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include "table_follow.h"
 
+#include "table_shared.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,20 +33,10 @@ void tf_init(tf_state *st, pid_t pid, uint64_t base, uint64_t size, size_t max_r
     st->max_bytes = max_bytes;
 }
 
-static void free_kept_region(tr_region *r)
-{
-    free(r->name);
-    free(r->file);
-    for (size_t k = 0; k < r->n_lines; k++)
-        free(r->lines[k].file);
-    free(r->lines);
-    free(r->unwind);
-}
-
 void tf_free(tf_state *st)
 {
     for (size_t i = 0; i < st->n_kept; i++) {
-        free_kept_region(&st->kept[i].r);
+        tr_region_free(&st->kept[i].r);
         free(st->kept[i].code);
     }
     free(st->kept);
@@ -52,15 +44,24 @@ void tf_free(tf_state *st)
     memset(st, 0, sizeof *st);
 }
 
-/* Bytes a kept region costs: what it holds, and its code (read, or zeros
- * in the jitdump when it cannot be). */
-static uint64_t region_bytes(const tr_region *r)
+/* The bytes of shared block p (table_shared.h) not yet counted: a block
+ * many regions hold is counted once; claim: count it now. */
+static uint64_t block_bytes(void *p, uint64_t size, int claim)
 {
-    uint64_t n = sizeof *r + r->size + strlen(r->name) + 1 + (r->file ? strlen(r->file) + 1 : 0) +
-                 r->unwind_len;
-    for (size_t k = 0; k < r->n_lines; k++)
-        n += sizeof r->lines[k] + (r->lines[k].file ? strlen(r->lines[k].file) + 1 : 0);
-    return n;
+    if (!p || ts_claimed(p))
+        return 0;
+    if (claim)
+        ts_claim(p);
+    return size;
+}
+
+/* Bytes a kept region costs: what it holds that no kept region held
+ * before, and its code (read, or zeros in the jitdump when it cannot be). */
+static uint64_t region_bytes(const tr_region *r, int claim)
+{
+    return sizeof *r + r->size + block_bytes(r->name, ts_size(r->name), claim) +
+           block_bytes(r->file, ts_size(r->file), claim) + block_bytes(r->unwind, ts_size(r->unwind), claim) +
+           block_bytes(r->lines, ts_aux(r->lines), claim); /* with its files (table_reader.h) */
 }
 
 /* Room for r, kept, within the bounds. */
@@ -70,7 +71,7 @@ static int room_for(tf_state *st, const tr_region *r)
         st->too_big++;
         return 0;
     }
-    if (st->n_kept >= st->max_regions || region_bytes(r) > st->max_bytes - st->bytes) {
+    if (st->n_kept >= st->max_regions || region_bytes(r, 0) > st->max_bytes - st->bytes) {
         st->full = 1;
         return 0;
     }
@@ -90,8 +91,8 @@ static int room_for(tf_state *st, const tr_region *r)
 /* Take r out of its snapshot (the snapshot frees what is left: nothing). */
 static size_t keep(tf_state *st, tr_region *r, uint8_t *code, uint64_t ts, int unwind_ok)
 {
-    st->bytes += region_bytes(r);
-    st->kept[st->n_kept] = (tf_kept){*r, code, ts, unwind_ok};
+    st->bytes += region_bytes(r, 1);
+    st->kept[st->n_kept] = (tf_kept){*r, code, ts, unwind_ok, 0};
     memset(r, 0, sizeof *r);
     return st->n_kept++;
 }
@@ -187,7 +188,8 @@ static void take_removed(tf_state *st, tr_snapshot *s, const removal *rm)
         if (seen_before(st, r) >= 0 || !room_for(st, r))
             continue;
         uint64_t ts = load_time(st, rm, s->n_removed, r, r->removed_ns);
-        keep(st, r, NULL, ts < r->removed_ns ? ts : r->removed_ns, 0);
+        size_t k = keep(st, r, NULL, ts < r->removed_ns ? ts : r->removed_ns, 0);
+        st->kept[k].ring_only = 1;
         st->died_unseen++;
     }
     st->ring_seen_ns = newest;
@@ -277,6 +279,56 @@ static int by_ts(const void *x, const void *y)
     return (a->r > b->r) - (a->r < b->r); /* kept order: addresses in one array */
 }
 
+static int by_start(const void *x, const void *y)
+{
+    const tj_entry *a = x, *b = y;
+    return (a->r->start > b->r->start) - (a->r->start < b->r->start);
+}
+
+/* The first of v (n, by start) that starts above start. */
+static size_t first_above(const tj_entry *v, size_t n, uint64_t start)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].r->start <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+enum { OVERLAP_LOOKS_MAX = 64 };
+
+/* Whether the ring-only region e's unwind data may go with it (see
+ * tf_entries): no region of v (by start) loaded no later than it starts
+ * inside its mapping. More than OVERLAP_LOOKS_MAX candidates: no. */
+static int ring_unwind_fits(const tj_entry *e, const tj_entry *by_start_v, size_t n)
+{
+    uint64_t end = tj_unwind_end(e->r);
+    size_t i = first_above(by_start_v, n, e->r->start);
+    for (size_t looks = 0; i < n && by_start_v[i].r->start < end; i++, looks++)
+        if (looks == OVERLAP_LOOKS_MAX || by_start_v[i].ts <= e->ts)
+            return 0;
+    return 1;
+}
+
+static void settle_ring_unwind(const tf_state *st, tj_entry *v)
+{
+    tj_entry *s = malloc((st->n_kept ? st->n_kept : 1) * sizeof *s);
+    if (!s)
+        return; /* no unwind data for them: only less complete */
+    memcpy(s, v, st->n_kept * sizeof *s);
+    qsort(s, st->n_kept, sizeof *s, by_start);
+    for (size_t i = 0; i < st->n_kept; i++) {
+        const tf_kept *k = &st->kept[i];
+        if (k->ring_only && k->r.unwind)
+            v[i].unwind_ok = ring_unwind_fits(&v[i], s, st->n_kept);
+    }
+    free(s);
+}
+
 tj_entry *tf_entries(const tf_state *st)
 {
     tj_entry *v = malloc((st->n_kept ? st->n_kept : 1) * sizeof *v);
@@ -284,6 +336,7 @@ tj_entry *tf_entries(const tf_state *st)
         return NULL;
     for (size_t i = 0; i < st->n_kept; i++)
         v[i] = (tj_entry){&st->kept[i].r, st->kept[i].code, st->kept[i].ts, st->kept[i].unwind_ok};
+    settle_ring_unwind(st, v);
     qsort(v, st->n_kept, sizeof *v, by_ts);
     return v;
 }

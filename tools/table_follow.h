@@ -20,6 +20,7 @@ typedef struct tf_kept {
     uint8_t *code; /* NULL: could not be read (or removed before it was seen) */
     uint64_t ts;   /* CODE_LOAD timestamp: a lower bound of its publication */
     int unwind_ok;
+    int ring_only; /* seen only in the removed ring: unwind_ok is settled by tf_entries */
 } tf_kept;
 
 typedef struct tf_live {
@@ -56,7 +57,10 @@ int tf_poll(tf_state *st, const tr_limits *lim, char *err, size_t err_cap);
 
 /* The kept regions in CODE_LOAD order (timestamps ascending, ties in the
  * order they were kept): an array of st->n_kept entries to free(), pointing
- * into st; NULL when out of memory. */
+ * into st; NULL when out of memory. A region seen only in the removed ring
+ * keeps its unwind data unless the mapping perf makes for it (code, then
+ * unwind data) would cover the start of a region loaded before it (that
+ * region's later samples would be named after it). */
 tj_entry *tf_entries(const tf_state *st);
 
 void tf_free(tf_state *st);

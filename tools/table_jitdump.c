@@ -59,10 +59,12 @@ static size_t nonce_size(const tr_region *r)
     return NONCE_SIZE + (4 - unpadded % 4) % 4;
 }
 
-static int unwind_sound(const tr_region *r)
+/* Unwind data a reader holds (jitframes check: a record it keeps until
+ * the load is at most JD_MAX_HELD_RECORD_SIZE), within what is left of room. */
+static int unwind_sound(const tr_region *r, uint64_t room)
 {
     return r->unwind && r->unwind_len && r->unwind_hdr_len <= r->unwind_len &&
-           r->unwind_len <= JD_MAX_RECORD_SIZE;
+           UNWIND_FIXED + 8 + (uint64_t)r->unwind_len <= JD_MAX_HELD_RECORD_SIZE && r->unwind_len <= room;
 }
 
 /* The code_size of r's CODE_LOAD: its code, then the nonce unless it goes
@@ -73,10 +75,14 @@ static uint64_t load_size(const tr_region *r, int with_unwind)
     return r->size + (with_unwind ? 0 : nonce_size(r));
 }
 
+uint64_t tj_unwind_end(const tr_region *r)
+{
+    return r->start + round8(load_size(r, 1)) + round8(r->unwind_len);
+}
+
 int tj_unwind_fits(const tr_region *r, uint64_t next_start)
 {
-    uint64_t end = r->start + round8(load_size(r, 1)) + round8(r->unwind_len);
-    return next_start == 0 || next_start <= r->start || end <= next_start;
+    return next_start == 0 || next_start <= r->start || tj_unwind_end(r) <= next_start;
 }
 
 /* A bijection (splitmix64's finaliser): distinct indices, distinct nonces. */
@@ -114,14 +120,17 @@ static void put_line(FILE *f, uint64_t addr, uint32_t line, const char *file)
     fwrite(file, 1, strlen(file) + 1, f);
 }
 
-/* Line i of r's table (i == n_lines: its last line again, closing the
- * code_size bytes of its CODE_LOAD at end). */
-static void line_at(const tr_region *r, uint64_t end, size_t i, uint64_t *addr, uint32_t *line, const char **file)
+/* Line i of r's table, or of its first line alone when !table (i ==
+ * count: its last line again, closing the code_size bytes of its CODE_LOAD
+ * at end). */
+static void line_at(const tr_region *r, int table, uint64_t end, size_t i, uint64_t *addr, uint32_t *line,
+                    const char **file)
 {
-    if (r->n_lines == 0) {
+    if (!table || r->n_lines == 0) {
+        const tr_line *first = r->n_lines ? &r->lines[0] : NULL;
         *addr = i ? end : r->start;
-        *line = r->line;
-        *file = r->file;
+        *line = first ? first->line : r->line;
+        *file = first && first->file ? first->file : r->file ? r->file : "??";
         return;
     }
     const tr_line *l = &r->lines[i < r->n_lines ? i : r->n_lines - 1];
@@ -130,28 +139,48 @@ static void line_at(const tr_region *r, uint64_t end, size_t i, uint64_t *addr, 
     *file = l->file ? l->file : r->file ? r->file : "??";
 }
 
-/* The region's line table (or its first line over all of it), closed by an
- * entry at its end (perf gives the last entry's range no line:
- * docs/formats.md). */
-static void write_debug_info(FILE *f, const tr_region *r, uint64_t code_size, uint64_t ts)
+static size_t debug_lines(const tr_region *r, int table)
 {
-    uint64_t end = r->start + code_size;
-    size_t n = (r->n_lines ? r->n_lines : 1) + 1, bytes = 0;
-    for (size_t i = 0; i < n; i++) {
+    return (table && r->n_lines ? r->n_lines : 1) + 1;
+}
+
+/* The DEBUG_INFO record's size for r, with its line table or without. */
+static uint64_t debug_info_size(const tr_region *r, int table, uint64_t end)
+{
+    uint64_t bytes = JD_PREFIX_SIZE + 16;
+    for (size_t i = 0; i < debug_lines(r, table); i++) {
         uint64_t addr;
         uint32_t line;
         const char *file;
-        line_at(r, end, i, &addr, &line, &file);
+        line_at(r, table, end, i, &addr, &line, &file);
         bytes += 16 + strlen(file) + 1;
+        if (bytes > JD_MAX_HELD_RECORD_SIZE)
+            break; /* too big: enough known */
     }
-    put_prefix(f, JD_CODE_DEBUG_INFO, JD_PREFIX_SIZE + 16 + bytes, ts);
+    return bytes;
+}
+
+/* The region's line table (or its first line over all of it, when the
+ * table would make a record larger than a reader holds, or than what is
+ * left of *room), closed by an entry at its end (perf gives the last
+ * entry's range no line: docs/formats.md). */
+static void write_debug_info(FILE *f, const tr_region *r, uint64_t code_size, uint64_t ts, uint64_t *room)
+{
+    uint64_t end = r->start + code_size;
+    uint64_t size = debug_info_size(r, 1, end);
+    int table = size <= JD_MAX_HELD_RECORD_SIZE && size <= *room;
+    if (!table)
+        size = debug_info_size(r, 0, end);
+    *room -= size < *room ? size : *room;
+    size_t n = debug_lines(r, table);
+    put_prefix(f, JD_CODE_DEBUG_INFO, size, ts);
     put64(f, r->start);
     put64(f, n);
     for (size_t i = 0; i < n; i++) {
         uint64_t addr;
         uint32_t line;
         const char *file;
-        line_at(r, end, i, &addr, &line, &file);
+        line_at(r, table, end, i, &addr, &line, &file);
         put_line(f, addr, line, file);
     }
 }
@@ -199,13 +228,16 @@ long tj_write_entries(FILE *out, pid_t pid, const tj_entry *v, size_t n, char *e
     for (size_t i = 0; i < n; i++) /* no record older than the header (jitframes check warns) */
         first = v[i].ts < first ? v[i].ts : first;
     write_header(out, pid, first);
+    uint64_t room = TJ_TOTAL_MAX; /* line tables and unwind data in all (a table may share one among many) */
     for (size_t i = 0; i < n; i++) {
         const tr_region *r = v[i].r;
-        int with_unwind = v[i].unwind_ok && unwind_sound(r);
-        if (with_unwind)
+        int with_unwind = v[i].unwind_ok && unwind_sound(r, room);
+        if (with_unwind) {
             write_unwinding_info(out, r, v[i].ts);
+            room -= r->unwind_len;
+        }
         if (r->n_lines || (r->file && r->line))
-            write_debug_info(out, r, load_size(r, with_unwind), v[i].ts);
+            write_debug_info(out, r, load_size(r, with_unwind), v[i].ts, &room);
         write_code_load(out, pid, r, v[i].code, i + 1, !with_unwind, mix64(seed + i), v[i].ts);
     }
     if (ferror(out)) {

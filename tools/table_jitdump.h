@@ -27,7 +27,12 @@ typedef struct tj_entry {
 } tj_entry;
 
 /* Write the header and the entries, in order, for process pid (the pid
- * perf knows it by). Returns the number written, or -1 with a reason. */
+ * perf knows it by). Line tables and unwind data take TJ_TOTAL_MAX bytes
+ * at most in all, and each fits in a record `jitframes check` holds
+ * (JD_MAX_HELD_RECORD_SIZE): past either, a region keeps its first line and
+ * goes without unwind data (many regions of a table may share one large
+ * line table: the output must not grow with their count times its size).
+ * Returns the number written, or -1 with a reason. */
 long tj_write_entries(FILE *out, pid_t pid, const tj_entry *v, size_t n, char *err, size_t err_cap);
 
 /* Write the live regions of s; code is read from pid (at most 16 MiB per
@@ -43,5 +48,8 @@ long tj_write_jitdump(FILE *out, pid_t pid, const tr_snapshot *s, size_t *skippe
  * (code, nonce, unwind data) must not reach next_start, where another
  * region's code begins (0: none). */
 int tj_unwind_fits(const tr_region *r, uint64_t next_start);
+
+/* Where the mapping perf makes for r with its unwind data ends. */
+uint64_t tj_unwind_end(const tr_region *r);
 
 #endif

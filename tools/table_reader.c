@@ -15,6 +15,8 @@
 
 #include "cfi.h"
 #include "pub_layout.h"
+#include "table_shared.h"
+#include "text_safe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +73,32 @@ static int check_header(const pub_header *h, uint64_t map_size, const tr_limits 
     return 0;
 }
 
+/* The budget of one read: bytes copied and decoded, and a deadline. */
+typedef struct budget {
+    uint64_t used, max;
+    double deadline;
+    int over, late;
+} budget;
+
+/* Count n more bytes; -1 (and remembered) once over the budget. */
+static int take(budget *b, uint64_t n)
+{
+    if (b->over || n > b->max - b->used) {
+        b->over = 1;
+        return -1;
+    }
+    b->used += n;
+    return 0;
+}
+
+/* 1 while the deadline is ahead (remembered once it is past). */
+static int in_time(budget *b)
+{
+    if (!b->late && now_seconds() > b->deadline)
+        b->late = 1;
+    return !b->late;
+}
+
 /* One copy of everything a read needs. */
 typedef struct raw_read {
     pub_header h, h2;
@@ -104,6 +132,12 @@ static uint32_t ring_used(const pub_header *h)
     return h->ring_written < h->ring_capacity ? (uint32_t)h->ring_written : h->ring_capacity;
 }
 
+/* The bytes read_raw copies. */
+static uint64_t raw_bytes(const pub_header *h)
+{
+    return 2 * ((uint64_t)h->entries_used + ring_used(h)) * sizeof(pub_entry) + h->heap_used;
+}
+
 static int read_raw(tr_read_fn read, void *ctx, uint64_t base, const pub_header *h, raw_read *r)
 {
     size_t slots = (size_t)h->entries_used * sizeof(pub_entry);
@@ -119,101 +153,211 @@ static int read_raw(tr_read_fn read, void *ctx, uint64_t base, const pub_header 
     return 0;
 }
 
-/* A copy of a string of the heap, cut to max and with control characters
- * replaced (a name must never forge a line of a perf map); NULL if it lies
- * outside what was read. */
-static char *copy_string(const raw_read *r, uint32_t off, uint32_t len, uint32_t max)
+static int raw_consistent(const raw_read *r)
 {
-    if (!within(off, len, r->h.heap_used))
+    return !(r->h.generation & 1) && r->h.generation == r->h2.generation;
+}
+
+/* Heap bytes a decoder may use: bytes[i] is the heap's byte lo + i, for
+ * i < hi - lo; what an entry references must lie in [0, bound). */
+typedef struct heap_view {
+    const char *bytes;
+    uint64_t lo, hi, bound;
+} heap_view;
+
+/* The first `need` bytes of heap [off, off + len), NULL if that lies
+ * outside the heap or the bytes were not copied. */
+static const char *view_at(const heap_view *v, uint64_t off, uint64_t len, uint64_t need)
+{
+    if (!v->bytes || !within(off, len, v->bound) || need > len || off < v->lo ||
+        !within(off - v->lo, need, v->hi - v->lo))
         return NULL;
-    size_t n = len < max ? len : max;
-    char *s = malloc(n + 1);
-    if (!s)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)r->heap[off + i];
-        s[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-    }
-    s[n] = '\0';
+    return v->bytes + (off - v->lo);
+}
+
+/* Where an entry's strings, line table and unwind description are. */
+typedef struct entry_views {
+    heap_view name, file, lines, cfi;
+} entry_views;
+
+/* What decoding needs: the limits, the budget and the cache of what was
+ * decoded (keys are heap offsets: one cache per set of views that agree). */
+typedef struct decoder {
+    const tr_limits *lim;
+    budget *b;
+    ts_cache *cache;
+} decoder;
+
+enum { KEY_STRING = 1, KEY_LINES, KEY_CFI, KEY_IMAGE, BLOCK_COST = 64, CACHE_FROM = 128 };
+
+/* The cached block for key: 1 with *out (a new reference, maybe NULL).
+ * Blobs under CACHE_FROM bytes are decoded again each time: that costs no
+ * more than remembering them (most names are short and not shared). */
+static int cached(const decoder *d, uint32_t kind, uint32_t off, uint32_t len, uint64_t extra, void **out)
+{
+    if (len < CACHE_FROM || !ts_cache_get(d->cache, (ts_key){kind, off, len, extra}, out))
+        return 0;
+    *out = ts_ref(*out);
+    return 1;
+}
+
+static void remember(const decoder *d, uint32_t kind, uint32_t off, uint32_t len, uint64_t extra, void *v)
+{
+    if (len >= CACHE_FROM)
+        (void)ts_cache_put(d->cache, (ts_key){kind, off, len, extra}, v);
+}
+
+/* A shared copy of a heap string, cut to max_string and made safe text
+ * (text_safe.h: a name must never forge a line of a perf map, nor reach a
+ * terminal as a control sequence); NULL if it lies outside the view or
+ * over the budget. */
+static char *copy_string(const decoder *d, const heap_view *v, uint32_t off, uint32_t len)
+{
+    char *s;
+    if (cached(d, KEY_STRING, off, len, 0, (void **)&s))
+        return s;
+    size_t n = len < d->lim->max_string ? len : d->lim->max_string;
+    const char *src = view_at(v, off, len, n);
+    s = src && take(d->b, n + 2 + BLOCK_COST) == 0 ? ts_new(n + 2, NULL) : NULL;
+    if (s)
+        txt_sanitize(s, (const uint8_t *)src, n);
+    if (src)
+        remember(d, KEY_STRING, off, len, 0, s);
     return s;
 }
 
-static void free_region(tr_region *r)
+static void free_lines(void *data)
 {
-    free(r->unwind);
-    free(r->name);
-    free(r->file);
-    for (size_t k = 0; k < r->n_lines; k++)
-        free(r->lines[k].file);
-    free(r->lines);
+    tr_line *v = data;
+    for (size_t k = 0; k < ts_size(data) / sizeof *v; k++)
+        ts_unref(v[k].file);
 }
 
-/* The line table of entry a, checked line by line against the bytes read;
- * an unsound one is left out (the region keeps its name). */
-static void copy_lines(const raw_read *r, const pub_entry *a, const tr_limits *lim, tr_region *out)
+/* The line table at (off, len), checked line by line: a shared array of
+ * n_lines, NULL if unsound (the region keeps its name without it). */
+static tr_line *decode_lines(const decoder *d, const heap_view *v, uint32_t off, uint32_t len, size_t *n_out)
 {
-    uint32_t len = a->lines_len, n;
-    if (!len || !within(a->lines_off, len, r->h.heap_used) || len < sizeof(pub_lines))
-        return;
-    const char *blob = r->heap + a->lines_off;
+    uint32_t n;
+    const char *blob = len >= sizeof(pub_lines) ? view_at(v, off, len, len) : NULL;
+    if (!blob)
+        return NULL;
     memcpy(&n, blob, sizeof n);
-    if (n == 0 || n > (len - sizeof(pub_lines)) / sizeof(pub_line) || !(out->lines = calloc(n, sizeof(tr_line))))
-        return;
-    for (uint32_t k = 0; k < n; k++) {
+    if (n == 0 || n > (len - sizeof(pub_lines)) / sizeof(pub_line) ||
+        take(d->b, (uint64_t)n * sizeof(tr_line) + BLOCK_COST) != 0)
+        return NULL;
+    uint64_t used = d->b->used - (uint64_t)n * sizeof(tr_line) - BLOCK_COST;
+    tr_line *out = ts_new((size_t)n * sizeof(tr_line), free_lines);
+    for (uint32_t k = 0; out && k < n; k++) {
         pub_line l;
         memcpy(&l, blob + sizeof(pub_lines) + (size_t)k * sizeof l, sizeof l);
-        if (l.file_len && (l.file_off > len || l.file_len > len - l.file_off))
-            break; /* outside its own table */
-        out->lines[k].offset = l.offset;
-        out->lines[k].line = l.line;
-        out->n_lines = k + 1;
-        if (l.file_len &&
-            !(out->lines[k].file = copy_string(r, a->lines_off + l.file_off, l.file_len, lim->max_string)))
-            break;
-        if (k + 1 == n)
-            return;
+        out[k].offset = l.offset;
+        out[k].line = l.line;
+        if ((k % 4096 == 4095 && !in_time(d->b)) ||
+            (l.file_len && (l.file_off > len || l.file_len > len - l.file_off ||
+                            !(out[k].file = copy_string(d, v, off + l.file_off, l.file_len))))) {
+            ts_unref(out); /* outside its own table, or over the budget: none at all */
+            return NULL;
+        }
     }
-    for (size_t k = 0; k < out->n_lines; k++) /* an unsound table: none at all */
-        free(out->lines[k].file);
-    free(out->lines);
-    out->lines = NULL;
-    out->n_lines = 0;
+    if (out)
+        ts_set_aux(out, d->b->used - used); /* its bytes and those of the files first met in it */
+    *n_out = n;
+    return out;
+}
+
+static tr_line *copy_lines(const decoder *d, const heap_view *v, const pub_entry *a, size_t *n_out)
+{
+    tr_line *out;
+    *n_out = 0;
+    if (!a->lines_len)
+        return NULL;
+    if (!cached(d, KEY_LINES, a->lines_off, a->lines_len, 0, (void **)&out)) {
+        out = decode_lines(d, v, a->lines_off, a->lines_len, n_out);
+        if (!d->b->over && !d->b->late)
+            remember(d, KEY_LINES, a->lines_off, a->lines_len, 0, out);
+    }
+    *n_out = ts_size(out) / sizeof(tr_line);
+    return out;
 }
 
 enum { CFI_READ_MAX = 1u << 20, FDES_MAX = 1u << 16 };
 
-/* The unwinding data of a jitdump CODE_UNWINDING_INFO for entry a, from
- * its unwind description: checked by the library's reader of that form,
- * emitted by the library's emitter for a load of the region's size. Left
- * out (NULL) when unsound. */
-static void copy_unwind(const raw_read *r, const pub_entry *a, tr_region *out)
+static void free_cfi(void *data)
 {
-    if (!a->cfi_len || a->cfi_len > CFI_READ_MAX || !within(a->cfi_off, a->cfi_len, r->h.heap_used))
-        return;
-    struct jf_cfi *cfi = jf__cfi_deserialize((const uint8_t *)r->heap + a->cfi_off, a->cfi_len, FDES_MAX);
-    size_t cap = cfi ? jf__cfi_max_image_size(cfi) : 0;
-    uint8_t *buf = cap ? malloc(cap) : NULL;
-    jf_eh_image img;
-    if (buf && jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, a->start, a->size, 0, buf, cap, &img) == 0 &&
-        img.eh_frame_size + img.hdr_size <= UINT32_MAX) {
-        out->unwind = buf;
-        out->unwind_len = (uint32_t)(img.eh_frame_size + img.hdr_size);
-        out->unwind_hdr_len = (uint32_t)img.hdr_size;
-    } else {
-        free(buf);
-    }
-    jf__cfi_free(cfi);
+    jf__cfi_free(*(struct jf_cfi **)data);
 }
 
-/* Turn slot i (copies a and b) into a region if it is stable, of the wanted
- * kind and sound. 1 kept, 0 skipped, -1 out of memory. */
-static int take_entry(const raw_read *r, const pub_entry *a, const pub_entry *b, uint32_t kind,
-                      const tr_limits *lim, tr_region *out, size_t *torn)
+/* The unwind description at (off, len), checked by the library's reader
+ * of that form: a shared block holding it, NULL if unsound. */
+static void *decode_cfi(const decoder *d, const heap_view *v, uint32_t off, uint32_t len)
 {
-    if ((a->seq & 1) || memcmp(a, b, sizeof *a) != 0) {
-        *torn += a->flags != JF_PUB_EMPTY || b->flags != JF_PUB_EMPTY;
-        return 0;
+    void *held;
+    if (cached(d, KEY_CFI, off, len, 0, &held))
+        return held;
+    const char *bytes = len <= CFI_READ_MAX ? view_at(v, off, len, len) : NULL;
+    struct jf_cfi *cfi = bytes ? jf__cfi_deserialize((const uint8_t *)bytes, len, FDES_MAX) : NULL;
+    /* What it holds is about twice its serialised form. */
+    held = cfi ? ts_new(sizeof cfi, free_cfi) : NULL;
+    if (held)
+        *(struct jf_cfi **)held = cfi;
+    else
+        jf__cfi_free(cfi);
+    /* Only an unsound one is remembered: a sound one is wanted again only
+     * for another region size, and its image is then remembered instead
+     * (its description is read again: bounded by the images' budget). */
+    if (bytes && !held)
+        remember(d, KEY_CFI, off, len, 0, NULL);
+    return held;
+}
+
+/* The unwinding data of a jitdump CODE_UNWINDING_INFO for entry a: its
+ * unwind description emitted by the library's emitter for a load of the
+ * region's size (shared by every region with the same description and
+ * size); NULL when unsound. ts_aux: its .eh_frame_hdr bytes. */
+static uint8_t *copy_unwind(const decoder *d, const heap_view *v, const pub_entry *a)
+{
+    uint8_t *img;
+    if (!a->cfi_len || cached(d, KEY_IMAGE, a->cfi_off, a->cfi_len, a->size, (void **)&img))
+        return a->cfi_len ? img : NULL;
+    void *held = decode_cfi(d, v, a->cfi_off, a->cfi_len);
+    struct jf_cfi *cfi = held ? *(struct jf_cfi **)held : NULL;
+    size_t cap = cfi ? jf__cfi_max_image_size(cfi) : 0;
+    uint8_t *buf = cap && take(d->b, cap) == 0 ? malloc(cap) : NULL;
+    jf_eh_image im;
+    img = NULL;
+    if (buf && jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, a->start, a->size, 0, buf, cap, &im) == 0 &&
+        im.eh_frame_size + im.hdr_size <= UINT32_MAX && (img = ts_new(im.eh_frame_size + im.hdr_size, NULL))) {
+        memcpy(img, buf, im.eh_frame_size + im.hdr_size);
+        ts_set_aux(img, im.hdr_size);
     }
+    free(buf);
+    ts_unref(held);
+    if (!d->b->over)
+        remember(d, KEY_IMAGE, a->cfi_off, a->cfi_len, a->size, img);
+    return img;
+}
+
+void tr_region_free(tr_region *r)
+{
+    ts_unref(r->unwind);
+    ts_unref(r->name);
+    ts_unref(r->file);
+    ts_unref(r->lines);
+    memset(r, 0, sizeof *r);
+}
+
+/* 1 if entry a is stable: an even sequence number, the same in both copies. */
+static int stable(const pub_entry *a, const pub_entry *b)
+{
+    return !(a->seq & 1) && memcmp(a, b, sizeof *a) == 0;
+}
+
+/* Turn a stable entry into a region if it is of the wanted kind and sound.
+ * 1 kept, 0 skipped, -1 over the budget or the deadline. */
+static int take_entry(const decoder *d, const entry_views *v, const pub_entry *a, uint32_t kind, tr_region *out)
+{
+    if (!in_time(d->b))
+        return -1;
     if (a->flags != kind || a->size == 0 || a->start + a->size < a->start)
         return 0;
     memset(out, 0, sizeof *out);
@@ -224,17 +368,117 @@ static int take_entry(const raw_read *r, const pub_entry *a, const pub_entry *b,
     out->published_ns = a->published_ns;
     out->published_gen = a->published_gen;
     out->removed_gen = kind == JF_PUB_REMOVED ? a->removed_gen : 0;
-    out->name = copy_string(r, a->name_off, a->name_len, lim->max_string);
+    out->name = copy_string(d, &v->name, a->name_off, a->name_len);
     if (a->file_len)
-        out->file = copy_string(r, a->file_off, a->file_len, lim->max_string);
-    if (!out->name || (a->file_len && !out->file)) {
-        free_region(out);
-        return 0;
+        out->file = copy_string(d, &v->file, a->file_off, a->file_len);
+    if (out->name && (!a->file_len || out->file)) {
+        out->lines = copy_lines(d, &v->lines, a, &out->n_lines);
+        out->unwind = copy_unwind(d, &v->cfi, a);
+        out->unwind_len = (uint32_t)ts_size(out->unwind);
+        out->unwind_hdr_len = out->unwind ? (uint32_t)ts_aux(out->unwind) : 0;
     }
-    copy_lines(r, a, lim, out);
-    copy_unwind(r, a, out);
+    if (d->b->over || d->b->late || !out->name || (a->file_len && !out->file)) {
+        tr_region_free(out);
+        return d->b->over || d->b->late ? -1 : 0;
+    }
     return 1;
 }
+
+/* ---- Slots that changed during the whole read, read again alone ---- */
+
+enum { REREAD_TRIES = 4, REREAD_SLOTS_MAX = 8192, LINES_READ_MAX = 16u << 20 };
+#define REREAD_BYTES_MAX ((uint64_t)64 << 20)
+
+typedef struct reader {
+    tr_read_fn read;
+    void *ctx;
+    uint64_t base;
+    const raw_read *raw;
+    decoder d;           /* over the whole read's heap copy */
+    size_t rereads;      /* slots read alone so far */
+    uint64_t reread_bytes;
+} reader;
+
+/* Copy heap [off, off + need) of an entry's (off, len) for a slot read
+ * alone: *v covers it (or nothing, when it lies outside the heap: the entry
+ * is then left out as unsound). 0, or -1 if it cannot be read now. */
+static int fetch(reader *rd, uint32_t off, uint32_t len, uint32_t need, heap_view *v, char **buf)
+{
+    uint64_t bound = rd->raw->h.heap_capacity;
+    *buf = NULL;
+    *v = (heap_view){NULL, 0, 0, bound};
+    if (!need || !within(off, len, bound))
+        return 0;
+    if (need > REREAD_BYTES_MAX - rd->reread_bytes || !(*buf = malloc(need)))
+        return -1;
+    rd->reread_bytes += need;
+    if (rd->read(rd->ctx, rd->base + rd->raw->h.heap_off + off, *buf, need) != 0)
+        return -1;
+    *v = (heap_view){*buf, off, (uint64_t)off + need, bound};
+    return 0;
+}
+
+static uint32_t at_most(uint32_t v, uint32_t max)
+{
+    return v < max ? v : max;
+}
+
+/* The heap bytes entry a references, copied now. */
+static int fetch_entry(reader *rd, const pub_entry *a, entry_views *v, char *bufs[4])
+{
+    uint32_t name = at_most(a->name_len, rd->d.lim->max_string), file = at_most(a->file_len, rd->d.lim->max_string);
+    uint32_t lines = a->lines_len <= LINES_READ_MAX ? a->lines_len : 0;
+    uint32_t cfi = a->cfi_len <= CFI_READ_MAX ? a->cfi_len : 0;
+    return fetch(rd, a->name_off, a->name_len, name, &v->name, &bufs[0]) ||
+           fetch(rd, a->file_off, a->file_len, file, &v->file, &bufs[1]) ||
+           fetch(rd, a->lines_off, a->lines_len, lines, &v->lines, &bufs[2]) ||
+           fetch(rd, a->cfi_off, a->cfi_len, cfi, &v->cfi, &bufs[3]);
+}
+
+enum { PROVEN_NONE = 0, PROVEN_KEPT = 1, OVER_BUDGET = -1, UNPROVEN = -2, AGAIN = -3 };
+
+/* One try: the slot, its strings, the slot again. */
+static int reread_once(reader *rd, uint64_t addr, uint32_t kind, tr_region *out)
+{
+    pub_entry a, b;
+    if (rd->read(rd->ctx, addr, &a, sizeof a) != 0)
+        return UNPROVEN;
+    if (a.seq & 1)
+        return AGAIN;
+    char *bufs[4] = {NULL, NULL, NULL, NULL};
+    entry_views v = {{0}, {0}, {0}, {0}};
+    int rc = AGAIN;
+    if ((a.flags != kind || fetch_entry(rd, &a, &v, bufs) == 0) && rd->read(rd->ctx, addr, &b, sizeof b) == 0 &&
+        stable(&a, &b)) {
+        ts_cache c = {0}; /* the views are this slot's copies: a cache of its own */
+        decoder d = {rd->d.lim, rd->d.b, &c};
+        rc = a.flags == kind ? take_entry(&d, &v, &a, kind, out) : PROVEN_NONE;
+        ts_cache_free(&c);
+    }
+    for (int k = 0; k < 4; k++)
+        free(bufs[k]);
+    return rc;
+}
+
+/* Read the slot at addr alone until it is seen stable: PROVEN_KEPT with
+ * *out, PROVEN_NONE (not a region of that kind, or unsound), UNPROVEN, or
+ * OVER_BUDGET. */
+static int reread_slot(reader *rd, uint64_t addr, uint32_t kind, tr_region *out)
+{
+    if (rd->rereads >= REREAD_SLOTS_MAX)
+        return UNPROVEN;
+    rd->rereads++;
+    for (int t = 0; t < REREAD_TRIES; t++) {
+        if (!in_time(rd->d.b))
+            return OVER_BUDGET;
+        int rc = reread_once(rd, addr, kind, out);
+        if (rc != AGAIN)
+            return rc;
+    }
+    return UNPROVEN;
+}
+
+/* ---- From the copies to the snapshot ---- */
 
 static int cmp_u64(uint64_t a, uint64_t b)
 {
@@ -259,7 +503,7 @@ static int by_removed(const void *x, const void *y)
 static void free_regions(tr_region *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        free_region(&v[i]);
+        tr_region_free(&v[i]);
     free(v);
 }
 
@@ -271,7 +515,7 @@ static size_t drop_duplicates(tr_region *v, size_t n)
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (k > 0 && v[k - 1].start == v[i].start) {
-            free_region(&v[i]);
+            tr_region_free(&v[i]);
             continue;
         }
         v[k++] = v[i];
@@ -279,15 +523,49 @@ static size_t drop_duplicates(tr_region *v, size_t n)
     return k;
 }
 
-static int collect(const raw_read *r, const pub_entry *a, const pub_entry *b, size_t n, uint32_t kind,
-                   const tr_limits *lim, tr_region **out, size_t *n_out, size_t *torn)
+static void note_unproven(tr_snapshot *s, uint32_t kind, size_t slot)
 {
-    tr_region *v = calloc(n ? n : 1, sizeof *v);
+    if (kind != JF_PUB_LIVE) {
+        s->unproven_removed++;
+        return;
+    }
+    s->unproven++;
+    if (s->unproven_slots && s->n_unproven_slots < TR_UNPROVEN_LIST)
+        s->unproven_slots[s->n_unproven_slots++] = (uint32_t)slot;
+}
+
+/* Slot i of an area at addr: taken from the whole read when stable there,
+ * else read alone. */
+static int take_slot(reader *rd, const pub_entry *a, const pub_entry *b, uint64_t addr, size_t i, uint32_t kind,
+                     tr_region *out, tr_snapshot *s)
+{
+    const heap_view whole = {rd->raw->heap, 0, rd->raw->h.heap_used, rd->raw->h.heap_used};
+    const entry_views all = {whole, whole, whole, whole};
+    if (stable(&a[i], &b[i]))
+        return take_entry(&rd->d, &all, &a[i], kind, out);
+    s->torn++;
+    int rc = reread_slot(rd, addr + i * sizeof(pub_entry), kind, out);
+    s->reread += rc == PROVEN_KEPT || rc == PROVEN_NONE;
+    if (rc == UNPROVEN)
+        note_unproven(s, kind, i);
+    return rc;
+}
+
+static int collect(reader *rd, const pub_entry *a, const pub_entry *b, size_t n, uint64_t addr, uint32_t kind,
+                   tr_region **out, size_t *n_out, tr_snapshot *s)
+{
+    tr_region *v = take(rd->d.b, (uint64_t)n * sizeof *v) == 0 ? calloc(n ? n : 1, sizeof *v) : NULL;
     if (!v)
         return -1;
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += take_entry(r, &a[i], &b[i], kind, lim, &v[k], torn) == 1;
+    for (size_t i = 0; i < n; i++) {
+        int rc = take_slot(rd, a, b, addr, i, kind, &v[k], s);
+        if (rc == OVER_BUDGET) {
+            free_regions(v, k);
+            return -1;
+        }
+        k += rc == PROVEN_KEPT;
+    }
     qsort(v, k, sizeof *v, kind == JF_PUB_LIVE ? by_start : by_removed);
     if (kind == JF_PUB_LIVE)
         k = drop_duplicates(v, k);
@@ -296,19 +574,55 @@ static int collect(const raw_read *r, const pub_entry *a, const pub_entry *b, si
     return 0;
 }
 
-static int build_snapshot(const raw_read *r, const tr_limits *lim, tr_snapshot *s)
+static int build_snapshot(reader *rd, tr_snapshot *s)
 {
+    const raw_read *r = rd->raw;
     memset(s, 0, sizeof *s);
     s->pid = r->h.pid;
     s->flags = r->h.flags;
     s->dropped = r->h.dropped;
     s->generation = r->h.generation;
-    s->consistent = !(r->h.generation & 1) && r->h.generation == r->h2.generation;
-    if (collect(r, r->slots, r->slots2, r->h.entries_used, JF_PUB_LIVE, lim, &s->live, &s->n_live, &s->torn) ||
-        collect(r, r->ring, r->ring2, ring_used(&r->h), JF_PUB_REMOVED, lim, &s->removed, &s->n_removed,
-                &s->torn)) {
+    s->consistent = raw_consistent(r);
+    s->unproven_slots = s->consistent ? NULL : malloc(TR_UNPROVEN_LIST * sizeof *s->unproven_slots);
+    if (collect(rd, r->slots, r->slots2, r->h.entries_used, rd->base + r->h.entries_off, JF_PUB_LIVE, &s->live,
+                &s->n_live, s) ||
+        collect(rd, r->ring, r->ring2, ring_used(&r->h), rd->base + r->h.ring_off, JF_PUB_REMOVED, &s->removed,
+                &s->n_removed, s)) {
         tr_snapshot_free(s);
         return -1;
+    }
+    return 0;
+}
+
+/* Read the whole table until it is seen unchanged, a few times at most:
+ * 0 with *r (the last read), or -1 with a reason. */
+static int read_whole(tr_read_fn read, void *ctx, uint64_t base, uint64_t map_size, const tr_limits *lim,
+                      double give_up, raw_read *r, unsigned *attempts, char *err, size_t err_cap)
+{
+    int have = 0;
+    unsigned max = lim->max_attempts ? lim->max_attempts : 1;
+    *attempts = 0;
+    do {
+        ++*attempts;
+        pub_header h;
+        int bad = map_size < sizeof h || read(ctx, base, &h, sizeof h) != 0
+                      ? fail(err, err_cap, "cannot read the table header at 0x%llx", (unsigned long long)base)
+                      : check_header(&h, map_size, lim, err, err_cap);
+        if (!bad && raw_bytes(&h) > lim->max_bytes)
+            bad = fail(err, err_cap, "table refused: copying it takes %llu MiB, over the reader's %llu MiB budget",
+                       (unsigned long long)(raw_bytes(&h) >> 20), (unsigned long long)(lim->max_bytes >> 20));
+        if (bad) { /* the header changed under us into one that breaks the rules */
+            raw_free(r);
+            return -1;
+        }
+        raw_free(r);
+        have = read_raw(read, ctx, base, &h, r) == 0; /* else it moved: an area shrank or was unmapped */
+        if (have && raw_consistent(r))
+            break;
+    } while (*attempts < max && now_seconds() < give_up);
+    if (!have) {
+        raw_free(r);
+        return fail(err, err_cap, "no readable table after %u attempts", *attempts);
     }
     return 0;
 }
@@ -316,39 +630,31 @@ static int build_snapshot(const raw_read *r, const tr_limits *lim, tr_snapshot *
 int tr_read_table(tr_read_fn read, void *ctx, uint64_t base, uint64_t map_size, const tr_limits *limits,
                   tr_snapshot *out, char *err, size_t err_cap)
 {
-    const tr_limits lim = limits ? *limits : (tr_limits)TR_LIMITS_DEFAULT;
-    double deadline = now_seconds() + lim.seconds;
+    tr_limits lim = limits ? *limits : (tr_limits)TR_LIMITS_DEFAULT;
+    if (!lim.max_bytes)
+        lim.max_bytes = TR_DEFAULT_BYTES;
+    double t0 = now_seconds();
     memset(out, 0, sizeof *out);
-    int have = 0;
-    unsigned attempt = 0;
-    while (attempt < (lim.max_attempts ? lim.max_attempts : 1) && now_seconds() < deadline) {
-        attempt++;
-        pub_header h;
-        int bad = map_size < sizeof h || read(ctx, base, &h, sizeof h) != 0
-                      ? fail(err, err_cap, "cannot read the table header at 0x%llx", (unsigned long long)base)
-                      : check_header(&h, map_size, &lim, err, err_cap);
-        if (bad) { /* the header changed under us into one that breaks the rules */
-            if (have)
-                tr_snapshot_free(out);
-            return -1;
-        }
-        raw_read r = {0};
-        int rc = read_raw(read, ctx, base, &h, &r);
-        if (rc == 0) {
-            if (have)
-                tr_snapshot_free(out);
-            rc = build_snapshot(&r, &lim, out);
-            have = rc == 0;
-        }
-        raw_free(&r);
-        if (rc != 0 && !have)
-            continue; /* the table moved under us: a slot area shrank or was unmapped */
-        if (have && out->consistent)
-            break;
-    }
-    if (!have)
-        return fail(err, err_cap, "no readable table after %u attempts", attempt);
-    out->attempts = attempt;
+    raw_read r = {0};
+    unsigned attempts;
+    /* Whole reads again for a tenth of the deadline at most: the rest is
+     * for decoding, and for the slots read alone. */
+    if (read_whole(read, ctx, base, map_size, &lim, t0 + lim.seconds / 10, &r, &attempts, err, err_cap) != 0)
+        return -1;
+    budget b = {raw_bytes(&r.h), lim.max_bytes, t0 + lim.seconds, 0, 0};
+    ts_cache cache = {0};
+    reader rd = {read, ctx, base, &r, {&lim, &b, &cache}, 0, 0};
+    int rc = build_snapshot(&rd, out);
+    ts_cache_free(&cache);
+    raw_free(&r);
+    if (b.over)
+        return fail(err, err_cap, "table refused: decoding it needs over the reader's %llu MiB budget",
+                    (unsigned long long)(lim.max_bytes >> 20));
+    if (b.late)
+        return fail(err, err_cap, "table refused: reading it takes over the reader's %g s deadline", lim.seconds);
+    if (rc != 0)
+        return fail(err, err_cap, "out of memory reading the table");
+    out->attempts = attempts;
     return 0;
 }
 
@@ -356,6 +662,7 @@ void tr_snapshot_free(tr_snapshot *s)
 {
     free_regions(s->live, s->n_live);
     free_regions(s->removed, s->n_removed);
+    free(s->unproven_slots);
     memset(s, 0, sizeof *s);
 }
 

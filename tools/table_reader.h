@@ -2,9 +2,13 @@
  * Reading another process's published region table (src/pub_layout.h,
  * docs/formats.md) from its memory. The target is untrusted: every size,
  * offset, count and string it holds is checked against bounds the caller
- * chooses, every loop is bounded, a read has a deadline, and nothing is ever
- * written into the target. Memory is read through a callback so that the
- * fuzzer can feed tables from a buffer.
+ * chooses, every loop is bounded, and nothing is ever written into the
+ * target. One read of a table has one budget: the bytes it copies and
+ * decodes (max_bytes, 256 MiB by default) and a deadline checked inside
+ * the read; a table over either is refused with a one-line reason. What
+ * many slots share (the same heap offset and length) is decoded once
+ * (table_shared.h), so the cost follows the distinct bytes. Memory is read
+ * through a callback so that the fuzzer can feed tables from a buffer.
  */
 #ifndef JFT_TABLE_READER_H
 #define JFT_TABLE_READER_H
@@ -21,11 +25,13 @@ typedef struct tr_limits {
     uint32_t max_ring;     /* removed-ring slots read at most */
     uint32_t max_heap;     /* string bytes read at most */
     uint32_t max_string;   /* a longer name or file is cut */
-    unsigned max_attempts; /* reads of the whole table before giving up on a consistent one */
-    double seconds;        /* deadline for everything */
+    unsigned max_attempts; /* reads of the whole table before settling for slot-by-slot proofs */
+    double seconds;        /* deadline for everything, checked inside the read */
+    uint64_t max_bytes;    /* bytes copied and decoded in one read (0: TR_DEFAULT_BYTES) */
 } tr_limits;
 
-#define TR_LIMITS_DEFAULT {1u << 20, 1u << 16, 256u << 20, 4096, 64, 10.0}
+#define TR_DEFAULT_BYTES ((uint64_t)256 << 20)
+#define TR_LIMITS_DEFAULT {1u << 20, 1u << 16, 256u << 20, 4096, 64, 10.0, TR_DEFAULT_BYTES}
 
 typedef struct tr_line {
     uint32_t offset; /* from the region's start */
@@ -33,9 +39,14 @@ typedef struct tr_line {
     char *file;      /* NULL: the region's file */
 } tr_line;
 
+/* name, file, lines (with its files) and unwind are shared blocks
+ * (table_shared.h: many regions may hold the same one); free a region with
+ * tr_region_free, never field by field (ts_aux of lines: the bytes it and
+ * the files first decoded with it take). Names and files are safe text
+ * (text_safe.h): each unsafe character and each leading space reads '?'. */
 typedef struct tr_region {
     uint64_t start, size;
-    char *name;       /* control characters replaced by '?' */
+    char *name;       /* never empty */
     char *file;       /* NULL if none */
     uint32_t line;
     uint64_t removed_ns; /* removed regions: when (CLOCK_MONOTONIC) */
@@ -64,18 +75,33 @@ typedef struct tr_snapshot {
     uint64_t dropped;
     uint64_t generation;
     int consistent;      /* 1: no change during the read that was kept */
-    unsigned attempts;   /* reads made */
-    size_t torn;         /* entries left out because they changed while read */
+    unsigned attempts;   /* reads of the whole table made */
+    size_t torn;         /* slots that changed during the whole read */
+    size_t reread;       /* of those, proven by reading each alone (slot, its strings, slot again) */
+    size_t unproven;     /* live slots left out: never seen the same twice */
+    size_t unproven_removed; /* removed-ring slots left out likewise */
+    uint32_t *unproven_slots; /* the first n_unproven_slots of the live ones (at most TR_UNPROVEN_LIST) */
+    size_t n_unproven_slots;
 } tr_snapshot;
+
+#define TR_UNPROVEN_LIST 1024
 
 /* Read the table whose mapping starts at base and is map_size bytes long.
  * 0 with *out filled (free with tr_snapshot_free), or -1 with a reason in
- * err. When no read saw the table unchanged, *out holds the last read's
- * entries (each one consistent) and out->consistent is 0. */
+ * err. The whole table is read again while it changes under the read, a
+ * few times (max_attempts, and a tenth of the deadline at most); when no
+ * read saw it unchanged, the last read is kept with out->consistent 0: each
+ * slot that changed during it is read again alone until it is seen stable
+ * (its strings read between two identical even copies of the slot), and
+ * those never seen stable are counted in unproven. Every region listed is
+ * one the target held at some moment of the read. */
 int tr_read_table(tr_read_fn read, void *ctx, uint64_t base, uint64_t map_size, const tr_limits *limits,
                   tr_snapshot *out, char *err, size_t err_cap);
 
 void tr_snapshot_free(tr_snapshot *s);
+
+/* Drop r's references (its fields are then cleared). */
+void tr_region_free(tr_region *r);
 
 /* Where process pid's table is mapped, from /proc/PID/maps (bounded): the
  * mapping named "jitframes-regions" (memfd, or named anonymous mapping),
