@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void jf__pub_blocks_put(pub_blocks *b, uint32_t off, uint32_t c)
+void jf__pub_blocks_put_slow(pub_blocks *b, uint32_t off, uint32_t c)
 {
     pub_free_list *l = &b->cls[c];
     if (l->n == l->cap) {
@@ -20,7 +20,6 @@ void jf__pub_blocks_put(pub_blocks *b, uint32_t off, uint32_t c)
         l->cap = cap;
     }
     l->off[l->n++] = off;
-    b->free_bytes += jf__pub_class_size(c);
 }
 
 /* Free [off, off + len) (a multiple of PUB_SMALL_STEP) as the largest
@@ -53,7 +52,7 @@ void jf__pub_blocks_clear(pub_blocks *b)
 {
     for (uint32_t c = 0; c < PUB_CLASSES; c++)
         b->cls[c].n = 0;
-    b->free_bytes = b->lost_bytes = 0;
+    b->lost_bytes = 0;
 }
 
 void jf__pub_blocks_free(pub_blocks *b)

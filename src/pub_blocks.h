@@ -27,7 +27,6 @@ typedef struct pub_free_list {
 
 typedef struct pub_blocks {
     pub_free_list cls[PUB_CLASSES];
-    uint64_t free_bytes; /* bytes in the lists */
     uint64_t lost_bytes; /* freed blocks no list could take (no memory): never reused */
 } pub_blocks;
 
@@ -57,9 +56,11 @@ static inline int jf__pub_blocks_take(pub_blocks *b, uint32_t c, uint32_t *off)
     if (!l->n)
         return 0;
     *off = l->off[--l->n];
-    b->free_bytes -= jf__pub_class_size(c);
     return 1;
 }
+
+/* jf__pub_blocks_put when its list is full: the list grows. */
+void jf__pub_blocks_put_slow(pub_blocks *b, uint32_t off, uint32_t c);
 
 /* A free block of a larger class than c, split: its first
  * jf__pub_class_size(c) bytes are *off, the rest goes back to the lists.
@@ -67,7 +68,13 @@ static inline int jf__pub_blocks_take(pub_blocks *b, uint32_t c, uint32_t *off)
 int jf__pub_blocks_take_larger(pub_blocks *b, uint32_t c, uint32_t *off);
 
 /* Free the block of class c at off. */
-void jf__pub_blocks_put(pub_blocks *b, uint32_t off, uint32_t c);
+static inline void jf__pub_blocks_put(pub_blocks *b, uint32_t off, uint32_t c)
+{
+    pub_free_list *l = &b->cls[c];
+    if (__builtin_expect(l->n == l->cap, 0))
+        return jf__pub_blocks_put_slow(b, off, c);
+    l->off[l->n++] = off;
+}
 
 /* Forget every free block (the heap was emptied), keeping the lists' memory. */
 void jf__pub_blocks_clear(pub_blocks *b);

@@ -407,13 +407,13 @@ static int grow(int more_slots, uint64_t heap_need)
 
 /* ---- The heap ------------------------------------------------------------ */
 
-static uint32_t entry_block_class(const pub_entry *e)
+static inline uint32_t entry_block_class(const pub_entry *e)
 {
     return jf__pub_class(entry_string_bytes(e));
 }
 
 /* A removed entry's block, free once its ring slot is reused. */
-static void release_block(const pub_entry *e)
+static inline void release_block(const pub_entry *e)
 {
     jf__pub_blocks_put(&pub.blocks, e->name_off, entry_block_class(e));
 }
@@ -629,9 +629,9 @@ __attribute__((always_inline)) static inline pub_entry *begin_entry(uint64_t nee
     return e;
 }
 
-/* The fields every entry has, then its lock released. A free slot is all
- * zeros but its lock (never used, or emptied by unpublish or
- * reset_kept_table), so fields that stay zero are not written. */
+/* The fields every entry has, then its lock released. A free slot has no
+ * file, line table nor unwind description (never used, or emptied by
+ * empty_slot), so a region without them writes only these. */
 __attribute__((always_inline)) static inline void end_entry(pub_entry *e, uint32_t seq, jf_live *r, uint32_t slot,
                                                              uint32_t block, uint64_t gen, uint64_t now_ns)
 {
@@ -676,6 +676,17 @@ __attribute__((always_inline)) static inline void publish_one(jf_live *r, uint64
         end_entry(e, seq, r, slot, block, gen, now_ns);
 }
 
+/* A freed slot: flags 0 and no file, line table or unwind description,
+ * which is what publish_one relies on (it writes only the fields every
+ * entry has); the rest is left as it was, meaningless. */
+static inline void empty_slot(pub_entry *e)
+{
+    seq_begin(&e->seq);
+    e->flags = JF_PUB_EMPTY;
+    e->file_len = e->lines_len = e->cfi_len = 0;
+    seq_end(&e->seq);
+}
+
 /* r's entry goes to the removed ring (its block with it) and its slot is
  * freed; the block of the ring entry it replaces is freed. */
 static void unpublish(jf_live *r, uint64_t now_ns)
@@ -687,14 +698,15 @@ static void unpublish(jf_live *r, uint64_t now_ns)
     pub_entry *ring = &pub.ring[pub.ring_written % RING];
     if (ring->flags == JF_PUB_REMOVED)
         release_block(ring);
-    pub_entry gone = pub.entries[i];
-    gone.flags = JF_PUB_REMOVED;
-    gone.removed_gen = pub.generation + 1;
-    gone.removed_ns = now_ns;
-    entry_store(ring, &gone);
+    pub_entry *e = &pub.entries[i];
+    seq_begin(&ring->seq);
+    memcpy(&ring->flags, &e->flags, offsetof(pub_entry, removed_gen) - offsetof(pub_entry, flags));
+    ring->flags = JF_PUB_REMOVED;
+    ring->removed_gen = pub.generation + 1;
+    ring->removed_ns = now_ns;
+    seq_end(&ring->seq);
     pub.ring_written++;
-    static const pub_entry empty = {.flags = JF_PUB_EMPTY};
-    entry_store(&pub.entries[i], &empty);
+    empty_slot(e);
     free_slot(i);
     pub.live--;
 }
@@ -758,24 +770,41 @@ void jf__pub_add(jf_live *const *regions, size_t n)
         add_batch(regions, n);
 }
 
-/* Remove regions, then (moved: their new addresses) publish them again in
- * the slots just freed, as one change. */
-static void remove_and_republish(jf_live *const *regions, size_t n, int republish)
+/* A change that removes regions begins: the precise time, which later
+ * publications start from. */
+static uint64_t removal_begin(void)
 {
     uint64_t now = jf__monotonic_ns();
     keep_time(now);
     change_begin();
+    return now;
+}
+
+/* Moved regions: removed at their old addresses, then published at their
+ * new ones in the slots just freed, as one change. */
+static void remove_and_republish(jf_live *const *regions, size_t n)
+{
+    uint64_t now = removal_begin();
     for (size_t i = 0; i < n; i++)
         unpublish(regions[i], now);
-    for (size_t i = 0; republish && i < n; i++)
+    for (size_t i = 0; i < n; i++)
         publish_one(regions[i], pub.generation + 1, now); /* the precise time is a lower bound too */
+    change_end(1);
+}
+
+/* Out of line, apart from moves: a removal pays for no publication. */
+__attribute__((noinline)) static void remove_batch(jf_live *const *regions, size_t n)
+{
+    uint64_t now = removal_begin();
+    for (size_t i = 0; i < n; i++)
+        unpublish(regions[i], now);
     change_end(1);
 }
 
 void jf__pub_remove(jf_live *const *regions, size_t n)
 {
     if (pub.active)
-        remove_and_republish(regions, n, 0);
+        remove_batch(regions, n);
 }
 
 /* A moved region is removed at its old address (the ring keeps it there)
@@ -784,5 +813,5 @@ void jf__pub_move(jf_live *const *regions, const uintptr_t *old_starts, size_t n
 {
     (void)old_starts; /* each region's slot says where its entry is */
     if (pub.active)
-        remove_and_republish(regions, n, 1);
+        remove_and_republish(regions, n);
 }
