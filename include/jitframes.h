@@ -756,7 +756,7 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * A forked child publishes its own table. Cost: docs/guide.md.
  *
  * The table grows with what is registered (its slots and its heap, each
- * fourfold into a new mapping); a change costs O(1) at any fill. It never
+ * eightfold into a new mapping); a change costs O(1) at any fill. It never
  * makes the host fail: when it cannot be made (no memfd, no memory) or
  * cannot grow, registration works as before, the oldest removed regions
  * give up their place first, a region still not published is counted

@@ -56,7 +56,7 @@ JF_API const void *volatile jf_region_table;
 
 /* Sizes of the mapping: it starts at ~20 MiB of address space (nothing
  * resident until touched: ~110 bytes per region with a short name) and
- * grows fourfold into a new mapping when its slots or its heap are full
+ * grows eightfold into a new mapping when its slots or its heap are full
  * (each on its own: a heap of large line tables grows without the slots),
  * up to ENTRIES_MAX slots (1.5 GiB) and HEAP_MAX heap bytes (the offsets
  * are 32-bit). Growing copies the table (amortised O(1), but +33
@@ -64,7 +64,7 @@ JF_API const void *volatile jf_region_table;
  * 16,384 entries): the start is sized so that most processes never grow. A
  * first mapping the kernel refuses is tried smaller, down to ENTRIES_MIN. */
 enum {
-    GROWTH = 4,
+    GROWTH = 8,
     ENTRIES_START = 1u << 17, /* 12 MiB of entries, 8 MiB of heap */
     ENTRIES_MAX = 1u << 24,
     ENTRIES_MIN = 1u << 14,   /* ~2.9 MiB in all */
@@ -349,7 +349,7 @@ static void drop(const char *why)
 /* ---- Growing ------------------------------------------------------------- */
 
 /* The heap capacity for `cap` slots and heap_need more bytes: at least
- * HEAP_PER_ENTRY per slot, grown fourfold until the need fits; 0 when it
+ * HEAP_PER_ENTRY per slot, grown eightfold until the need fits; 0 when it
  * would pass HEAP_MAX. */
 static uint64_t heap_capacity_for(uint32_t cap, uint64_t heap_need)
 {
@@ -364,12 +364,12 @@ static uint64_t heap_capacity_for(uint32_t cap, uint64_t heap_need)
     return want <= heap_cap ? heap_cap : 0;
 }
 
-/* Grow the table: fourfold more slots (more_slots) and/or a heap with
+/* Grow the table: eightfold more slots (more_slots) and/or a heap with
  * room for heap_need more bytes, in a new mapping (same name) with the
  * entries, the ring and the heap copied at the same offsets within their
  * areas, published (signature, symbol) before the old one is unpublished
  * and unmapped. A reader that held the old address fails its read and
- * finds the table again (tr_read_pid does). O(n) once per fourfold growth:
+ * finds the table again (tr_read_pid does). O(n) once per eightfold growth:
  * amortised O(1). Called during a change: the new header carries the odd
  * generation. 0, or -1 (the old table stays) at ENTRIES_MAX or HEAP_MAX or
  * without memory. */

@@ -457,7 +457,7 @@ static void unwind_data_is_published_where_registered(void **state)
 }
 
 /* The table starts smaller (~20 MiB of address space, not ~200) and
- * grows fourfold into a new mapping when full: every region stays published, the
+ * grows eightfold into a new mapping when full: every region stays published, the
  * old mapping is gone, and a reader holding its address finds the new one. */
 static void a_full_table_grows_into_a_new_mapping(void **state)
 {

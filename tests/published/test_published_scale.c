@@ -294,7 +294,7 @@ static int fill_until_memory_runs_out(void)
         return 3;
     fclose(f);
     /* 32 MiB more than now: room for the registry's copies, none for a
-     * table with a fourfold heap (~45 MiB). */
+     * table with an eightfold heap (~77 MiB). */
     struct rlimit as;
     if (getrlimit(RLIMIT_AS, &as) != 0)
         return 3;
