@@ -325,7 +325,7 @@ int jf__pub_status(const void **addr, size_t *size)
         *size = pub.active ? pub.map_size : 0;
     if (pub.active && pub.dropped)
         return jf__fail(JF_ERANGE, "%llu registrations were not published (%s)",
-                        (unsigned long long)pub.dropped, pub.why[0] ? pub.why : "table full");
+                        (unsigned long long)pub.dropped, pub.why[0] ? pub.why : "the table could not grow");
     if (!pub.active)
         return jf__fail(pub.error ? pub.error : JF_ENOTINIT, "%s",
                         pub.why[0] ? pub.why : "no published table (jf_init not called, or JF_CONFIG_NO_TABLE)");
@@ -692,7 +692,7 @@ static inline void empty_slot(pub_entry *e)
 static void unpublish(jf_live *r, uint64_t now_ns)
 {
     if (r->pub_slot == 0 || r->pub_slot > pub.used)
-        return; /* never published (table full) */
+        return; /* never published (memory ran out) */
     uint32_t i = r->pub_slot - 1;
     r->pub_slot = 0;
     pub_entry *ring = &pub.ring[pub.ring_written % RING];
