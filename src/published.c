@@ -139,13 +139,18 @@ static void change_begin(void)
     __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-/* removed: the change removed regions (the ring moved). */
-static inline void change_end(int removed)
+/* What a change did: added regions (slots and heap may have grown),
+ * removed some (the ring moved), or both (a move). */
+enum { CHANGE_ADDED = 1, CHANGE_REMOVED = 2 };
+
+static inline void change_end(int what)
 {
-    __atomic_store_n(&pub.h->entries_used, pub.used, __ATOMIC_RELAXED);
+    if (what & CHANGE_ADDED) {
+        __atomic_store_n(&pub.h->entries_used, pub.used, __ATOMIC_RELAXED);
+        __atomic_store_n(&pub.h->heap_used, pub.heap_used, __ATOMIC_RELAXED);
+    }
     __atomic_store_n(&pub.h->live_count, pub.live, __ATOMIC_RELAXED);
-    __atomic_store_n(&pub.h->heap_used, pub.heap_used, __ATOMIC_RELAXED);
-    if (removed)
+    if (what & CHANGE_REMOVED)
         __atomic_store_n(&pub.h->ring_written, pub.ring_written, __ATOMIC_RELAXED);
     __atomic_store_n(&pub.h->generation, ++pub.generation, __ATOMIC_RELEASE);
 }
@@ -470,11 +475,26 @@ static inline int heap_alloc(uint64_t need, uint32_t *off)
     return 0;
 }
 
+/* memcpy, without a call for 8 to 16 bytes (most names): two overlapping
+ * 8-byte copies, neither past src + n. */
+static inline void copy_bytes(char *dst, const char *src, size_t n)
+{
+    if (n - 8 <= 8) {
+        uint64_t head, tail;
+        memcpy(&head, src, 8);
+        memcpy(&tail, src + n - 8, 8);
+        memcpy(dst, &head, 8);
+        memcpy(dst + n - 8, &tail, 8);
+    } else {
+        memcpy(dst, src, n);
+    }
+}
+
 /* Copy len bytes then a NUL at *at; the offset written. */
 static inline uint32_t heap_put_cstr(uint32_t *at, const char *s, uint32_t len)
 {
     uint32_t off = *at;
-    memcpy(pub.heap + off, s, len);
+    copy_bytes(pub.heap + off, s, len);
     pub.heap[off + len] = '\0';
     *at += len + 1;
     return off;
@@ -640,7 +660,7 @@ __attribute__((always_inline)) static inline void end_entry(pub_entry *e, uint32
     e->size = r->size;
     e->line = r->line;
     e->name_len = r->name_len;
-    memcpy(pub.heap + block, r->name, (size_t)r->name_len + 1); /* the block starts with the name */
+    copy_bytes(pub.heap + block, r->name, (size_t)r->name_len + 1); /* the block starts with the name */
     e->name_off = block;
     e->published_gen = gen;
     e->published_ns = now_ns;
@@ -761,7 +781,7 @@ __attribute__((noinline)) static void add_batch(jf_live *const *regions, size_t 
     change_begin();
     for (size_t i = 0; i < n; i++)
         publish_one(regions[i], pub.generation + 1, now);
-    change_end(0);
+    change_end(CHANGE_ADDED);
 }
 
 void jf__pub_add(jf_live *const *regions, size_t n)
@@ -789,7 +809,7 @@ static void remove_and_republish(jf_live *const *regions, size_t n)
         unpublish(regions[i], now);
     for (size_t i = 0; i < n; i++)
         publish_one(regions[i], pub.generation + 1, now); /* the precise time is a lower bound too */
-    change_end(1);
+    change_end(CHANGE_ADDED | CHANGE_REMOVED);
 }
 
 /* Out of line, apart from moves: a removal pays for no publication. */
@@ -798,7 +818,7 @@ __attribute__((noinline)) static void remove_batch(jf_live *const *regions, size
     uint64_t now = removal_begin();
     for (size_t i = 0; i < n; i++)
         unpublish(regions[i], now);
-    change_end(1);
+    change_end(CHANGE_REMOVED);
 }
 
 void jf__pub_remove(jf_live *const *regions, size_t n)
