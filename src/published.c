@@ -545,6 +545,13 @@ static uint32_t lines_size(const jf_live *r)
     return bytes > LINES_BYTES_MAX ? 0 : (uint32_t)bytes;
 }
 
+/* One row with no file of its own (file fields 0: the block may be reused). */
+static inline void put_row(char *row, const jf_line *l)
+{
+    pub_line out = {l->offset > UINT32_MAX ? UINT32_MAX : (uint32_t)l->offset, l->line, 0, 0};
+    memcpy(row, &out, sizeof out);
+}
+
 /* Write r's line table (size bytes, from lines_size) at *at. */
 static uint32_t heap_put_lines(uint32_t *at, const jf_live *r, uint32_t size)
 {
@@ -553,6 +560,12 @@ static uint32_t heap_put_lines(uint32_t *at, const jf_live *r, uint32_t size)
     pub_lines head = {(uint32_t)r->n_lines};
     memcpy(blob, &head, sizeof head);
     uint32_t strings = sizeof head + (uint32_t)r->n_lines * sizeof(pub_line);
+    *at += size;
+    if (strings == size) { /* no row names a file of its own: the usual case */
+        for (size_t k = 0; k < r->n_lines; k++)
+            put_row(blob + sizeof head + k * sizeof(pub_line), &r->lines[k]);
+        return off;
+    }
     for (size_t k = 0; k < r->n_lines; k++) {
         const jf_line *l = &r->lines[k];
         pub_line out = {(uint32_t)(l->offset > UINT32_MAX ? UINT32_MAX : l->offset), l->line, 0, 0};
@@ -565,7 +578,6 @@ static uint32_t heap_put_lines(uint32_t *at, const jf_live *r, uint32_t size)
         }
         memcpy(blob + sizeof head + k * sizeof out, &out, sizeof out);
     }
-    *at += size;
     return off;
 }
 
