@@ -339,7 +339,7 @@ int jf__pub_status(const void **addr, size_t *size)
 
 uint64_t jf__pub_dropped(void)
 {
-    return pub.dropped;
+    return pub.active ? pub.dropped : 0; /* after the last jf_shutdown every counter is 0 */
 }
 
 /* A registration the table cannot hold: say so in the header. */

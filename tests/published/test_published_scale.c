@@ -333,7 +333,9 @@ static int fill_until_memory_runs_out(void)
         return 9;
     if (live + st.table_dropped != OOM_FIRST + OOM_NEW - OOM_REMOVED || h->live_count != live)
         return 10;
-    return jf_shutdown() == 0 ? 0 : 11;
+    if (jf_shutdown() != 0 || jf_stats(&st) != 0 || st.table_dropped != 0) /* counters are 0 after the last */
+        return 11;
+    return 0;
 }
 
 static void when_memory_runs_out_removed_regions_give_way_then_refusals_are_counted(void **state)
