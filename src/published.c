@@ -616,6 +616,12 @@ static uint32_t heap_put_cfi(uint32_t *at, const jf_live *r, uint32_t size)
     return off;
 }
 
+/* Bytes of r's source file in the heap (a longer name is cut). */
+static inline uint32_t file_len(const jf_live *r)
+{
+    return r->file_len < FILE_MAX ? r->file_len : FILE_MAX;
+}
+
 /* Heap bytes of r's optional parts (file, line table, unwind description). */
 typedef struct extras {
     uint32_t file_len, lines_len, cfi_len;
@@ -623,7 +629,7 @@ typedef struct extras {
 
 static void measure_extras(const jf_live *r, extras *x)
 {
-    x->file_len = r->file ? (uint32_t)strnlen(r->file, FILE_MAX) : 0;
+    x->file_len = file_len(r);
     x->lines_len = r->n_lines ? lines_size(r) : 0;
     x->cfi_len = r->cfi ? cfi_size(r) : 0;
 }
@@ -696,12 +702,29 @@ __attribute__((noinline)) static void publish_with_extras(jf_live *r, uint64_t g
     }
 }
 
+/* A region with a source file only (no line table nor unwind
+ * description): the name and the file, without measuring the rest. */
+__attribute__((always_inline)) static inline void publish_with_file(jf_live *r, uint64_t gen, uint64_t now_ns)
+{
+    uint32_t len = file_len(r);
+    uint32_t slot, seq, block;
+    pub_entry *e = begin_entry((uint64_t)r->name_len + 1 + (len ? len + 1u : 0u), &slot, &seq, &block);
+    if (!e)
+        return;
+    if (len) {
+        uint32_t at = block + r->name_len + 1;
+        e->file_len = len;
+        e->file_off = heap_put_cstr(&at, r->file, len);
+    }
+    end_entry(e, seq, r, slot, block, gen, now_ns);
+}
+
 /* Publish r in a free slot, writing its entry field by field under the
  * slot's lock: this is the cost every registration pays. */
 __attribute__((always_inline)) static inline void publish_one(jf_live *r, uint64_t gen, uint64_t now_ns)
 {
     if (__builtin_expect(r->file || r->n_lines || r->cfi, 0))
-        return publish_with_extras(r, gen, now_ns);
+        return r->n_lines || r->cfi ? publish_with_extras(r, gen, now_ns) : publish_with_file(r, gen, now_ns);
     uint32_t slot, seq, block;
     pub_entry *e = begin_entry((uint64_t)r->name_len + 1, &slot, &seq, &block);
     if (e)
