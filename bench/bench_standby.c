@@ -11,13 +11,19 @@
  * the jitdump copies readable bytes; names are formatted before the timed
  * loop. The table's resident memory per region is reported.
  *
+ * Then the table's cost for every shape of region, registration and
+ * unregistration apart, table against no table side by side: a name only,
+ * + file and line, + a 4-row line table, + unwind rules of its own (two
+ * FDEs), + unwind rules shared (as trampolines share their template's),
+ * and trampolines created and destroyed; in ascending and random order
+ * (unregistration in the order of registration).
+ *
  * Instruction counts, which a loaded machine cannot blur: bench/standby_cost.sh
  * runs one variant at a time under callgrind (--only, below) and prints
  * them beside these timings.
- * Usage: bench_standby [N] [--only table|no-table] [--order up|random] [--cfi [shared]]
- *        (default 100000 regions, every variant, both orders; --cfi [shared]:
- *        every region with unwind rules, two FDEs, copied per region or
- *        shared by all as trampolines share their template's)
+ * Usage: bench_standby [N] [--only table|no-table --shape SHAPE] [--order up|random]
+ *        (default 100000 regions, every variant, shape and order; SHAPE:
+ *        name, file, lines, cfi, cfi-shared, trampoline)
  */
 #define _GNU_SOURCE
 #include "jitframes.h"
@@ -35,7 +41,16 @@ enum { ROUNDS = 5, REGION = 64, NAME = 32 };
 static uint8_t *code;
 static char *names;     /* NAME bytes per region: "jit_fn_N" */
 static size_t *place;   /* registration i goes to code + place[i] * REGION */
-static jf_cfi *cfi;     /* --cfi: every region's unwind rules */
+static jf_cfi *cfi;     /* the cfi shapes: every region's unwind rules */
+static jf_fn *entries;  /* the trampoline shape: what was created */
+
+enum { NAME_ONLY, FILE_LINE, LINES, CFI_OWN, CFI_SHARED, TRAMPOLINE, SHAPES };
+static const char *const shape_names[SHAPES] = {"name", "file", "lines", "cfi", "cfi-shared", "trampoline"};
+static const char *const shape_titles[SHAPES] = {"name only", "+ file and line", "+ 4-row line table",
+                                                  "+ own unwind rules", "+ shared unwind rules",
+                                                  "trampoline create/destroy"};
+static int shape;
+static const jf_line lines4[] = {{0, 10, NULL}, {8, 11, NULL}, {24, 12, NULL}, {40, 14, NULL}};
 int jf__cfi_share(jf_cfi *cfi); /* src/cfi.h: as trampolines share their template's */
 static char dump_dir[] = "/tmp/jf-bench-standby.XXXXXX";
 
@@ -59,21 +74,55 @@ static void stop(void)
     unlink(path);
 }
 
+static void target(void)
+{
+}
+
+/* Register (or, for the trampoline shape, create) region i of the shape. */
+static void register_one(size_t i)
+{
+    const char *name = names + place[i] * NAME;
+    if (shape == TRAMPOLINE) {
+        if (jf_trampoline_create(target, name, NULL, &entries[i]) != 0)
+            bench_die(jf_last_error());
+        return;
+    }
+    jf_region r = JF_REGION_INIT;
+    r.addr = code + place[i] * REGION;
+    r.size = REGION;
+    r.name = name;
+    if (shape != NAME_ONLY) {
+        r.file = "prog.mvm";
+        r.line = 10;
+    }
+    if (shape == LINES) {
+        r.lines = lines4;
+        r.n_lines = 4;
+    }
+    r.cfi = shape == CFI_OWN || shape == CFI_SHARED ? cfi : NULL;
+    if (jf_register(&r) != 0)
+        bench_die(jf_last_error());
+}
+
 /* Seconds to register n regions one by one, in the order of place[].
  * Not inlined: standby_cost.sh counts its instructions by name. */
 __attribute__((noinline)) double register_all(size_t n);
 __attribute__((noinline)) double register_all(size_t n)
 {
     double t0 = bench_now_seconds();
-    for (size_t i = 0; i < n; i++) {
-        jf_region r = JF_REGION_INIT;
-        r.addr = code + place[i] * REGION;
-        r.size = REGION;
-        r.name = names + place[i] * NAME;
-        r.cfi = cfi;
-        if (jf_register(&r) != 0)
+    for (size_t i = 0; i < n; i++)
+        register_one(i);
+    return bench_now_seconds() - t0;
+}
+
+/* Seconds to unregister (destroy) them all, in the same order. */
+__attribute__((noinline)) double unregister_all(size_t n);
+__attribute__((noinline)) double unregister_all(size_t n)
+{
+    double t0 = bench_now_seconds();
+    for (size_t i = 0; i < n; i++)
+        if ((shape == TRAMPOLINE ? jf_trampoline_destroy(entries[i]) : jf_unregister(code + place[i] * REGION)) != 0)
             bench_die(jf_last_error());
-    }
     return bench_now_seconds() - t0;
 }
 
@@ -113,18 +162,35 @@ static size_t table_resident_bytes(size_t *mapped)
     return kib * 1024;
 }
 
+/* The unwind rules of shape s: none, two FDEs, or those shared. */
+static void set_cfi(int s)
+{
+    jf_cfi_free(cfi);
+    cfi = NULL;
+    if (s != CFI_OWN && s != CFI_SHARED)
+        return;
+    if (jf_cfi_new(&cfi) != 0 || jf_cfi_add_frameless(cfi, 0, 16, 8) != 0 ||
+        jf_cfi_add_frameless(cfi, 16, REGION, 16) != 0)
+        bench_die(jf_last_error());
+    if (s == CFI_SHARED && jf__cfi_share(cfi) != 0)
+        bench_die(jf_last_error());
+}
+
 enum { STANDBY, STANDBY_NO_TABLE, PERFMAP, JITDUMP, VARIANTS };
 static const char *const variant_names[VARIANTS] = {"standby (table)", "standby, no table", "perfmap",
                                                      "jitdump"};
 static size_t table_bytes, table_mapped;
 
 /* One round of variant v: ns per registration (and, for standby, the
- * seconds jf_enable(perf map) then took to replay all n, in *enable_s). */
-static double run(int v, size_t n, double *enable_s)
+ * seconds jf_enable(perf map) then took to replay all n, in *enable_s;
+ * unregister_ns: ns per unregistration after, or NULL to stop instead). */
+static double run(int v, size_t n, double *enable_s, double *unregister_ns)
 {
     static const unsigned sinks[VARIANTS] = {0, 0, JF_SINK_PERFMAP, JF_SINK_JITDUMP};
     start(sinks[v], v == STANDBY_NO_TABLE ? JF_CONFIG_NO_TABLE : 0);
     double s = register_all(n);
+    if (unregister_ns)
+        *unregister_ns = unregister_all(n) / (double)n * 1e9;
     if (v == STANDBY) {
         table_bytes = table_resident_bytes(&table_mapped);
         if (enable_s) {
@@ -145,7 +211,7 @@ static void measure(const int *variants, int k, size_t n, double *med, double *e
     for (int r = 0; r < ROUNDS; r++)
         for (int j = 0; j < k; j++) {
             int v = variants[(j + r) % k];
-            ns[v][r] = run(v, n, &enable[r]);
+            ns[v][r] = run(v, n, &enable[r], NULL);
         }
     for (int j = 0; j < k; j++)
         med[variants[j]] = bench_median(ns[variants[j]], ROUNDS);
@@ -162,6 +228,37 @@ static void report(const char *order, const int *variants, int k, const double *
            med[STANDBY] / med[STANDBY_NO_TABLE]);
 }
 
+/* Table against no table for the current shape and order: medians of
+ * rotating rounds, registration and unregistration apart. */
+static void measure_shape(size_t n, const char *order)
+{
+    double reg[2][ROUNDS], unreg[2][ROUNDS];
+    for (int r = 0; r < ROUNDS; r++)
+        for (int j = 0; j < 2; j++) {
+            int v = (j + r) % 2 ? STANDBY_NO_TABLE : STANDBY;
+            reg[v][r] = run(v, n, NULL, &unreg[v][r]);
+        }
+    double rt = bench_median(reg[STANDBY], ROUNDS), rn = bench_median(reg[STANDBY_NO_TABLE], ROUNDS);
+    double ut = bench_median(unreg[STANDBY], ROUNDS), un = bench_median(unreg[STANDBY_NO_TABLE], ROUNDS);
+    printf("  %-26s %-9s register %7.1f / %7.1f ns = %.3f   unregister %7.1f / %7.1f ns = %.3f\n",
+           shape_titles[shape], order, rt, rn, rt / rn, ut, un, ut / un);
+}
+
+/* Every shape in both orders (trampolines: the library places them). */
+static void measure_shapes(size_t n)
+{
+    printf("the table's cost by shape, table / no table, median of %d rotating rounds (target <= 1.2):\n", ROUNDS);
+    for (shape = 0; shape < SHAPES; shape++) {
+        set_cfi(shape);
+        for (int random_order = 0; random_order < 2; random_order++) {
+            if (shape == TRAMPOLINE && random_order)
+                continue;
+            set_order(n, random_order);
+            measure_shape(n, random_order ? "random" : "ascending");
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     size_t n = 100000;
@@ -171,12 +268,10 @@ int main(int argc, char **argv)
             only = strcmp(argv[++i], "no-table") == 0 ? STANDBY_NO_TABLE : STANDBY;
         else if (strcmp(argv[i], "--order") == 0 && i + 1 < argc)
             order = strcmp(argv[++i], "random") == 0;
-        else if (strcmp(argv[i], "--cfi") == 0) {
-            if (jf_cfi_new(&cfi) != 0 || jf_cfi_add_frameless(cfi, 0, 16, 8) != 0 ||
-                jf_cfi_add_frameless(cfi, 16, REGION, 16) != 0)
-                bench_die(jf_last_error());
-            if (i + 1 < argc && strcmp(argv[i + 1], "shared") == 0 && (i++, jf__cfi_share(cfi) != 0))
-                bench_die(jf_last_error());
+        else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
+            for (shape = SHAPES - 1; shape > 0 && strcmp(argv[i + 1], shape_names[shape]) != 0; shape--)
+                ;
+            i++;
         }
         else
             n = strtoul(argv[i], NULL, 10);
@@ -184,13 +279,16 @@ int main(int argc, char **argv)
     code = calloc(n ? n : 1, REGION);
     names = malloc((n ? n : 1) * NAME);
     place = malloc((n ? n : 1) * sizeof *place);
-    if (n == 0 || !mkdtemp(dump_dir) || !code || !names || !place)
+    entries = malloc((n ? n : 1) * sizeof *entries);
+    if (n == 0 || !mkdtemp(dump_dir) || !code || !names || !place || !entries)
         bench_die("bench_standby: setup");
     for (size_t i = 0; i < n; i++)
         snprintf(names + i * NAME, NAME, "jit_fn_%zu", i);
     if (only >= 0) { /* one round of one variant, for callgrind */
+        double unused;
+        set_cfi(shape);
         set_order(n, order == 1);
-        run(only, n, NULL);
+        run(only, n, NULL, &unused);
     } else {
         double med[VARIANTS], enable_s;
         static const int all[] = {STANDBY, STANDBY_NO_TABLE, PERFMAP, JITDUMP};
@@ -204,13 +302,15 @@ int main(int argc, char **argv)
         measure(standby_pair, 2, n, med, NULL);
         report("random", standby_pair, 2, med);
         printf("table: %zu bytes resident for %zu regions, %.1f per region (96-byte entry + name "
-               "\"jit_fn_N\" + NUL); %zu bytes of address space\n",
+               "\"jit_fn_N\" + NUL in a 16-byte block); %zu bytes of address space\n",
                table_bytes, n, (double)table_bytes / (double)n, table_mapped);
+        measure_shapes(n);
     }
     rmdir(dump_dir);
     free(code);
     free(names);
     free(place);
+    free(entries);
     jf_cfi_free(cfi);
     return 0;
 }

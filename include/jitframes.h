@@ -755,9 +755,12 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * "[anon:jitframes-regions]") in /proc/PID/maps, or through jf_region_table.
  * A forked child publishes its own table. Cost: docs/guide.md.
  *
- * The table never makes the host fail: when it cannot be made (no memfd, no
- * memory) or is full, registration works as before and jf_published_table
- * says why.
+ * The table grows with what is registered (its slots and its heap, each
+ * eightfold into a new mapping); a change costs O(1) at any fill. It never
+ * makes the host fail: when it cannot be made (no memfd, no memory) or
+ * cannot grow, registration works as before, the oldest removed regions
+ * give up their place first, a region still not published is counted
+ * (jf_stats table_dropped) and jf_published_table says why.
  */
 
 /* Where the table is (0 when there is none): a data symbol for readers that
@@ -766,7 +769,8 @@ JF_API extern const void *volatile jf_region_table;
 
 /* The table's address and size. 0; JF_ENOTINIT without jf_init; JF_ENOMEM
  * when it could not be made, JF_ERANGE when some regions were not published
- * (the table was full): jf_last_error() gives the reason. */
+ * (memory ran out and the table could not grow; jf_stats: table_dropped):
+ * jf_last_error() gives the reason. */
 JF_API int jf_published_table(const void **addr, size_t *size);
 
 /* ------------------------------------------------------------------------ */
@@ -787,9 +791,12 @@ struct jf_stats {
     size_t struct_size;          /* sizeof(struct jf_stats) */
     uint64_t live_regions;       /* regions currently registered */
     jf_sink_stats sink[JF_SINK_COUNT]; /* indexed perfmap, jitdump, gdb, unwind */
+    uint64_t table_dropped;      /* registrations the published table could not hold (memory ran out
+                                  * and it could not grow): readers see JF_PUB_INCOMPLETE and the
+                                  * header's dropped count; jf_published_table says JF_ERANGE */
 };
 
-#define JF_STATS_INIT {sizeof(struct jf_stats), 0, {{0, 0, 0, 0, 0, 0}}}
+#define JF_STATS_INIT {sizeof(struct jf_stats), 0, {{0, 0, 0, 0, 0, 0}}, 0}
 
 /* Fill *stats (its struct_size must be set; see the struct_size convention
  * at the top). Before jf_init, and after the last jf_shutdown, every counter

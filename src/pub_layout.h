@@ -18,7 +18,7 @@ enum { JF_PUB_VERSION = 2 };
 
 /* pub_header.flags */
 enum {
-    JF_PUB_INCOMPLETE = 1u, /* some regions could not be published (table full, no memory) */
+    JF_PUB_INCOMPLETE = 1u, /* some regions could not be published (memory ran out: the table could not grow) */
 };
 
 /* pub_entry.flags */
@@ -49,10 +49,12 @@ typedef struct pub_header {
     uint32_t ring_off;       /* removed ring: ring_capacity pub_entry */
     uint32_t ring_capacity;
     uint64_t ring_written;   /* removals so far; the newest is at (ring_written - 1) % ring_capacity */
-    uint64_t heap_off;       /* strings: NUL-terminated, referenced by offset from heap_off */
+    uint64_t heap_off;       /* one block per entry (its name, file, line table, unwind description),
+                              * referenced by offset from heap_off; a removed entry's stays until
+                              * its ring slot is reused */
     uint32_t heap_capacity;
-    uint32_t heap_used;
-    uint64_t dropped;        /* registrations not published */
+    uint32_t heap_used;      /* end of the blocks made so far (free ones included): read [0, heap_used) */
+    uint64_t dropped;        /* registrations not published (jf_stats: table_dropped) */
     uint8_t reserved[128 - 112];
 } pub_header;
 

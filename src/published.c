@@ -17,9 +17,20 @@
  * whose entries are each consistent). Each entry records the generation it
  * was published at and each removed one the generation it was removed at,
  * so a sampler that noted only (pc, generation) names the pc afterwards.
- * Strings are appended and never rewritten while an entry refers to them;
- * the heap is compacted when garbage outweighs what is live (amortised
- * O(1) per change), with every entry's lock held odd.
+ * An entry's strings, line table and unwind description are one block of
+ * the heap (pub_blocks.h), never moved nor rewritten while an entry refers
+ * to it: a removed entry's block stays with it in the ring until the ring
+ * reuses that slot (so a recording can still take a removed region's
+ * unwind rules), then goes to a free list by size class and the next
+ * block of that class reuses it. No compaction: O(1) per change at any
+ * fill.
+ *
+ * When memory truly runs out (the table cannot grow: no address space or
+ * memory for a bigger mapping, or at ENTRIES_MAX/HEAP_MAX), the oldest
+ * removed regions of the ring give their blocks up (their ring slots are
+ * emptied) before new code is refused; a region still refused is counted in
+ * the header (dropped, JF_PUB_INCOMPLETE) and in jf_stats (table_dropped),
+ * and jf_published_table says why.
  */
 #define _GNU_SOURCE
 #include "published.h"
@@ -27,6 +38,7 @@
 #include "cfi.h"
 #include "error.h"
 #include "log.h"
+#include "pub_blocks.h"
 #include "pub_layout.h"
 #include "published_map.h"
 #include "sys.h"
@@ -44,24 +56,26 @@ JF_API const void *volatile jf_region_table;
 
 /* Sizes of the mapping: it starts at ~20 MiB of address space (nothing
  * resident until touched: ~110 bytes per region with a short name) and
- * grows fourfold into a new mapping when full, up to ENTRIES_MAX (~160
- * MiB). Growing copies the table (amortised O(1), but +33 instructions per
- * registration over the first 100,000 when it started at 16,384 entries):
- * the start is sized so that most processes never grow. A first mapping
- * the kernel refuses is tried smaller, down to ENTRIES_MIN. */
+ * grows eightfold into a new mapping when its slots or its heap are full
+ * (each on its own: a heap of large line tables grows without the slots),
+ * up to ENTRIES_MAX slots (1.5 GiB) and HEAP_MAX heap bytes (the offsets
+ * are 32-bit). Growing copies the table (amortised O(1), but +33
+ * instructions per registration over the first 100,000 when it started at
+ * 16,384 entries): the start is sized so that most processes never grow. A
+ * first mapping the kernel refuses is tried smaller, down to ENTRIES_MIN. */
 enum {
-    GROWTH = 4,
+    GROWTH = 8,
     ENTRIES_START = 1u << 17, /* 12 MiB of entries, 8 MiB of heap */
-    ENTRIES_MAX = 1u << 20,   /* 96 MiB of entries, 64 MiB of heap */
+    ENTRIES_MAX = 1u << 24,
     ENTRIES_MIN = 1u << 14,   /* ~2.9 MiB in all */
     RING = 4096,
     HEAP_PER_ENTRY = 64,
-    SHRINK_SLACK = 1u << 20, /* heap garbage tolerated before compacting */
     FILE_MAX = 4096,         /* a longer source file name is cut */
     LINES_MAX = 65536,       /* a region with more lines publishes none */
     LINES_BYTES_MAX = 4u << 20,
     CFI_BYTES_MAX = 1u << 20, /* a bigger unwind description is not published */
 };
+#define HEAP_MAX (UINT64_C(1) << 31)
 
 typedef struct pub_state {
     unsigned char *base;
@@ -72,8 +86,9 @@ typedef struct pub_state {
     uint32_t cap, used, live;
     uint32_t *free_slots;     /* freed slots, reused last freed first */
     uint32_t n_free, free_cap;
-    uint32_t heap_cap, heap_used;
-    uint64_t heap_garbage;    /* heap bytes no entry uses (left by the ring's overwrites) */
+    uint32_t heap_cap, heap_used; /* heap_used: the end of the blocks ever made */
+    pub_blocks blocks;        /* freed blocks by size class */
+    uint64_t dropped;         /* registrations not published (the header's, kept here too) */
     uint64_t ring_written;
     uint64_t generation;
     size_t entries_ready, heap_ready; /* bytes populated ahead of use */
@@ -124,13 +139,18 @@ static void change_begin(void)
     __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-/* removed: the change removed regions (the ring moved). */
-static inline void change_end(int removed)
+/* What a change did: added regions (slots and heap may have grown),
+ * removed some (the ring moved), or both (a move). */
+enum { CHANGE_ADDED = 1, CHANGE_REMOVED = 2 };
+
+static inline void change_end(int what)
 {
-    __atomic_store_n(&pub.h->entries_used, pub.used, __ATOMIC_RELAXED);
+    if (what & CHANGE_ADDED) {
+        __atomic_store_n(&pub.h->entries_used, pub.used, __ATOMIC_RELAXED);
+        __atomic_store_n(&pub.h->heap_used, pub.heap_used, __ATOMIC_RELAXED);
+    }
     __atomic_store_n(&pub.h->live_count, pub.live, __ATOMIC_RELAXED);
-    __atomic_store_n(&pub.h->heap_used, pub.heap_used, __ATOMIC_RELAXED);
-    if (removed)
+    if (what & CHANGE_REMOVED)
         __atomic_store_n(&pub.h->ring_written, pub.ring_written, __ATOMIC_RELAXED);
     __atomic_store_n(&pub.h->generation, ++pub.generation, __ATOMIC_RELEASE);
 }
@@ -186,12 +206,13 @@ static size_t heap_area_offset(void)
     return ring_area_offset() + (size_t)RING * sizeof(pub_entry);
 }
 
-/* Where each area goes for a live array of `cap` entries: the header has
- * a page of its own, then the live array, the ring and the heap. */
-static void layout(uint32_t cap)
+/* Where each area goes for a live array of `cap` entries and a heap of
+ * heap_cap bytes: the header has a page of its own, then the live array,
+ * the ring and the heap. */
+static void layout(uint32_t cap, uint64_t heap_cap)
 {
     pub.cap = cap;
-    pub.heap_cap = cap * HEAP_PER_ENTRY;
+    pub.heap_cap = (uint32_t)heap_cap;
     pub.map_size = jf__round_up(heap_area_offset() + pub.heap_cap, jf__page_size());
 }
 
@@ -246,7 +267,8 @@ static void reset_kept_table(void)
         entry_store(&pub.entries[i], &empty);
     pub.used = pub.live = pub.n_free = 0;
     pub.heap_used = 0;
-    pub.heap_garbage = pub.ring_written = 0;
+    pub.ring_written = pub.dropped = 0;
+    jf__pub_blocks_clear(&pub.blocks);
     pub.h->flags = 0;
     pub.h->dropped = 0;
     pub.why[0] = '\0';
@@ -264,7 +286,7 @@ void jf__pub_start(void)
         memset(&pub, 0, sizeof pub);
         unsigned char *base = NULL;
         for (uint32_t cap = ENTRIES_START; cap >= ENTRIES_MIN && !base; cap /= 8) {
-            layout(cap);
+            layout(cap, (uint64_t)cap * HEAP_PER_ENTRY);
             base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
         }
         if (!base) {
@@ -296,6 +318,7 @@ void jf__pub_forget_after_fork(void)
     cfi_cache_drop(); /* the reference is the child's too: dropping it is right */
     __atomic_store_n(&jf_region_table, NULL, __ATOMIC_RELAXED);
     free(pub.free_slots);
+    jf__pub_blocks_free(&pub.blocks);
     memset(&pub, 0, sizeof pub);
 }
 
@@ -305,40 +328,66 @@ int jf__pub_status(const void **addr, size_t *size)
         *addr = pub.active ? pub.base : NULL;
     if (size)
         *size = pub.active ? pub.map_size : 0;
-    if (pub.active && pub.h->dropped)
+    if (pub.active && pub.dropped)
         return jf__fail(JF_ERANGE, "%llu registrations were not published (%s)",
-                        (unsigned long long)pub.h->dropped, pub.why[0] ? pub.why : "table full");
+                        (unsigned long long)pub.dropped, pub.why[0] ? pub.why : "the table could not grow");
     if (!pub.active)
         return jf__fail(pub.error ? pub.error : JF_ENOTINIT, "%s",
                         pub.why[0] ? pub.why : "no published table (jf_init not called, or JF_CONFIG_NO_TABLE)");
     return 0;
 }
 
+uint64_t jf__pub_dropped(void)
+{
+    return pub.active ? pub.dropped : 0; /* after the last jf_shutdown every counter is 0 */
+}
+
 /* A registration the table cannot hold: say so in the header. */
 static void drop(const char *why)
 {
-    if (!pub.h->dropped)
+    if (!pub.dropped)
         snprintf(pub.why, sizeof pub.why, "%s", why);
-    pub.h->dropped++;
+    pub.h->dropped = ++pub.dropped;
     __atomic_store_n(&pub.h->flags, pub.h->flags | JF_PUB_INCOMPLETE, __ATOMIC_RELEASE);
 }
 
 /* ---- Growing ------------------------------------------------------------- */
 
-/* Grow the table fourfold: a new mapping (same name) with the entries,
- * the ring and the heap copied at the same offsets within their areas,
- * published (signature, symbol) before the old one is unpublished and
- * unmapped. A reader that held the old address fails its read and finds
- * the table again (tr_read_pid does). O(n) once per growth, a third of an
- * entry copied per registration overall: amortised O(1). Called during a
- * change: the new header carries the odd generation. 0, or -1 (the old
- * table stays) when at ENTRIES_MAX or without memory. */
-static int grow(void)
+/* The heap capacity for `cap` slots and heap_need more bytes: at least
+ * HEAP_PER_ENTRY per slot, grown eightfold until the need fits; 0 when it
+ * would pass HEAP_MAX. */
+static uint64_t heap_capacity_for(uint32_t cap, uint64_t heap_need)
 {
-    if (pub.cap >= ENTRIES_MAX)
+    uint64_t heap_cap = pub.heap_cap;
+    if (heap_cap < (uint64_t)cap * HEAP_PER_ENTRY)
+        heap_cap = (uint64_t)cap * HEAP_PER_ENTRY;
+    uint64_t want = (uint64_t)pub.heap_used + heap_need;
+    while (heap_cap < want && heap_cap < HEAP_MAX)
+        heap_cap *= GROWTH;
+    if (heap_cap > HEAP_MAX)
+        heap_cap = HEAP_MAX;
+    return want <= heap_cap ? heap_cap : 0;
+}
+
+/* Grow the table: eightfold more slots (more_slots) and/or a heap with
+ * room for heap_need more bytes, in a new mapping (same name) with the
+ * entries, the ring and the heap copied at the same offsets within their
+ * areas, published (signature, symbol) before the old one is unpublished
+ * and unmapped. A reader that held the old address fails its read and
+ * finds the table again (tr_read_pid does). O(n) once per eightfold growth:
+ * amortised O(1). Called during a change: the new header carries the odd
+ * generation. 0, or -1 (the old table stays) at ENTRIES_MAX or HEAP_MAX or
+ * without memory. */
+static int grow(int more_slots, uint64_t heap_need)
+{
+    if (more_slots && pub.cap >= ENTRIES_MAX)
+        return -1;
+    uint32_t cap = more_slots ? (pub.cap * GROWTH < ENTRIES_MAX ? pub.cap * GROWTH : ENTRIES_MAX) : pub.cap;
+    uint64_t heap_cap = heap_capacity_for(cap, heap_need);
+    if (!heap_cap)
         return -1;
     pub_state old = pub;
-    layout(pub.cap * GROWTH < ENTRIES_MAX ? pub.cap * GROWTH : ENTRIES_MAX);
+    layout(cap, heap_cap);
     unsigned char *base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
     if (!base) {
         pub = old;
@@ -356,124 +405,98 @@ static int grow(void)
     write_header();
     memset(old.h->signature, 0, sizeof old.h->signature);
     jf__pub_map_destroy(old.base, old.map_size);
-    jf__log(JF_LOG_INFO, "published table grown to %u entries (%zu bytes)", pub.cap, pub.map_size);
+    jf__log(JF_LOG_INFO, "published table grown to %u entries, %u heap bytes (%zu bytes)", pub.cap,
+            pub.heap_cap, pub.map_size);
     return 0;
 }
 
-/* ---- Compaction ---------------------------------------------------------- */
+/* ---- The heap ------------------------------------------------------------ */
 
-typedef struct entry_span {
-    pub_entry *first;
-    size_t n;
-} entry_span;
-
-static void lock_spans(const entry_span *spans, int n_spans, int begin)
+static inline uint32_t entry_block_class(const pub_entry *e)
 {
-    for (int s = 0; s < n_spans; s++)
-        for (size_t i = 0; i < spans[s].n; i++)
-            (begin ? seq_begin : seq_end)(&spans[s].first[i].seq);
+    return jf__pub_class(entry_string_bytes(e));
 }
 
-/* Copy one string of e into the scratch heap, updating e's offset. */
-static uint32_t move_string(char *scratch, uint32_t *at, uint32_t off, uint32_t len)
+/* A removed entry's block, free once its ring slot is reused. */
+static inline void release_block(const pub_entry *e)
 {
-    uint32_t new_off = *at;
-    memcpy(scratch + new_off, pub.heap + off, (size_t)len + 1);
-    *at += len + 1;
-    return new_off;
+    jf__pub_blocks_put(&pub.blocks, e->name_off, entry_block_class(e));
 }
 
-/* Copy a blob (no NUL) of e into the scratch heap; its new offset. */
-static uint32_t move_blob(char *scratch, uint32_t *at, uint32_t off, uint32_t len)
+/* Memory ran out: the oldest removed regions give their blocks up (their
+ * ring slots emptied) until one can hold a block of class c. 1 with *off,
+ * or 0 when even the whole ring could not. O(RING), only when the table
+ * cannot grow. */
+static int reclaim_ring(uint32_t c, uint32_t *off)
 {
-    uint32_t new_off = *at;
-    memcpy(scratch + new_off, pub.heap + off, len);
-    *at += len;
-    return new_off;
-}
-
-/* Rewrite the heap with only the strings entries use. Every entry is held
- * odd meanwhile, so no reader keeps a string read during the move. */
-static int compact_heap(void)
-{
-    char *scratch = malloc(pub.heap_used - pub.heap_garbage + 1);
-    if (!scratch)
-        return JF_ENOMEM;
-    entry_span spans[2] = {{pub.entries, pub.used}, {pub.ring, RING}};
-    lock_spans(spans, 2, 1);
-    uint32_t at = 0;
-    for (int s = 0; s < 2; s++)
-        for (size_t i = 0; i < spans[s].n; i++) {
-            pub_entry *e = &spans[s].first[i];
-            if (e->flags != JF_PUB_LIVE && !(s == 1 && e->flags == JF_PUB_REMOVED))
-                continue;
-            e->name_off = move_string(scratch, &at, e->name_off, e->name_len);
-            if (e->file_len)
-                e->file_off = move_string(scratch, &at, e->file_off, e->file_len);
-            if (e->lines_len)
-                e->lines_off = move_blob(scratch, &at, e->lines_off, e->lines_len);
-            if (e->cfi_len)
-                e->cfi_off = move_blob(scratch, &at, e->cfi_off, e->cfi_len);
-        }
-    memcpy(pub.heap, scratch, at);
-    size_t page = jf__page_size();
-    size_t keep = jf__round_up(at, page);
-    if (pub.heap_used > keep + SHRINK_SLACK && ((uintptr_t)pub.heap & (page - 1)) == 0 &&
-        madvise(pub.heap + keep, pub.heap_used - keep, MADV_REMOVE) == 0 && pub.heap_ready > keep)
-        pub.heap_ready = keep; /* those pages are gone: populate them again when reached */
-    pub.heap_used = at;
-    pub.heap_garbage = 0;
-    lock_spans(spans, 2, 0);
-    free(scratch);
-    return 0;
-}
-
-/* heap_room's slow path: compact if the heap is full of garbage, then
- * populate ahead; 0 or JF_ENOMEM/JF_ERANGE. */
-static int heap_room_slow(uint64_t need)
-{
-    if (pub.heap_used + need > pub.heap_cap && pub.heap_garbage > 0) {
-        int rc = compact_heap();
-        if (rc)
-            return rc;
+    static const pub_entry empty = {.flags = JF_PUB_EMPTY};
+    for (uint32_t k = 0; k < RING; k++) {
+        pub_entry *e = &pub.ring[(pub.ring_written + k) % RING]; /* oldest first */
+        if (e->flags != JF_PUB_REMOVED)
+            continue;
+        release_block(e);
+        entry_store(e, &empty);
+        if (jf__pub_blocks_take(&pub.blocks, c, off) || jf__pub_blocks_take_larger(&pub.blocks, c, off))
+            return 1;
     }
-    while (pub.heap_used + need > pub.heap_cap)
-        if (grow() != 0)
-            return JF_ERANGE;
-    populate_ahead(pub.heap, &pub.heap_ready, pub.heap_used + need, pub.heap_cap);
     return 0;
 }
 
-/* Room for `need` more heap bytes, populated: one comparison while the
- * populated part has it (heap_ready never exceeds heap_cap). */
-static inline int heap_room(uint64_t need)
+/* heap_alloc's slow path: past the populated part, populate ahead; past
+ * the heap's end, a larger free block split, else a bigger heap, else the
+ * ring's blocks. 0 with *off, or -1. */
+static int heap_alloc_slow(uint32_t c, uint64_t size, uint32_t *off)
 {
-    return pub.heap_used + need <= pub.heap_ready ? 0 : heap_room_slow(need);
+    if (pub.heap_used + size > pub.heap_cap) {
+        if (jf__pub_blocks_take_larger(&pub.blocks, c, off))
+            return 0;
+        if (grow(0, size) != 0)
+            return reclaim_ring(c, off) ? 0 : -1;
+    }
+    populate_ahead(pub.heap, &pub.heap_ready, pub.heap_used + size, pub.heap_cap);
+    *off = pub.heap_used;
+    pub.heap_used += (uint32_t)size;
+    return 0;
 }
 
-/* Compact when the removed ring's overwrites have left more garbage than
- * what is referenced (amortised O(1): the garbage was written once each). */
-static void compact_if_mostly_garbage(void)
+/* A block for `need` heap bytes: a freed one of its class, else the next
+ * at the heap's end (one comparison while the populated part has it:
+ * heap_ready never exceeds heap_cap). 0 with *off, or -1. */
+static inline int heap_alloc(uint64_t need, uint32_t *off)
 {
-    if (pub.heap_garbage > pub.heap_used - pub.heap_garbage + SHRINK_SLACK)
-        (void)compact_heap(); /* without memory for it, the heap fills and then refuses */
+    uint32_t c = jf__pub_class(need);
+    if (jf__pub_blocks_take(&pub.blocks, c, off))
+        return 0;
+    uint64_t size = jf__pub_class_size(c);
+    if (__builtin_expect(pub.heap_used + size > pub.heap_ready, 0))
+        return heap_alloc_slow(c, size, off);
+    *off = pub.heap_used;
+    pub.heap_used += (uint32_t)size;
+    return 0;
 }
 
-/* A NUL-terminated string of length len, its NUL copied with it. */
-static inline uint32_t heap_append_cstr(const char *s, uint32_t len)
+/* memcpy, without a call for 8 to 16 bytes (most names): two overlapping
+ * 8-byte copies, neither past src + n. */
+static inline void copy_bytes(char *dst, const char *src, size_t n)
 {
-    uint32_t off = pub.heap_used;
-    memcpy(pub.heap + off, s, (size_t)len + 1);
-    pub.heap_used += len + 1;
-    return off;
+    if (n - 8 <= 8) {
+        uint64_t head, tail;
+        memcpy(&head, src, 8);
+        memcpy(&tail, src + n - 8, 8);
+        memcpy(dst, &head, 8);
+        memcpy(dst + n - 8, &tail, 8);
+    } else {
+        memcpy(dst, src, n);
+    }
 }
 
-static uint32_t heap_append(const char *s, uint32_t len)
+/* Copy len bytes then a NUL at *at; the offset written. */
+static inline uint32_t heap_put_cstr(uint32_t *at, const char *s, uint32_t len)
 {
-    uint32_t off = pub.heap_used;
-    memcpy(pub.heap + off, s, len);
+    uint32_t off = *at;
+    copy_bytes(pub.heap + off, s, len);
     pub.heap[off + len] = '\0';
-    pub.heap_used += len + 1;
+    *at += len + 1;
     return off;
 }
 
@@ -486,7 +509,7 @@ static inline uint32_t take_slot(void)
     if (pub.n_free)
         return pub.free_slots[--pub.n_free];
     if (pub.used >= pub.slots_ready) { /* rarely: populate the next 256 KiB, or grow */
-        if (pub.used == pub.cap && grow() != 0)
+        if (pub.used == pub.cap && grow(1, 0) != 0)
             return UINT32_MAX;
         populate_ahead((char *)pub.entries, &pub.entries_ready, (pub.used + 1) * sizeof(pub_entry),
                        (size_t)pub.cap * sizeof(pub_entry));
@@ -522,14 +545,27 @@ static uint32_t lines_size(const jf_live *r)
     return bytes > LINES_BYTES_MAX ? 0 : (uint32_t)bytes;
 }
 
-/* Write r's line table (size bytes, from lines_size) at the heap's end. */
-static uint32_t heap_append_lines(const jf_live *r, uint32_t size)
+/* One row with no file of its own (file fields 0: the block may be reused). */
+static inline void put_row(char *row, const jf_line *l)
 {
-    uint32_t off = pub.heap_used;
+    pub_line out = {l->offset > UINT32_MAX ? UINT32_MAX : (uint32_t)l->offset, l->line, 0, 0};
+    memcpy(row, &out, sizeof out);
+}
+
+/* Write r's line table (size bytes, from lines_size) at *at. */
+static uint32_t heap_put_lines(uint32_t *at, const jf_live *r, uint32_t size)
+{
+    uint32_t off = *at;
     char *blob = pub.heap + off;
     pub_lines head = {(uint32_t)r->n_lines};
     memcpy(blob, &head, sizeof head);
     uint32_t strings = sizeof head + (uint32_t)r->n_lines * sizeof(pub_line);
+    *at += size;
+    if (strings == size) { /* no row names a file of its own: the usual case */
+        for (size_t k = 0; k < r->n_lines; k++)
+            put_row(blob + sizeof head + k * sizeof(pub_line), &r->lines[k]);
+        return off;
+    }
     for (size_t k = 0; k < r->n_lines; k++) {
         const jf_line *l = &r->lines[k];
         pub_line out = {(uint32_t)(l->offset > UINT32_MAX ? UINT32_MAX : l->offset), l->line, 0, 0};
@@ -542,7 +578,6 @@ static uint32_t heap_append_lines(const jf_live *r, uint32_t size)
         }
         memcpy(blob + sizeof head + k * sizeof out, &out, sizeof out);
     }
-    pub.heap_used += size;
     return off;
 }
 
@@ -570,15 +605,21 @@ static uint32_t cfi_size(const jf_live *r)
     return (uint32_t)n;
 }
 
-static uint32_t heap_append_cfi(const jf_live *r, uint32_t size)
+static uint32_t heap_put_cfi(uint32_t *at, const jf_live *r, uint32_t size)
 {
-    uint32_t off = pub.heap_used;
+    uint32_t off = *at;
     if (r->cfi == cfi_cache.cfi)
         memcpy(pub.heap + off, cfi_cache.bytes, size);
     else
         jf__cfi_serialize(r->cfi, (uint8_t *)pub.heap + off);
-    pub.heap_used += size;
+    *at += size;
     return off;
+}
+
+/* Bytes of r's source file in the heap (a longer name is cut). */
+static inline uint32_t file_len(const jf_live *r)
+{
+    return r->file_len < FILE_MAX ? r->file_len : FILE_MAX;
 }
 
 /* Heap bytes of r's optional parts (file, line table, unwind description). */
@@ -588,33 +629,37 @@ typedef struct extras {
 
 static void measure_extras(const jf_live *r, extras *x)
 {
-    x->file_len = r->file ? (uint32_t)strnlen(r->file, FILE_MAX) : 0;
+    x->file_len = file_len(r);
     x->lines_len = r->n_lines ? lines_size(r) : 0;
     x->cfi_len = r->cfi ? cfi_size(r) : 0;
 }
 
-/* Append them and record them in e (held odd by the caller). */
-static void write_extras(const jf_live *r, const extras *x, pub_entry *e)
+/* Write them after the name in e's block (e held odd by the caller). */
+static void write_extras(const jf_live *r, const extras *x, pub_entry *e, uint32_t block)
 {
+    uint32_t at = block + r->name_len + 1;
     e->file_len = x->file_len;
     e->lines_len = x->lines_len;
     e->cfi_len = x->cfi_len;
     if (x->file_len)
-        e->file_off = heap_append(r->file, x->file_len);
+        e->file_off = heap_put_cstr(&at, r->file, x->file_len);
     if (x->lines_len)
-        e->lines_off = heap_append_lines(r, x->lines_len);
+        e->lines_off = heap_put_lines(&at, r, x->lines_len);
     if (x->cfi_len)
-        e->cfi_off = heap_append_cfi(r, x->cfi_len);
+        e->cfi_off = heap_put_cfi(&at, r, x->cfi_len);
 }
 
-/* A free slot's entry, its lock taken; NULL (counted as dropped) when
- * the heap cannot take `need` more bytes or every slot is used. */
-__attribute__((always_inline)) static inline pub_entry *begin_entry(uint64_t need, uint32_t *slot, uint32_t *seq)
+/* A free slot's entry, its lock taken, and a heap block of `need` bytes;
+ * NULL (counted as dropped) when neither the heap nor the slots can grow. */
+__attribute__((always_inline)) static inline pub_entry *begin_entry(uint64_t need, uint32_t *slot, uint32_t *seq,
+                                                                   uint32_t *block)
 {
-    if (heap_room(need) != 0)
-        return drop("the string heap is full"), NULL;
-    if ((*slot = take_slot()) == UINT32_MAX)
-        return drop("the live array is full"), NULL;
+    if (heap_alloc(need, block) != 0)
+        return drop("no memory for the table's heap to grow"), NULL;
+    if ((*slot = take_slot()) == UINT32_MAX) {
+        jf__pub_blocks_put(&pub.blocks, *block, jf__pub_class(need));
+        return drop("no memory for the table's slots to grow"), NULL;
+    }
     pub_entry *e = &pub.entries[*slot];
     *seq = e->seq;
     __atomic_store_n(&e->seq, *seq + 1, __ATOMIC_RELAXED);
@@ -622,18 +667,19 @@ __attribute__((always_inline)) static inline pub_entry *begin_entry(uint64_t nee
     return e;
 }
 
-/* The fields every entry has, then its lock released. A free slot is all
- * zeros but its lock (never used, or emptied by unpublish or
- * reset_kept_table), so fields that stay zero are not written. */
-__attribute__((always_inline)) static inline void end_entry(pub_entry *e, uint32_t seq, jf_live *r, uint32_t slot, uint64_t gen,
-                             uint64_t now_ns)
+/* The fields every entry has, then its lock released. A free slot has no
+ * file, line table nor unwind description (never used, or emptied by
+ * empty_slot), so a region without them writes only these. */
+__attribute__((always_inline)) static inline void end_entry(pub_entry *e, uint32_t seq, jf_live *r, uint32_t slot,
+                                                             uint32_t block, uint64_t gen, uint64_t now_ns)
 {
     e->flags = JF_PUB_LIVE;
     e->start = r->start;
     e->size = r->size;
     e->line = r->line;
     e->name_len = r->name_len;
-    e->name_off = heap_append_cstr(r->name, r->name_len);
+    copy_bytes(pub.heap + block, r->name, (size_t)r->name_len + 1); /* the block starts with the name */
+    e->name_off = block;
     e->published_gen = gen;
     e->published_ns = now_ns;
     __atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
@@ -648,12 +694,29 @@ __attribute__((noinline)) static void publish_with_extras(jf_live *r, uint64_t g
     extras x;
     measure_extras(r, &x);
     uint64_t need = (uint64_t)r->name_len + 1 + (x.file_len ? x.file_len + 1u : 0u) + x.lines_len + x.cfi_len;
-    uint32_t slot, seq;
-    pub_entry *e = begin_entry(need, &slot, &seq);
+    uint32_t slot, seq, block;
+    pub_entry *e = begin_entry(need, &slot, &seq, &block);
     if (e) {
-        write_extras(r, &x, e);
-        end_entry(e, seq, r, slot, gen, now_ns);
+        write_extras(r, &x, e, block);
+        end_entry(e, seq, r, slot, block, gen, now_ns);
     }
+}
+
+/* A region with a source file only (no line table nor unwind
+ * description): the name and the file, without measuring the rest. */
+__attribute__((always_inline)) static inline void publish_with_file(jf_live *r, uint64_t gen, uint64_t now_ns)
+{
+    uint32_t len = file_len(r);
+    uint32_t slot, seq, block;
+    pub_entry *e = begin_entry((uint64_t)r->name_len + 1 + (len ? len + 1u : 0u), &slot, &seq, &block);
+    if (!e)
+        return;
+    if (len) {
+        uint32_t at = block + r->name_len + 1;
+        e->file_len = len;
+        e->file_off = heap_put_cstr(&at, r->file, len);
+    }
+    end_entry(e, seq, r, slot, block, gen, now_ns);
 }
 
 /* Publish r in a free slot, writing its entry field by field under the
@@ -661,35 +724,46 @@ __attribute__((noinline)) static void publish_with_extras(jf_live *r, uint64_t g
 __attribute__((always_inline)) static inline void publish_one(jf_live *r, uint64_t gen, uint64_t now_ns)
 {
     if (__builtin_expect(r->file || r->n_lines || r->cfi, 0))
-        return publish_with_extras(r, gen, now_ns);
-    uint32_t slot, seq;
-    pub_entry *e = begin_entry((uint64_t)r->name_len + 1, &slot, &seq);
+        return r->n_lines || r->cfi ? publish_with_extras(r, gen, now_ns) : publish_with_file(r, gen, now_ns);
+    uint32_t slot, seq, block;
+    pub_entry *e = begin_entry((uint64_t)r->name_len + 1, &slot, &seq, &block);
     if (e)
-        end_entry(e, seq, r, slot, gen, now_ns);
+        end_entry(e, seq, r, slot, block, gen, now_ns);
 }
 
-/* r's entry goes to the removed ring (its strings with it) and its slot
- * is freed. */
+/* A freed slot: flags 0 and no file, line table or unwind description,
+ * which is what publish_one relies on (it writes only the fields every
+ * entry has); the rest is left as it was, meaningless. */
+static inline void empty_slot(pub_entry *e)
+{
+    seq_begin(&e->seq);
+    e->flags = JF_PUB_EMPTY;
+    e->file_len = e->lines_len = e->cfi_len = 0;
+    seq_end(&e->seq);
+}
+
+/* r's entry goes to the removed ring (its block with it) and its slot is
+ * freed; the block of the ring entry it replaces is freed. */
 static void unpublish(jf_live *r, uint64_t now_ns)
 {
     if (r->pub_slot == 0 || r->pub_slot > pub.used)
-        return; /* never published (table full) */
+        return; /* never published (memory ran out) */
     uint32_t i = r->pub_slot - 1;
     r->pub_slot = 0;
     pub_entry *ring = &pub.ring[pub.ring_written % RING];
     if (ring->flags == JF_PUB_REMOVED)
-        pub.heap_garbage += entry_string_bytes(ring);
-    pub_entry gone = pub.entries[i];
-    gone.flags = JF_PUB_REMOVED;
-    gone.removed_gen = pub.generation + 1;
-    gone.removed_ns = now_ns;
-    entry_store(ring, &gone);
+        release_block(ring);
+    pub_entry *e = &pub.entries[i];
+    seq_begin(&ring->seq);
+    memcpy(&ring->flags, &e->flags, offsetof(pub_entry, removed_gen) - offsetof(pub_entry, flags));
+    ring->flags = JF_PUB_REMOVED;
+    ring->removed_gen = pub.generation + 1;
+    ring->removed_ns = now_ns;
+    seq_end(&ring->seq);
     pub.ring_written++;
-    static const pub_entry empty = {.flags = JF_PUB_EMPTY};
-    entry_store(&pub.entries[i], &empty);
+    empty_slot(e);
     free_slot(i);
     pub.live--;
-    compact_if_mostly_garbage();
 }
 
 /* published_ns: CLOCK_MONOTONIC_COARSE, never ahead of CLOCK_MONOTONIC
@@ -742,7 +816,7 @@ __attribute__((noinline)) static void add_batch(jf_live *const *regions, size_t 
     change_begin();
     for (size_t i = 0; i < n; i++)
         publish_one(regions[i], pub.generation + 1, now);
-    change_end(0);
+    change_end(CHANGE_ADDED);
 }
 
 void jf__pub_add(jf_live *const *regions, size_t n)
@@ -751,24 +825,41 @@ void jf__pub_add(jf_live *const *regions, size_t n)
         add_batch(regions, n);
 }
 
-/* Remove regions, then (moved: their new addresses) publish them again in
- * the slots just freed, as one change. */
-static void remove_and_republish(jf_live *const *regions, size_t n, int republish)
+/* A change that removes regions begins: the precise time, which later
+ * publications start from. */
+static uint64_t removal_begin(void)
 {
     uint64_t now = jf__monotonic_ns();
     keep_time(now);
     change_begin();
+    return now;
+}
+
+/* Moved regions: removed at their old addresses, then published at their
+ * new ones in the slots just freed, as one change. */
+static void remove_and_republish(jf_live *const *regions, size_t n)
+{
+    uint64_t now = removal_begin();
     for (size_t i = 0; i < n; i++)
         unpublish(regions[i], now);
-    for (size_t i = 0; republish && i < n; i++)
+    for (size_t i = 0; i < n; i++)
         publish_one(regions[i], pub.generation + 1, now); /* the precise time is a lower bound too */
-    change_end(1);
+    change_end(CHANGE_ADDED | CHANGE_REMOVED);
+}
+
+/* Out of line, apart from moves: a removal pays for no publication. */
+__attribute__((noinline)) static void remove_batch(jf_live *const *regions, size_t n)
+{
+    uint64_t now = removal_begin();
+    for (size_t i = 0; i < n; i++)
+        unpublish(regions[i], now);
+    change_end(CHANGE_REMOVED);
 }
 
 void jf__pub_remove(jf_live *const *regions, size_t n)
 {
     if (pub.active)
-        remove_and_republish(regions, n, 0);
+        remove_batch(regions, n);
 }
 
 /* A moved region is removed at its old address (the ring keeps it there)
@@ -777,5 +868,5 @@ void jf__pub_move(jf_live *const *regions, const uintptr_t *old_starts, size_t n
 {
     (void)old_starts; /* each region's slot says where its entry is */
     if (pub.active)
-        remove_and_republish(regions, n, 1);
+        remove_and_republish(regions, n);
 }

@@ -28,6 +28,10 @@ void jf__pub_forget_after_fork(void);
 /* jf_published_table's answer (the registry holds its lock around it). */
 int jf__pub_status(const void **addr, size_t *size);
 
+/* Registrations the table could not hold since jf__pub_start (jf_stats'
+ * table_dropped): memory ran out and the table could not grow. */
+uint64_t jf__pub_dropped(void);
+
 /* Publish regions just inserted into the registry. */
 void jf__pub_add(jf_live *const *regions, size_t n);
 

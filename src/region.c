@@ -116,6 +116,7 @@ jf_live *jf__live_new(const jf_region *r, uint64_t group)
     l->line = r->line;
     l->name_len = (uint32_t)jf__sanitize_name(l->name, name_size, r->name);
     l->file = NULL;
+    l->file_len = file_size ? (uint32_t)(file_size - 1) : 0;
     if (r->file) {
         char *file = l->name + name_size;
         memcpy(file, r->file, file_size);

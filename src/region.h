@@ -25,6 +25,7 @@ typedef struct jf_live {
     size_t size;
     uint64_t group;      /* batch id: regions registered in one call share it */
     uint32_t line;
+    uint32_t file_len;   /* strlen(file), 0 if none (the published table needs it) */
     const char *file;    /* NULL if none */
     jf_line *lines;      /* owned copy, file pointers point into owned storage */
     size_t n_lines;

@@ -779,6 +779,7 @@ int jf_stats(struct jf_stats *stats)
     struct jf_stats all = JF_STATS_INIT;
     pthread_mutex_lock(&registry_lock);
     all.live_regions = live_regions.count;
+    all.table_dropped = jf__pub_dropped();
     for (int i = 0; i < JF_SINK_COUNT; i++) {
         all.sink[i] = sink_stats[i];
         all.sink[i].enabled = (enabled_sinks >> i) & 1;

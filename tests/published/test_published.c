@@ -1,7 +1,7 @@
 /* The published table, read back from this process's memory with the
  * CLI's reader (tools/table_reader.c) through process_vm_readv, as another
  * process would: what standby publishes (names, files, lines), the removed
- * ring with removal times, moves, compaction under churn, the mapping's name
+ * ring with removal times, moves, heap blocks reused under churn, the mapping's name
  * in /proc/self/maps and the exported symbol, a forked child's own table,
  * registration that goes on when the table cannot be made, address order
  * that changes neither the table nor the work per registration,
@@ -93,7 +93,7 @@ static void standby_publishes_names_files_and_lines(void **state)
 }
 
 /* A line table is published with its files, kept in the ring after removal
- * and through compaction of the string heap. */
+ * and while other regions' heap blocks are freed and reused. */
 static void line_tables_are_published_and_survive_removal(void **state)
 {
     (void)state;
@@ -117,7 +117,7 @@ static void line_tables_are_published_and_survive_removal(void **state)
     assert_null(s.live[0].lines[1].file);
     assert_string_equal(s.live[0].lines[2].file, "b.mvm");
     tr_snapshot_free(&s);
-    /* Enough churn with long names to compact the heap at least once. */
+    /* Enough churn with long names to wrap the ring: blocks freed and reused. */
     char name[600];
     for (int i = 0; i < 3000; i++) {
         snprintf(name, sizeof name, "filler_%d_%0500d", i, 0);
@@ -457,7 +457,7 @@ static void unwind_data_is_published_where_registered(void **state)
 }
 
 /* The table starts smaller (~20 MiB of address space, not ~200) and
- * doubles into a new mapping when full: every region stays published, the
+ * grows eightfold into a new mapping when full: every region stays published, the
  * old mapping is gone, and a reader holding its address finds the new one. */
 static void a_full_table_grows_into_a_new_mapping(void **state)
 {

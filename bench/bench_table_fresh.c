@@ -1,0 +1,138 @@
+/*
+ * The published table's share of registration in a FRESH process, where
+ * every page the table touches is a page fault (a benchmark that repeats
+ * rounds in one process pays them only in its first): each round forks a
+ * child that initialises jitframes with the table on, or off
+ * (JF_CONFIG_NO_TABLE), registers N regions and reports its CPU time
+ * (user + system: page faults included), its minor faults during the
+ * registrations, and its peak resident memory; table and no table
+ * alternate, side by side in one run. With --sink perfmap the perf map is
+ * on too (how the issue measured it); the default is standby (no sink).
+ * Names are formatted and touched before the measured loop.
+ * Usage: bench_table_fresh [N] [--sink perfmap] [--rounds R]   (default 1000000, 5 rounds)
+ */
+#define _GNU_SOURCE
+#include "jitframes.h"
+
+#include "bench_util.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { NAME = 32, REGION = 64, ROUNDS_MAX = 25 };
+
+typedef struct sample {
+    double cpu_ns;      /* per registration */
+    double minflt;      /* per registration */
+    double peak_mib;    /* the child's peak resident memory */
+} sample;
+
+static double cpu_seconds(const struct rusage *u)
+{
+    return (double)u->ru_utime.tv_sec + (double)u->ru_utime.tv_usec * 1e-6 + (double)u->ru_stime.tv_sec +
+           (double)u->ru_stime.tv_usec * 1e-6;
+}
+
+/* The child: register n regions, write {cpu s, minor faults} to fd. */
+static int child(size_t n, unsigned sinks, int no_table, int fd)
+{
+    char *names = malloc(n * NAME);
+    if (!names)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        snprintf(names + i * NAME, NAME, "jit_fn_%zu", i);
+    uintptr_t base = (uintptr_t)1 << 40; /* never touched: standby and the perf map read no code */
+    jf_config c = JF_CONFIG_INIT;
+    c.flags = JF_CONFIG_IGNORE_ENV | (no_table ? JF_CONFIG_NO_TABLE : 0);
+    c.sinks = sinks;
+    if (jf_init(&c) != 0)
+        return 2;
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    for (size_t i = 0; i < n; i++) {
+        jf_region r = JF_REGION_INIT;
+        r.addr = (const void *)(base + i * REGION);
+        r.size = REGION;
+        r.name = names + i * NAME;
+        if (jf_register(&r) != 0)
+            return 3;
+    }
+    getrusage(RUSAGE_SELF, &after);
+    double out[2] = {cpu_seconds(&after) - cpu_seconds(&before), (double)(after.ru_minflt - before.ru_minflt)};
+    if (write(fd, out, sizeof out) != (ssize_t)sizeof out)
+        return 4;
+    jf_shutdown();
+    char map[64];
+    snprintf(map, sizeof map, "/tmp/perf-%ld.map", (long)getpid());
+    unlink(map);
+    return 0;
+}
+
+static sample run(size_t n, unsigned sinks, int no_table)
+{
+    int p[2];
+    if (pipe(p) != 0)
+        bench_die("pipe");
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        bench_die("fork");
+    if (pid == 0) {
+        close(p[0]);
+        _exit(child(n, sinks, no_table, p[1]));
+    }
+    close(p[1]);
+    double got[2];
+    ssize_t k = read(p[0], got, sizeof got);
+    close(p[0]);
+    int status;
+    struct rusage u;
+    if (wait4(pid, &status, 0, &u) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || k != sizeof got)
+        bench_die("bench_table_fresh: child failed");
+    return (sample){got[0] / (double)n * 1e9, got[1] / (double)n, (double)u.ru_maxrss / 1024.0};
+}
+
+int main(int argc, char **argv)
+{
+    size_t n = 1000000;
+    unsigned sinks = 0, rounds = 5;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--sink") == 0 && i + 1 < argc)
+            sinks = strcmp(argv[++i], "perfmap") == 0 ? JF_SINK_PERFMAP : 0;
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = (unsigned)strtoul(argv[++i], NULL, 10);
+        else
+            n = strtoul(argv[i], NULL, 10);
+    }
+    if (n == 0 || rounds == 0 || rounds > ROUNDS_MAX)
+        bench_die("bench_table_fresh: N > 0, 1 <= rounds <= 25");
+    double cpu[2][ROUNDS_MAX], flt[2][ROUNDS_MAX], rss[2][ROUNDS_MAX];
+    for (unsigned r = 0; r < rounds; r++)
+        for (int j = 0; j < 2; j++) {
+            int no_table = (j + (int)r) % 2;
+            sample s = run(n, sinks, no_table);
+            cpu[no_table][r] = s.cpu_ns;
+            flt[no_table][r] = s.minflt;
+            rss[no_table][r] = s.peak_mib;
+        }
+    printf("%zu registrations in a fresh process (%s), median of %u alternating rounds:\n", n,
+           sinks ? "perf map on" : "standby", rounds);
+    double m[2][3];
+    for (int v = 0; v < 2; v++) {
+        m[v][0] = bench_median(cpu[v], rounds);
+        m[v][1] = bench_median(flt[v], rounds);
+        m[v][2] = bench_median(rss[v], rounds);
+        printf("  %-9s %7.1f ns CPU per registration, %.4f minor faults per registration (%.0f in all), "
+               "peak RSS %.1f MiB\n",
+               v ? "no table" : "table", m[v][0], m[v][1], m[v][1] * (double)n, m[v][2]);
+    }
+    printf("  table / no table: CPU %.3f, faults %.3f, peak RSS %.3f (+%.0f bytes per region)\n", m[0][0] / m[1][0],
+           m[0][1] / m[1][1], m[0][2] / m[1][2], (m[0][2] - m[1][2]) * 1048576.0 / (double)n);
+    return 0;
+}
