@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Run a helper of `jitframes record` so that it cannot write outside the
 output directory, whatever it is told (perf inject follows paths and
 symlinks the recorded process chose).
