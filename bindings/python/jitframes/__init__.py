@@ -30,6 +30,7 @@ if sys.implementation.name != "cpython" or sys.version_info[:2] not in SUPPORTED
 
 try:
     from ._jitframes import activate, deactivate, standby, is_active, active_sinks, stats  # noqa: E402
+    from ._jitframes import __version__  # noqa: E402,F401
 except ModuleNotFoundError as e:
     if e.name != __name__ + "._jitframes":
         raise
