@@ -23,8 +23,8 @@ back as they were, runs `perf inject --jit` on a copy of the jitdump, and
 removes what it caused outside DIR (the perf map and jitdump that were not
 there before), unless --keep, whether the process still runs or has exited.
 
---via auto (the default) takes memory when the table can be read, else the
-channel. Either way DIR gets
+--via auto (the default) takes the channel when the process listens on one,
+else memory. Either way DIR gets
 
     perf.data        the recording (perf.jit.data: after perf inject)
     flamegraph.html  a self-contained flame graph page (no network needed)
@@ -131,8 +131,7 @@ def parse_args():
                     help="memory: read the regions the process publishes in its memory (needs the "
                          "right to ptrace it; nothing is switched on in it); channel: turn its sinks "
                          "on through its control channel (JITFRAMES_CONTROL=1); auto (default): "
-                         "memory when its table can be read and names something, else the "
-                         "channel")
+                         "the channel when the process listens on one, else memory")
     ap.add_argument("--duration", type=float, default=10.0, metavar="S",
                     help="seconds to record (default 10; Ctrl-C ends early)")
     ap.add_argument("--call-graph", choices=("fp", "dwarf"), default="dwarf",
@@ -485,23 +484,27 @@ def read_table(pid):
 
 
 def choose_path(args):
-    """'memory' or 'channel'. --via auto: memory when the table can be read
-    and names something; the channel when it cannot, or names nothing while
-    the process listens (CPython's client registers nothing in standby)."""
+    """'memory' or 'channel'. --via auto: the channel when the process
+    listens on it (a peer that answers, whose pid the kernel confirms by
+    SO_PEERCRED, and whose answer about itself the kernel does not
+    contradict), else memory when the table can be read. The channel first:
+    a client may publish regions that no longer name what runs (CPython's
+    trampolines stay in the table after a recording through the channel, but
+    in standby its frame hook is out and nothing runs through them), while
+    the channel turns on what the recording needs."""
     if args.via == "channel":
         return "channel"
-    live, why = read_table(args.pid)
-    if args.via == "memory":
-        if why:
-            fail("--via memory: " + why, 4)
-        return "memory"
-    if why is None and live > 0:
-        return "memory"
-    listens = cli("status", str(args.pid), check=False)
-    if listens.returncode == 0:
+    answer = status(args.pid, check=False) if args.via == "auto" else None
+    if answer is not None and not lies(open_target(args.pid), answer):
         return "channel"
+    why = read_table(args.pid)[1]
     if why is None:
-        return "memory"  # nothing to name yet, and no channel: its table may fill
+        return "memory"
+    if args.via == "memory":
+        fail("--via memory: " + why, 4)
+    if answer is not None:
+        return "channel"  # the only way left; main() says what the kernel contradicts
+    listens = cli("status", str(args.pid), check=False)
     said = re.sub(r"^jitframes[^:]*: ", "", (listens.stderr or listens.stdout).strip())
     why = re.sub(r"^jitframes[^:]*: (process \d+: )?", "", why)
     fail("%s; its published table cannot be read either: %s" % (said, why), 4)

@@ -7,7 +7,8 @@
 # the client's API tests (tests/python/test_api.py) and perf's naming test
 # (perf_python.sh perfmap) with the venv's own `jitframes` command; every
 # installed file is inside the venv; a bad JITFRAMES= warns once; the
-# `jitframes` command started with JITFRAMES= writes no map. From the
+# venv's `jitframes` command is the ELF tool itself, prints its version, and
+# its record verb finds its script (in the venv's libexec/jitframes). From the
 # wheel also: `jitframes record PID` from the venv's bin on a program put in
 # standby by the start-up hook (JITFRAMES_CONTROL=1) writes the flame graph
 # page with the wheel's own d3, and `pip uninstall` leaves the venv as it was.
@@ -43,22 +44,18 @@ check_installed() {
   "$venv/bin/pip" show -f jitframes | sed -n '/^Files:/,$p' | tail -n +2 | while read -r f; do
     case $(realpath -m "$site/$f") in "$venv"/*) ;; *) echo "outside: $f" ;; esac
   done | grep . && fail "files installed outside $venv"
-  for so in "$site"/jitframes/_jitframes*.so "$site/jitframes/_tool/jitframes"; do
+  for so in "$site"/jitframes/_jitframes*.so "$venv/bin/jitframes"; do
     readelf -d "$so" | grep -q 'NEEDED.*libjitframes' && fail "$so needs libjitframes.so"
   done
   ok "$venv: the extension and the tool carry the library; every file inside the venv"
-  "$venv/bin/jitframes" --version | grep -q "^jitframes " || fail "$venv/bin/jitframes --version"
-  # The console entry point is Python: with JITFRAMES set, the start-up hook
-  # must leave it alone (the tool it becomes keeps its pid).
-  # A map older than this marker is an earlier process's that had the pid
-  # (a busy /tmp holds hundreds): only a newer one is the tool's.
-  local tool_pid marker
-  marker=$(mktemp) && sleep 0.01
-  tool_pid=$(bash -c 'echo $$; exec env JITFRAMES=perfmap "$0" --version >/dev/null' "$venv/bin/jitframes")
-  if [ "/tmp/perf-$tool_pid.map" -nt "$marker" ]; then
-    rm -f "/tmp/perf-$tool_pid.map"; fail "JITFRAMES=perfmap jitframes left /tmp/perf-$tool_pid.map"
-  fi
-  rm -f "$marker"
+  # The command is the C tool itself (no Python in between), and its record
+  # verb finds its script where the wheel put it (../libexec/jitframes).
+  [ "$(head -c 4 "$venv/bin/jitframes" | od -An -c | tr -d ' ')" = '177ELF' ] ||
+    fail "$venv/bin/jitframes is not the ELF tool: $(head -c 60 "$venv/bin/jitframes")"
+  "$venv/bin/jitframes" --version | grep -q "^jitframes [0-9]" || fail "$venv/bin/jitframes --version"
+  "$venv/bin/jitframes" record --help >"$work/record-help.log" 2>&1 && grep -q "usage: jitframes record" "$work/record-help.log" ||
+    { cat "$work/record-help.log"; fail "$venv/bin/jitframes record does not find its script"; }
+  ok "$venv/bin/jitframes is the ELF tool; --version, and record finds its script"
   JITFRAMES_TOOL=$venv/bin/jitframes "$py" "$src/tests/python/test_api.py" >"$work/api.log" 2>&1 ||
     { cat "$work/api.log"; fail "test_api.py against $venv"; }
   tail -3 "$work/api.log"
@@ -115,10 +112,11 @@ ok "pip uninstall jitframes leaves the venv as it was"
 
 # From the source tree, offline: Debian's meson-python for any interpreter.
 # One build at a time: meson-python 0.12 names the interpreter in a file of
-# the source tree (.mesonpy-native-file.ini), which builds at once overwrite.
+# the source tree (.mesonpy-native-file.ini), which builds at once overwrite
+# (every test building from bindings/python takes BUILD_DIR/.python-source-build.lock).
 backend=$("$src/scripts/python-wheels" --backend-path) || fail "no meson-python"
 "$python" -m venv "$work/source" || fail "venv"
-PYTHONPATH=$backend flock "$wheels/.source-build.lock" "$work/source/bin/pip" install --quiet \
+PYTHONPATH=$backend flock "$wheels/../.python-source-build.lock" "$work/source/bin/pip" install --quiet \
   --no-index --no-cache-dir --no-build-isolation "$src/bindings/python" >"$work/source.log" 2>&1 ||
   { cat "$work/source.log"; fail "pip install $src/bindings/python"; }
 check_installed "$work/source"

@@ -17,27 +17,7 @@ fail() { echo "FAIL: $*"; cat "$work/prog.out"; exit 1; }
 jft() { env -u LD_PRELOAD "$tool" "$@"; }
 record_tool=(env -u LD_PRELOAD "$tool")
 
-cat >"$work/prog.py" <<'PY'
-import os, sys, time
-import jitframes
-jitframes._activate_from_environment()  # what jitframes.pth does at start-up
-print("ready", os.getpid(), flush=True)
-
-def hot_python_function(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-
-last = None
-end = time.monotonic() + 600  # ended by the test: long enough for a slow machine
-while time.monotonic() < end:
-    hot_python_function(20000)
-    if jitframes.is_active() != last:
-        last = jitframes.is_active()
-        print("active", last, ",".join(jitframes.active_sinks()), flush=True)
-PY
-env -u JITFRAMES JITFRAMES_CONTROL=1 JITFRAMES_DIR="$work" "$python" "$work/prog.py" >"$work/prog.out" 2>&1 &
+env -u JITFRAMES JITFRAMES_CONTROL=1 JITFRAMES_DIR="$work" "$python" "$here/standby_hot.py" >"$work/prog.out" 2>&1 &
 pid=$!
 for _ in $(seq 800); do grep -q "^active False" "$work/prog.out" && break; sleep 0.05; done
 grep -q "^active False" "$work/prog.out" || fail "the program did not start in standby"

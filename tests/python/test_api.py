@@ -536,9 +536,20 @@ class StartUp(ChildCase):
         _, err = self.run_child(["-m", "jitframes", "--sinks", "nope", "x.py"], expect_status=2)
         self.assertIn("invalid sinks 'nope'", err)
 
-    def test_installed_pth_activates_from_JITFRAMES(self):
-        """Installed (here into a venv), `JITFRAMES=perfmap python script.py`
-        activates at start-up; a bad value warns and the program still runs."""
+    def test_python_m_jitframes_version_and_missing_program_in_one_line(self):
+        out, err = self.run_child(["-m", "jitframes", "--version"])
+        self.assertRegex(out, r"^jitframes \d+\.\d+\.\d+\n$")
+        self.assertEqual(err, "")
+        for args, says in ((["missing.py"], "can't open file 'missing.py'"),
+                           (["-m", "no_such_module_here"], "no module named no_such_module_here"),
+                           (["--bogus"], "unknown option --bogus")):
+            _, err = self.run_child(["-m", "jitframes"] + args, expect_status=2)
+            self.assertEqual(err.count("\n"), 1, err)
+            self.assertIn("python -m jitframes: " + says, err)
+
+    def installed_venv(self):
+        """A venv with the package and jitframes.pth in its site-packages, as
+        the wheel installs them: its python."""
         venv = os.path.join(self.tmp, "venv")
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
         site = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
@@ -548,7 +559,12 @@ class StartUp(ChildCase):
         shutil.copytree(package, os.path.join(site, "jitframes"))
         pth = os.path.join(os.path.dirname(__file__), "..", "..", "bindings", "python", "jitframes.pth")
         shutil.copy(pth, site)
-        python = os.path.join(venv, "bin", "python")
+        return os.path.join(venv, "bin", "python")
+
+    def test_installed_pth_activates_from_JITFRAMES(self):
+        """Installed (here into a venv), `JITFRAMES=perfmap python script.py`
+        activates at start-up; a bad value warns and the program still runs."""
+        python = self.installed_venv()
         env = {"PYTHONPATH": ""}
         path = self.script(self.SCRIPT)
         out, _ = self.run_child([path], env=dict(env, JITFRAMES="perfmap"), python=python)
@@ -560,6 +576,20 @@ class StartUp(ChildCase):
         self.assertEqual(err.count("jitframes: not activated from JITFRAMES=perfmap,nope"), 1, err)
         out, _ = self.run_child([path], env=env, python=python)
         self.assertIn("active=()", out)
+
+    def test_installed_pth_does_nothing_under_E_and_I(self):
+        """python -E / -I ignore the environment: the hook neither activates
+        nor imports the package; with no variable it imports nothing either."""
+        python = self.installed_venv()
+        probe = "import sys; print('imported=%r' % ('jitframes' in sys.modules))"
+        for flags, env, imported in (([], {"JITFRAMES_CONTROL": "1"}, True),
+                                     ([], {}, False),
+                                     (["-E"], {"JITFRAMES": "jitdump"}, False),
+                                     (["-E"], {"JITFRAMES_CONTROL": "1"}, False),
+                                     (["-I"], {"JITFRAMES": "jitdump"}, False),
+                                     (["-I"], {"JITFRAMES_CONTROL": "1"}, False)):
+            out, _ = self.run_child(flags + ["-c", probe], env=dict(env, PYTHONPATH=""), python=python)
+            self.assertIn("imported=%r" % imported, out, (flags, env))
 
 
 class SigKill(ChildCase):

@@ -30,6 +30,7 @@ if sys.implementation.name != "cpython" or sys.version_info[:2] not in SUPPORTED
 
 try:
     from ._jitframes import activate, deactivate, standby, is_active, active_sinks, stats  # noqa: E402
+    from ._jitframes import __version__  # noqa: E402,F401
 except ModuleNotFoundError as e:
     if e.name != __name__ + "._jitframes":
         raise
@@ -59,10 +60,6 @@ def _activate_from_environment():
         return
     _environment_read = True
     import os
-    # The `jitframes` command of a pip install (jitframes._cli) is no program
-    # to profile: it becomes the C tool at once, under the same pid.
-    if os.path.basename(sys.argv[0]) == "jitframes":
-        return
     sinks = os.environ.get("JITFRAMES", "").strip()
     control = os.environ.get("JITFRAMES_CONTROL", "").strip()
     # Never stop the program from starting: say why and run without.

@@ -1,18 +1,28 @@
 """python -m jitframes [--sinks LIST | --standby] (script.py | -m module) [args...]
+python -m jitframes --version
 
 Run a script or module with jitframes active, as `python -X perf` runs one
 with CPython's trampolines. LIST defaults to $JITFRAMES, else perfmap.
 --standby runs it with no sink and the control channel open instead
 (jitframes.standby()): nothing is written until `jitframes record PID` or
-`jitframes enable PID SINKS` turns sinks on from outside.
+`jitframes enable PID SINKS` turns sinks on from outside. A script or module
+that cannot be found is one line and exit status 2, as for python itself;
+what the program raises is its own traceback.
 """
+import importlib.util
 import os
 import runpy
 import sys
 
 import jitframes
 
-USAGE = "usage: python -m jitframes [--sinks LIST | --standby] (script.py | -m module) [args...]"
+USAGE = ("usage: python -m jitframes [--sinks LIST | --standby] (script.py | -m module) [args...]\n"
+         "       python -m jitframes --version")
+
+
+def die(message):
+    print("python -m jitframes: %s" % message, file=sys.stderr)
+    sys.exit(2)
 
 
 def parse(argv):
@@ -27,10 +37,28 @@ def parse(argv):
             sinks, argv = argv[0][len("--sinks="):], argv[1:]
         else:
             break
+    if argv and argv[0] in ("-V", "--version"):
+        print("jitframes %s" % jitframes.__version__)
+        sys.exit(0)
     if not argv or argv[0] in ("-h", "--help") or (argv[0] == "-m" and len(argv) < 2):
         print(USAGE, file=sys.stderr)
         sys.exit(0 if argv and argv[0] in ("-h", "--help") else 2)
+    if argv[0] != "-m" and argv[0].startswith("-"):
+        die("unknown option %s (python -m jitframes --help)" % argv[0])
     return sinks, argv
+
+
+def check_runnable(argv):
+    """One line and exit 2 for a script or module that is not there."""
+    if argv[0] == "-m":
+        try:
+            found = importlib.util.find_spec(argv[1]) is not None
+        except (ImportError, ValueError) as e:
+            die("no module %s: %s" % (argv[1], e))
+        if not found:
+            die("no module named %s" % argv[1])
+    elif not os.path.isfile(argv[0]) and not os.path.isdir(argv[0]):
+        die("can't open file %r: no such file" % argv[0])
 
 
 def main():
@@ -43,8 +71,8 @@ def main():
         else:
             jitframes.activate(sinks)
     except (ValueError, RuntimeError, OSError) as e:
-        print("python -m jitframes: %s" % e, file=sys.stderr)
-        sys.exit(2)
+        die(e)
+    check_runnable(argv)
     if argv[0] == "-m":
         sys.argv = argv[1:]
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)

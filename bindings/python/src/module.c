@@ -320,5 +320,11 @@ PyMODINIT_FUNC PyInit__jitframes(void); /* the only symbol CPython looks up */
 
 PyMODINIT_FUNC PyInit__jitframes(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* The library's version: the package's, `python -m jitframes --version`. */
+    if (m != NULL && PyModule_AddStringConstant(m, "__version__", jf_version_string()) != 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }
