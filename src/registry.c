@@ -15,6 +15,7 @@
 #include "region_slab.h"
 #include "region_table.h"
 #include "sink.h"
+#include "sys.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -276,7 +277,7 @@ static void install_atfork(void)
  * anything else is logged and ignored (the host starts as it would without). */
 static int control_from_env(void)
 {
-    const char *v = getenv("JITFRAMES_CONTROL");
+    const char *v = jf__getenv("JITFRAMES_CONTROL");
     if (!v || !*v || strcmp(v, "0") == 0)
         return 0;
     if (strcmp(v, "1") == 0)
@@ -294,13 +295,13 @@ static int configure_from_env(const jf_config *config, unsigned *sinks, int *con
         return 0;
     jf__log_configure_from_env();
     *control |= control_from_env();
-    const char *list = getenv("JITFRAMES");
+    const char *list = jf__getenv("JITFRAMES");
     if (list && jf_parse_sinks(list, sinks) != 0) {
         jf__fail(JF_EINVAL, "JITFRAMES=%s: %s", list, jf_last_error());
         jf__log(JF_LOG_WARNING, "%s; jitframes is not initialised", jf_last_error());
         return JF_EINVAL;
     }
-    const char *dir = getenv("JITFRAMES_DIR");
+    const char *dir = jf__getenv("JITFRAMES_DIR");
     if (dir && *dir && snprintf(dump_dir, sizeof dump_dir, "%s", dir) >= (int)sizeof dump_dir)
         return jf__fail(JF_EINVAL, "JITFRAMES_DIR is too long");
     return 0;
