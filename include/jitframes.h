@@ -111,7 +111,10 @@ JF_API const char *jf_last_error(void);
 #define JF_SINK_COUNT 4
 
 /* Do not read the JITFRAMES, JITFRAMES_DIR, JITFRAMES_LOG and
- * JITFRAMES_CONTROL variables. Other flag bits are JF_EINVAL. */
+ * JITFRAMES_CONTROL variables. Other flag bits are JF_EINVAL. A program
+ * running with privileges its caller lacks (setuid, setgid, file
+ * capabilities: the kernel's AT_SECURE) never reads them, as if this flag
+ * were set: the caller's environment cannot choose where it writes. */
 #define JF_CONFIG_IGNORE_ENV 0x1u
 
 /*
@@ -170,7 +173,8 @@ typedef struct jf_config {
  * Initialise (reference-counted). The first call sets the library up: it reads
  * $JITFRAMES (a comma list of sink words: perfmap, jitdump, gdb, unwind; "all"
  * means every sink), $JITFRAMES_DIR, $JITFRAMES_LOG and $JITFRAMES_CONTROL
- * unless JF_CONFIG_IGNORE_ENV is set, and enables those sinks plus
+ * unless JF_CONFIG_IGNORE_ENV is set or the program is setuid/setgid
+ * (AT_SECURE), and enables those sinks plus
  * config->sinks. Later calls only add config->sinks (and start the control
  * channel if JF_CONFIG_CONTROL asks). config may be NULL.
  * Returns:

@@ -536,9 +536,8 @@ class StartUp(ChildCase):
         _, err = self.run_child(["-m", "jitframes", "--sinks", "nope", "x.py"], expect_status=2)
         self.assertIn("invalid sinks 'nope'", err)
 
-    def test_installed_pth_activates_from_JITFRAMES(self):
-        """Installed (here into a venv), `JITFRAMES=perfmap python script.py`
-        activates at start-up; a bad value warns and the program still runs."""
+    def installed_python(self):
+        """A venv with the package and jitframes.pth installed: its python."""
         venv = os.path.join(self.tmp, "venv")
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
         site = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
@@ -548,7 +547,12 @@ class StartUp(ChildCase):
         shutil.copytree(package, os.path.join(site, "jitframes"))
         pth = os.path.join(os.path.dirname(__file__), "..", "..", "bindings", "python", "jitframes.pth")
         shutil.copy(pth, site)
-        python = os.path.join(venv, "bin", "python")
+        return os.path.join(venv, "bin", "python")
+
+    def test_installed_pth_activates_from_JITFRAMES(self):
+        """Installed (here into a venv), `JITFRAMES=perfmap python script.py`
+        activates at start-up; a bad value warns and the program still runs."""
+        python = self.installed_python()
         env = {"PYTHONPATH": ""}
         path = self.script(self.SCRIPT)
         out, _ = self.run_child([path], env=dict(env, JITFRAMES="perfmap"), python=python)
@@ -560,6 +564,47 @@ class StartUp(ChildCase):
         self.assertEqual(err.count("jitframes: not activated from JITFRAMES=perfmap,nope"), 1, err)
         out, _ = self.run_child([path], env=env, python=python)
         self.assertIn("active=()", out)
+
+    def test_python_E_and_I_ignore_every_JITFRAMES_variable(self):
+        """`python -E` and `python -I` read no JITFRAMES* variable: the .pth
+        hook activates nothing (no /tmp/perf-PID.map), JITFRAMES_CONTROL
+        opens no channel, `-m jitframes` does not take its sinks from
+        JITFRAMES, and activate() writes its dump to /tmp, not to
+        JITFRAMES_DIR, nor prints what JITFRAMES_LOG asks. The control: the
+        same without -E activates and writes the map."""
+        python = self.installed_python()
+        env = {"PYTHONPATH": "", "JITFRAMES": "perfmap", "JITFRAMES_CONTROL": "1"}
+        # The control channel is an abstract socket named jitframes/<pid>.<random>.
+        path = self.script(self.SCRIPT + """
+    with open("/proc/net/unix") as f:
+        print("channel=%r" % ("@jitframes/%d." % os.getpid() in f.read()))
+""")
+        out, _ = self.run_child([path], env=env, python=python)
+        self.assertIn("active=('perfmap',)", out)
+        self.assertIn("channel=True", out)
+        self.assertTrue(os.path.exists(perf_map_path(self.pids[-1])))
+        for flag in ("-E", "-I"):
+            out, err = self.run_child([flag, path], env=env, python=python)
+            self.assertIn("active=()", out, flag)
+            self.assertIn("channel=False", out, flag)
+            self.assertFalse(os.path.exists(perf_map_path(self.pids[-1])), flag)
+            out, _ = self.run_child([flag, "-m", "jitframes", path], env=dict(env, JITFRAMES="jitdump"),
+                                    python=python)
+            self.assertIn("active=('perfmap',)", out, flag)
+        dumps = os.path.join(self.tmp, "dumps")
+        os.mkdir(dumps)
+        explicit = self.script("""
+    import os, jitframes
+    print("pid=%d" % os.getpid())
+    jitframes.activate("jitdump")
+    print("exists=%r" % os.path.exists("/tmp/jit-%d.dump" % os.getpid()))
+    os.unlink("/tmp/jit-%d.dump" % os.getpid())
+""", name="explicit.py")
+        out, err = self.run_child(["-E", explicit], python=python,
+                                  env={"PYTHONPATH": "", "JITFRAMES_DIR": dumps, "JITFRAMES_LOG": "info"})
+        self.assertIn("exists=True", out)
+        self.assertEqual(os.listdir(dumps), [])
+        self.assertNotIn("jitframes", err)
 
 
 class SigKill(ChildCase):
