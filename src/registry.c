@@ -9,6 +9,7 @@
 #include "control.h"
 #include "error.h"
 #include "log.h"
+#include "process_mark.h"
 #include "published.h"
 #include "registry.h"
 #include "region.h"
@@ -252,6 +253,7 @@ static void atfork_parent(void)
  * touching them and starts its own, with the regions the child inherited. */
 static void atfork_child(void)
 {
+    jf__process_mark();
     jf__slab_unlock_after_fork();
     jf__log_unlock_after_fork();
     jf__pub_forget_after_fork();
@@ -270,7 +272,29 @@ static void atfork_child(void)
 
 static void install_atfork(void)
 {
+    jf__process_mark();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* A child made by a raw fork or clone system call ran no atfork handler:
+ * its table is not mapped and its sinks hold the parent's files. The first
+ * call in it does the handlers' work, as fork() would have (the check
+ * again under the locks: another thread of the child may have done it). */
+static void adopt_unmarked_child(void)
+{
+    atfork_prepare();
+    if (jf__process_unmarked())
+        atfork_child();
+    else
+        atfork_parent();
+}
+
+/* Every entry point takes the registry lock through here. */
+static void lock_registry(void)
+{
+    if (__builtin_expect(jf__process_unmarked(), 0))
+        adopt_unmarked_child();
+    pthread_mutex_lock(&registry_lock);
 }
 
 /* $JITFRAMES_CONTROL: "1" asks for the control channel; "0" or empty not;
@@ -340,7 +364,7 @@ int jf_init(const jf_config *config)
     pthread_once(&atfork_once, install_atfork);
 
     int control = config && (config->flags & JF_CONFIG_CONTROL);
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     int rc = 0;
     if (init_count == 0) {
         /* A failed first init must not leave its directory behind. */
@@ -379,7 +403,7 @@ static int free_visit(jf_live *r, void *ctx)
 int jf_shutdown(void)
 {
     jf__clear_error();
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     if (init_count == 0) {
         pthread_mutex_unlock(&registry_lock);
         return jf__fail(JF_ENOTINIT, "jf_shutdown without a matching jf_init");
@@ -404,7 +428,7 @@ int jf_shutdown(void)
 int jf_published_table(const void **addr, size_t *size)
 {
     jf__clear_error();
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     int rc = jf__pub_status(addr, size);
     pthread_mutex_unlock(&registry_lock);
     return rc;
@@ -417,7 +441,7 @@ int jf__initialised(void)
 
 void jf__dump_dir(char *out, size_t cap)
 {
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     snprintf(out, cap, "%s", dump_dir);
     pthread_mutex_unlock(&registry_lock);
 }
@@ -427,7 +451,7 @@ int jf_enable(unsigned sinks)
     jf__clear_error();
     if (sinks & ~JF_SINK_ALL)
         return jf__fail(JF_EINVAL, "jf_enable: unknown sink bits 0x%x", sinks & ~JF_SINK_ALL);
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     int rc = init_count ? start_sinks(sinks) : jf__fail(JF_ENOTINIT, "jf_enable before jf_init");
     pthread_mutex_unlock(&registry_lock);
     return rc;
@@ -438,7 +462,7 @@ int jf_disable(unsigned sinks)
     jf__clear_error();
     if (sinks & ~JF_SINK_ALL)
         return jf__fail(JF_EINVAL, "jf_disable: unknown sink bits 0x%x", sinks & ~JF_SINK_ALL);
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     int rc = 0;
     if (!init_count) {
         rc = jf__fail(JF_ENOTINIT, "jf_disable before jf_init");
@@ -458,7 +482,7 @@ int jf_disable(unsigned sinks)
 unsigned jf_enabled_sinks(void)
 {
     jf__clear_error();
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     unsigned bits = init_count ? enabled_sinks : 0;
     pthread_mutex_unlock(&registry_lock);
     return bits;
@@ -528,7 +552,7 @@ int jf__register_batch(const jf_region *regions, size_t n, int *inserted_out)
                    : jf__fail(JF_ENOTINIT, "jf_register before jf_init");
     if (rc == 0) {
         int inserted = 0;
-        pthread_mutex_lock(&registry_lock);
+        lock_registry();
         if (!init_count)
             rc = jf__fail(JF_ENOTINIT, "jitframes was shut down during registration");
         else if ((rc = insert_batch(lives, n)) == 0) {
@@ -583,7 +607,7 @@ static int fan_out_remove(unsigned mask, jf_live *const *regions, size_t n)
 int jf_unregister(const void *addr)
 {
     jf__clear_error();
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     if (!init_count) {
         pthread_mutex_unlock(&registry_lock);
         return jf__fail(JF_ENOTINIT, "jf_unregister before jf_init");
@@ -752,7 +776,7 @@ int jf_move_batch(const jf_region_move *moves, size_t n)
     jf_live **regions = (jf_live **)(plan + n);
     uintptr_t *old_starts = (uintptr_t *)(regions + n);
     size_t planned = 0;
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     int rc = init_count ? plan_moves(moves, n, plan, &planned)
                         : jf__fail(JF_ENOTINIT, "jf_move before jf_init");
     if (rc == 0 && planned)
@@ -778,7 +802,7 @@ int jf_stats(struct jf_stats *stats)
     if (!stats || stats->struct_size < offsetof(struct jf_stats, live_regions) + sizeof(uint64_t))
         return jf__fail(JF_EINVAL, "jf_stats: NULL, or struct_size not set (use JF_STATS_INIT)");
     struct jf_stats all = JF_STATS_INIT;
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     all.live_regions = live_regions.count;
     for (int i = 0; i < JF_SINK_COUNT; i++) {
         all.sink[i] = sink_stats[i];
