@@ -18,7 +18,7 @@
 #define MADV_WIPEONFORK 18
 #endif
 
-static uint8_t *mark_page; /* 1 in the marked process, 0 in any child */
+uint8_t *jf__process_mark_page; /* 1 in the marked process, 0 in any child */
 static pid_t marked_pid;   /* without WIPEONFORK */
 static int marked;
 
@@ -37,11 +37,11 @@ static uint8_t *make_mark_page(void)
 
 void jf__process_mark(void)
 {
-    uint8_t *page = __atomic_load_n(&mark_page, __ATOMIC_ACQUIRE);
+    uint8_t *page = __atomic_load_n(&jf__process_mark_page, __ATOMIC_ACQUIRE);
     if (!page && !__atomic_load_n(&marked, __ATOMIC_RELAXED)) {
         page = make_mark_page();
         if (page)
-            __atomic_store_n(&mark_page, page, __ATOMIC_RELEASE);
+            __atomic_store_n(&jf__process_mark_page, page, __ATOMIC_RELEASE);
     }
     if (page)
         __atomic_store_n(page, 1, __ATOMIC_RELAXED);
@@ -49,10 +49,7 @@ void jf__process_mark(void)
     __atomic_store_n(&marked, 1, __ATOMIC_RELEASE);
 }
 
-int jf__process_unmarked(void)
+int jf__process_unmarked_by_pid(void)
 {
-    uint8_t *page = __atomic_load_n(&mark_page, __ATOMIC_ACQUIRE);
-    if (page)
-        return __atomic_load_n(page, __ATOMIC_RELAXED) == 0;
     return __atomic_load_n(&marked, __ATOMIC_ACQUIRE) && getpid() != __atomic_load_n(&marked_pid, __ATOMIC_RELAXED);
 }

@@ -290,7 +290,7 @@ static void adopt_unmarked_child(void)
 }
 
 /* Every entry point takes the registry lock through here. */
-static void lock_registry(void)
+static inline void lock_registry(void)
 {
     if (__builtin_expect(jf__process_unmarked(), 0))
         adopt_unmarked_child();
