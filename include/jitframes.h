@@ -210,6 +210,10 @@ JF_API int jf_shutdown(void);
  *   unwind   the inherited tables stay registered in the child's unwinder
  * Parent and child then register and unregister independently; neither
  * ever writes the other's files. Trampolines keep working in the child.
+ * A child made by a raw fork or clone system call (no atfork handlers)
+ * gets the same at its first jitframes call, before that call does
+ * anything. Either way, a fork while another thread is inside jitframes is
+ * safe only through fork() (its handlers hold the locks across it).
  */
 
 /* Parse a comma list of sink words into JF_SINK_* bits: perfmap, jitdump,
