@@ -14,6 +14,7 @@
 #include "gdb_jit_view.h"
 #include "jitframes.h"
 #include "map_util.h"
+#include "process_mark.h"
 #include "table_reader.h"
 
 #include <signal.h>
@@ -178,11 +179,45 @@ static void raw_fork_child_of_a_shut_down_library_can_start_it_again(void **stat
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* A kernel without MADV_WIPEONFORK (before 4.14): no mark page, the pid
+ * tells the child apart. Simulated by hiding the page. */
+static void raw_fork_child_is_found_by_its_pid_without_wipeonfork(void **state)
+{
+    (void)state;
+    assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
+    assert_int_equal(reg(0, "inherited"), 0);
+    uint8_t *page = jf__process_mark_page;
+    assert_non_null(page); /* this kernel has it: the fallback is what is tested here */
+    jf__process_mark_page = NULL;
+    pid_t child = raw_fork();
+    if (child == 0) {
+        if (reg(64, "child_only") != 0)
+            _exit(10);
+        tr_snapshot s;
+        int ok = read_table(&s) == 0 && s.n_live == 2 && table_has(&s, "child_only");
+        char *map = map_read(getpid(), NULL);
+        ok = ok && map && map_count_name(map, "inherited") == 1 && map_count_name(map, "child_only") == 1;
+        _exit(ok ? 0 : 11);
+    }
+    int status = test_wait_child(child, 120);
+    jf__process_mark_page = page;
+    map_remove(child);
+    if (status != -1 && WIFSIGNALED(status))
+        fail_msg("the raw fork child was killed by signal %d", WTERMSIG(status));
+    assert_true(status != -1 && WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    char *map = map_read(getpid(), NULL);
+    assert_non_null(map);
+    assert_int_equal(map_count_name(map, "child_only"), 0);
+    free(map);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(raw_fork_child_registers_into_its_own_table_map_and_dump, test_reset),
         cmocka_unit_test_teardown(raw_fork_child_of_a_shut_down_library_can_start_it_again, test_reset),
+        cmocka_unit_test_teardown(raw_fork_child_is_found_by_its_pid_without_wipeonfork, test_reset),
     };
     return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }
