@@ -10,8 +10,14 @@
  *   (b) one write(2) per record — durable, a syscall per record.
  * The baselines copy a prebuilt unwind table; jitframes builds each from the
  * region's CFI. Targets: jitframes >= 0.5x (a) and >= 1.5x (b).
- * Usage: bench_jitdump [N [jitframes|a|b]] (default 1000000; naming one
- * writer runs only it, once). Files go to $TMPDIR or /tmp and are removed.
+ * Those runs share one process, so only the first pays the page faults of
+ * the library's mappings; the fresh section then runs jitframes in a new
+ * process per run, the published table on against JF_CONFIG_NO_TABLE
+ * interleaved, with CPU time (page faults included), minor faults and peak
+ * memory of each (bench_util.h).
+ * Usage: bench_jitdump [N [jitframes|jitframes-notable|a|b]] (default
+ * 1000000; naming one writer runs only it, once; -notable: without the
+ * table). Files go to $TMPDIR or /tmp and are removed.
  * On tmpfs the shared mapping pays for reserving pages (posix_fallocate)
  * and mapping them, where write(2) only copies: compare both
  * (TMPDIR=/dev/shm for tmpfs).
@@ -39,6 +45,7 @@ static uint8_t *code;   /* n_regions * stride readable bytes */
 static size_t stride;
 static jf_cfi *cfi;
 static const char *tmp_dir = "/tmp";
+static unsigned table_flag; /* 0 or JF_CONFIG_NO_TABLE */
 
 /* A frameless shape: CFA = SP + 48 after a 4-byte prologue, back to 8
  * before the final ret. */
@@ -80,7 +87,7 @@ static double run_jitframes(void)
     if (!mkdtemp(dir))
         bench_die("mkdtemp");
     jf_config cfg = JF_CONFIG_INIT;
-    cfg.flags = JF_CONFIG_IGNORE_ENV;
+    cfg.flags = JF_CONFIG_IGNORE_ENV | table_flag;
     cfg.sinks = JF_SINK_JITDUMP;
     cfg.dump_dir = dir;
     if (jf_init(&cfg) != 0) {
@@ -266,6 +273,9 @@ int main(int argc, char **argv)
     if (getenv("TMPDIR"))
         tmp_dir = getenv("TMPDIR");
     prepare_inputs();
+    table_flag = bench_wants_no_table(argc, argv) ? JF_CONFIG_NO_TABLE : 0;
+    if (bench_fresh_child(argc, argv, run_jitframes))
+        return 0;
     if (argc > 2) {
         double t = strcmp(argv[2], "a") == 0 ? run_stdio()
                  : strcmp(argv[2], "b") == 0 ? run_write()
@@ -298,5 +308,6 @@ int main(int argc, char **argv)
            rate_a, rate_jf / rate_a);
     printf("(b) one write(2) per record:          %10.0f registrations/s  ratio %.2fx (target >= 1.5x)\n",
            rate_b, rate_jf / rate_b);
+    bench_fresh_table_on_off(argv[0], n_regions); /* children: "<N> jitframes[-notable] fresh" */
     return 0;
 }

@@ -11,8 +11,14 @@
  * baselines a temporary file next to it); every one is durable per entry
  * (jitframes: stored into a shared mapping of the file). Targets (issue 10):
  * jitframes >= 3x (a) and >= 2x (b); batches of 100 reported too.
+ * Those runs share one process, so only the first pays the page faults of
+ * the library's mappings (the published table's above all); the fresh
+ * section then runs jitframes in a new process per run, the table on
+ * against JF_CONFIG_NO_TABLE interleaved, and prints CPU time (page faults
+ * included), minor faults and peak memory of each (bench_util.h).
  * Usage: bench_perfmap [N [jitframes|a|b|c]]   (default 1000000; naming one
- * writer runs only it, once: for profiling with perf record or callgrind)
+ * writer runs only it, once: for profiling with perf record or callgrind;
+ * "jitframes-notable" is jitframes with JF_CONFIG_NO_TABLE)
  */
 #define _GNU_SOURCE
 #include "jitframes.h"
@@ -37,6 +43,7 @@ static char **names;      /* "jit_fn_<i>" */
 static char **lines;      /* pre-formatted map lines for baseline (b) */
 static size_t *line_lens;
 static int profiling; /* one writer only: skip what is not measured */
+static unsigned table_flag; /* 0 or JF_CONFIG_NO_TABLE */
 
 static void prepare_inputs(void)
 {
@@ -73,7 +80,7 @@ static double run_jitframes_in(size_t per_call)
 {
     unlink(perf_map_path);
     jf_config cfg = JF_CONFIG_INIT;
-    cfg.flags = JF_CONFIG_IGNORE_ENV;
+    cfg.flags = JF_CONFIG_IGNORE_ENV | table_flag;
     cfg.sinks = JF_SINK_PERFMAP;
     if (jf_init(&cfg) != 0) {
         fprintf(stderr, "jf_init: %s\n", jf_last_error());
@@ -175,6 +182,9 @@ int main(int argc, char **argv)
     snprintf(baseline_path, sizeof baseline_path, "/tmp/jf-bench-baseline-%ld.map", (long)getpid());
     profiling = argc > 2 && strcmp(argv[2], "b") != 0 && strcmp(argv[2], "c") != 0;
     prepare_inputs();
+    table_flag = bench_wants_no_table(argc, argv) ? JF_CONFIG_NO_TABLE : 0;
+    if (bench_fresh_child(argc, argv, run_jitframes))
+        return 0;
     if (argc > 2) {
         double t = strcmp(argv[2], "a") == 0   ? run_stdio_baseline()
                    : strcmp(argv[2], "b") == 0 ? run_write_baseline()
@@ -213,5 +223,6 @@ int main(int argc, char **argv)
            BATCH, batched, batched / a, batched / b);
     printf("  per entry: jitframes %.0f ns, (a) %.0f ns, (b) %.0f ns, (c) %.0f ns; one getrlimit() %.0f ns\n",
            1e9 / jf, 1e9 / a, 1e9 / b, 1e9 / c, getrlimit_ns());
+    bench_fresh_table_on_off(argv[0], n_regions); /* children: "<N> jitframes[-notable] fresh" */
     return 0;
 }

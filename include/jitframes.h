@@ -111,7 +111,10 @@ JF_API const char *jf_last_error(void);
 #define JF_SINK_COUNT 4
 
 /* Do not read the JITFRAMES, JITFRAMES_DIR, JITFRAMES_LOG and
- * JITFRAMES_CONTROL variables. Other flag bits are JF_EINVAL. */
+ * JITFRAMES_CONTROL variables. Other flag bits are JF_EINVAL. A program
+ * running with privileges its caller lacks (setuid, setgid, file
+ * capabilities: the kernel's AT_SECURE) never reads them, as if this flag
+ * were set: the caller's environment cannot choose where it writes. */
 #define JF_CONFIG_IGNORE_ENV 0x1u
 
 /*
@@ -170,7 +173,8 @@ typedef struct jf_config {
  * Initialise (reference-counted). The first call sets the library up: it reads
  * $JITFRAMES (a comma list of sink words: perfmap, jitdump, gdb, unwind; "all"
  * means every sink), $JITFRAMES_DIR, $JITFRAMES_LOG and $JITFRAMES_CONTROL
- * unless JF_CONFIG_IGNORE_ENV is set, and enables those sinks plus
+ * unless JF_CONFIG_IGNORE_ENV is set or the program is setuid/setgid
+ * (AT_SECURE), and enables those sinks plus
  * config->sinks. Later calls only add config->sinks (and start the control
  * channel if JF_CONFIG_CONTROL asks). config may be NULL.
  * Returns:
@@ -206,6 +210,10 @@ JF_API int jf_shutdown(void);
  *   unwind   the inherited tables stay registered in the child's unwinder
  * Parent and child then register and unregister independently; neither
  * ever writes the other's files. Trampolines keep working in the child.
+ * A child made by a raw fork or clone system call (no atfork handlers)
+ * gets the same at its first jitframes call, before that call does
+ * anything. Either way, a fork while another thread is inside jitframes is
+ * safe only through fork() (its handlers hold the locks across it).
  */
 
 /* Parse a comma list of sink words into JF_SINK_* bits: perfmap, jitdump,
@@ -315,9 +323,11 @@ JF_API int jf_register(const jf_region *region);
  * O_APPEND write per 4 KiB to 1 MiB of lines, RLIMIT_FSIZE checked and the
  * space allocated then): a line is in the kernel's page cache when the call
  * returns, as durable as with write(2). bench/bench_perfmap: ~80-110 ns per
- * jf_register with one region (about 1,000 instructions), 3.4-4.5x a
- * writer that takes a mutex and calls fprintf + fflush per entry, 2.5-3.3x
- * one write(2) per line; a batch saves little more.
+ * jf_register with one region on a quiet machine (about 1,030 instructions
+ * without the published table, 1,160 with it), 3.4-7.3x a writer that
+ * takes a mutex and calls fprintf + fflush per entry, 2.5-6.7x one
+ * write(2) per line; a batch saves little more. A fresh process also pays
+ * the table's page faults (docs/guide.md, "What each sink costs").
  * The file: lines are published whole (a process killed at any instant
  * leaves no torn line; at worst one line starting "##", which readers skip),
  * in reserved space that is never truncated, so the map ends with up to

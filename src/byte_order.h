@@ -18,18 +18,30 @@
 #error "src/arch/host.h: JF_HOST_BIG_ENDIAN disagrees with the compiler's byte order"
 #endif
 
-/* Store v in n bytes at p, most significant byte first if big_endian. */
+/* Store v in n bytes at p, most significant byte first if big_endian.
+ * One loop per order, each with a fixed index: the compiler merges either
+ * into a single store (and a byte swap); an index that depends on
+ * big_endian inside one loop kept n byte stores (+1,100 instructions per
+ * jitdump registration, bench_jitdump under callgrind). */
 static inline void jf__store_uint(uint8_t *p, uint64_t v, size_t n, int big_endian)
 {
-    for (size_t i = 0; i < n; i++)
-        p[big_endian ? n - 1 - i : i] = (uint8_t)(v >> (8 * i));
+    if (big_endian)
+        for (size_t i = 0; i < n; i++)
+            p[n - 1 - i] = (uint8_t)(v >> (8 * i));
+    else
+        for (size_t i = 0; i < n; i++)
+            p[i] = (uint8_t)(v >> (8 * i));
 }
 
 static inline uint64_t jf__load_uint(const uint8_t *p, size_t n, int big_endian)
 {
     uint64_t v = 0;
-    for (size_t i = 0; i < n; i++)
-        v |= (uint64_t)p[big_endian ? n - 1 - i : i] << (8 * i);
+    if (big_endian)
+        for (size_t i = 0; i < n; i++)
+            v |= (uint64_t)p[n - 1 - i] << (8 * i);
+    else
+        for (size_t i = 0; i < n; i++)
+            v |= (uint64_t)p[i] << (8 * i);
     return v;
 }
 

@@ -4,6 +4,8 @@
  */
 #include "log.h"
 
+#include "sys.h"
+
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,7 +42,7 @@ void jf__log_unlock_after_fork(void)
 void jf__log_configure_from_env(void)
 {
     static const char *const names[] = {"error", "warning", "info", "debug"};
-    const char *v = getenv("JITFRAMES_LOG");
+    const char *v = jf__getenv("JITFRAMES_LOG");
     int level = -1;
     int known = 1;
     if (v && *v) {

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-/* size bytes aligned for any record field; NULL when out of memory.
+/* size bytes aligned to 8 (jf_live's widest field); NULL when out of memory.
  * Thread-safe. */
 void *jf__slab_alloc(size_t size);
 

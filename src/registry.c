@@ -9,12 +9,14 @@
 #include "control.h"
 #include "error.h"
 #include "log.h"
+#include "process_mark.h"
 #include "published.h"
 #include "registry.h"
 #include "region.h"
 #include "region_slab.h"
 #include "region_table.h"
 #include "sink.h"
+#include "sys.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -251,6 +253,7 @@ static void atfork_parent(void)
  * touching them and starts its own, with the regions the child inherited. */
 static void atfork_child(void)
 {
+    jf__process_mark();
     jf__slab_unlock_after_fork();
     jf__log_unlock_after_fork();
     jf__pub_forget_after_fork();
@@ -269,14 +272,36 @@ static void atfork_child(void)
 
 static void install_atfork(void)
 {
+    jf__process_mark();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* A child made by a raw fork or clone system call ran no atfork handler:
+ * its table is not mapped and its sinks hold the parent's files. The first
+ * call in it does the handlers' work, as fork() would have (the check
+ * again under the locks: another thread of the child may have done it). */
+static void adopt_unmarked_child(void)
+{
+    atfork_prepare();
+    if (jf__process_unmarked())
+        atfork_child();
+    else
+        atfork_parent();
+}
+
+/* Every entry point takes the registry lock through here. */
+static inline void lock_registry(void)
+{
+    if (__builtin_expect(jf__process_unmarked(), 0))
+        adopt_unmarked_child();
+    pthread_mutex_lock(&registry_lock);
 }
 
 /* $JITFRAMES_CONTROL: "1" asks for the control channel; "0" or empty not;
  * anything else is logged and ignored (the host starts as it would without). */
 static int control_from_env(void)
 {
-    const char *v = getenv("JITFRAMES_CONTROL");
+    const char *v = jf__getenv("JITFRAMES_CONTROL");
     if (!v || !*v || strcmp(v, "0") == 0)
         return 0;
     if (strcmp(v, "1") == 0)
@@ -294,13 +319,13 @@ static int configure_from_env(const jf_config *config, unsigned *sinks, int *con
         return 0;
     jf__log_configure_from_env();
     *control |= control_from_env();
-    const char *list = getenv("JITFRAMES");
+    const char *list = jf__getenv("JITFRAMES");
     if (list && jf_parse_sinks(list, sinks) != 0) {
         jf__fail(JF_EINVAL, "JITFRAMES=%s: %s", list, jf_last_error());
         jf__log(JF_LOG_WARNING, "%s; jitframes is not initialised", jf_last_error());
         return JF_EINVAL;
     }
-    const char *dir = getenv("JITFRAMES_DIR");
+    const char *dir = jf__getenv("JITFRAMES_DIR");
     if (dir && *dir && snprintf(dump_dir, sizeof dump_dir, "%s", dir) >= (int)sizeof dump_dir)
         return jf__fail(JF_EINVAL, "JITFRAMES_DIR is too long");
     return 0;
@@ -339,7 +364,7 @@ int jf_init(const jf_config *config)
     pthread_once(&atfork_once, install_atfork);
 
     int control = config && (config->flags & JF_CONFIG_CONTROL);
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     int rc = 0;
     if (init_count == 0) {
         /* A failed first init must not leave its directory behind. */
@@ -378,7 +403,7 @@ static int free_visit(jf_live *r, void *ctx)
 int jf_shutdown(void)
 {
     jf__clear_error();
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     if (init_count == 0) {
         pthread_mutex_unlock(&registry_lock);
         return jf__fail(JF_ENOTINIT, "jf_shutdown without a matching jf_init");
@@ -403,7 +428,7 @@ int jf_shutdown(void)
 int jf_published_table(const void **addr, size_t *size)
 {
     jf__clear_error();
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     int rc = jf__pub_status(addr, size);
     pthread_mutex_unlock(&registry_lock);
     return rc;
@@ -416,7 +441,7 @@ int jf__initialised(void)
 
 void jf__dump_dir(char *out, size_t cap)
 {
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     snprintf(out, cap, "%s", dump_dir);
     pthread_mutex_unlock(&registry_lock);
 }
@@ -426,7 +451,7 @@ int jf_enable(unsigned sinks)
     jf__clear_error();
     if (sinks & ~JF_SINK_ALL)
         return jf__fail(JF_EINVAL, "jf_enable: unknown sink bits 0x%x", sinks & ~JF_SINK_ALL);
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     int rc = init_count ? start_sinks(sinks) : jf__fail(JF_ENOTINIT, "jf_enable before jf_init");
     pthread_mutex_unlock(&registry_lock);
     return rc;
@@ -437,7 +462,7 @@ int jf_disable(unsigned sinks)
     jf__clear_error();
     if (sinks & ~JF_SINK_ALL)
         return jf__fail(JF_EINVAL, "jf_disable: unknown sink bits 0x%x", sinks & ~JF_SINK_ALL);
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     int rc = 0;
     if (!init_count) {
         rc = jf__fail(JF_ENOTINIT, "jf_disable before jf_init");
@@ -457,7 +482,7 @@ int jf_disable(unsigned sinks)
 unsigned jf_enabled_sinks(void)
 {
     jf__clear_error();
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     unsigned bits = init_count ? enabled_sinks : 0;
     pthread_mutex_unlock(&registry_lock);
     return bits;
@@ -527,7 +552,7 @@ int jf__register_batch(const jf_region *regions, size_t n, int *inserted_out)
                    : jf__fail(JF_ENOTINIT, "jf_register before jf_init");
     if (rc == 0) {
         int inserted = 0;
-        pthread_mutex_lock(&registry_lock);
+        lock_registry();
         if (!init_count)
             rc = jf__fail(JF_ENOTINIT, "jitframes was shut down during registration");
         else if ((rc = insert_batch(lives, n)) == 0) {
@@ -582,7 +607,7 @@ static int fan_out_remove(unsigned mask, jf_live *const *regions, size_t n)
 int jf_unregister(const void *addr)
 {
     jf__clear_error();
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     if (!init_count) {
         pthread_mutex_unlock(&registry_lock);
         return jf__fail(JF_ENOTINIT, "jf_unregister before jf_init");
@@ -751,7 +776,7 @@ int jf_move_batch(const jf_region_move *moves, size_t n)
     jf_live **regions = (jf_live **)(plan + n);
     uintptr_t *old_starts = (uintptr_t *)(regions + n);
     size_t planned = 0;
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     int rc = init_count ? plan_moves(moves, n, plan, &planned)
                         : jf__fail(JF_ENOTINIT, "jf_move before jf_init");
     if (rc == 0 && planned)
@@ -777,7 +802,7 @@ int jf_stats(struct jf_stats *stats)
     if (!stats || stats->struct_size < offsetof(struct jf_stats, live_regions) + sizeof(uint64_t))
         return jf__fail(JF_EINVAL, "jf_stats: NULL, or struct_size not set (use JF_STATS_INIT)");
     struct jf_stats all = JF_STATS_INIT;
-    pthread_mutex_lock(&registry_lock);
+    lock_registry();
     all.live_regions = live_regions.count;
     all.table_dropped = jf__pub_dropped();
     for (int i = 0; i < JF_SINK_COUNT; i++) {

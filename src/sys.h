@@ -1,6 +1,6 @@
 /*
  * What the library asks of the system, each in one place: the page size,
- * the clock, size arithmetic.
+ * the clock, size arithmetic, its environment variables.
  */
 #ifndef JF_SYS_H
 #define JF_SYS_H
@@ -22,5 +22,11 @@ size_t jf__page_size(void);
 
 /* CLOCK_MONOTONIC in nanoseconds: what `perf record -k 1` timestamps with. */
 uint64_t jf__monotonic_ns(void);
+
+/* getenv(name), except in a program run with privileges its caller does
+ * not have (setuid, setgid, file capabilities: the kernel's AT_SECURE):
+ * there NULL, so the caller's JITFRAMES* cannot choose where a privileged
+ * program writes or what it prints. */
+const char *jf__getenv(const char *name);
 
 #endif

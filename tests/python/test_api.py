@@ -591,6 +591,47 @@ class StartUp(ChildCase):
             out, _ = self.run_child(flags + ["-c", probe], env=dict(env, PYTHONPATH=""), python=python)
             self.assertIn("imported=%r" % imported, out, (flags, env))
 
+    def test_python_E_and_I_ignore_every_JITFRAMES_variable(self):
+        """`python -E` and `python -I` read no JITFRAMES* variable: the .pth
+        hook activates nothing (no /tmp/perf-PID.map), JITFRAMES_CONTROL
+        opens no channel, `-m jitframes` does not take its sinks from
+        JITFRAMES, and activate() writes its dump to /tmp, not to
+        JITFRAMES_DIR, nor prints what JITFRAMES_LOG asks. The control: the
+        same without -E activates and writes the map."""
+        python = self.installed_venv()
+        env = {"PYTHONPATH": "", "JITFRAMES": "perfmap", "JITFRAMES_CONTROL": "1"}
+        # The control channel is an abstract socket named jitframes/<pid>.<random>.
+        path = self.script(self.SCRIPT + """
+    with open("/proc/net/unix") as f:
+        print("channel=%r" % ("@jitframes/%d." % os.getpid() in f.read()))
+""")
+        out, _ = self.run_child([path], env=env, python=python)
+        self.assertIn("active=('perfmap',)", out)
+        self.assertIn("channel=True", out)
+        self.assertTrue(os.path.exists(perf_map_path(self.pids[-1])))
+        for flag in ("-E", "-I"):
+            out, err = self.run_child([flag, path], env=env, python=python)
+            self.assertIn("active=()", out, flag)
+            self.assertIn("channel=False", out, flag)
+            self.assertFalse(os.path.exists(perf_map_path(self.pids[-1])), flag)
+            out, _ = self.run_child([flag, "-m", "jitframes", path], env=dict(env, JITFRAMES="jitdump"),
+                                    python=python)
+            self.assertIn("active=('perfmap',)", out, flag)
+        dumps = os.path.join(self.tmp, "dumps")
+        os.mkdir(dumps)
+        explicit = self.script("""
+    import os, jitframes
+    print("pid=%d" % os.getpid())
+    jitframes.activate("jitdump")
+    print("exists=%r" % os.path.exists("/tmp/jit-%d.dump" % os.getpid()))
+    os.unlink("/tmp/jit-%d.dump" % os.getpid())
+""", name="explicit.py")
+        out, err = self.run_child(["-E", explicit], python=python,
+                                  env={"PYTHONPATH": "", "JITFRAMES_DIR": dumps, "JITFRAMES_LOG": "info"})
+        self.assertIn("exists=True", out)
+        self.assertEqual(os.listdir(dumps), [])
+        self.assertNotIn("jitframes", err)
+
 
 class SigKill(ChildCase):
     def test_sigkill_after_10000_functions(self):

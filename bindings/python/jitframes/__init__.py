@@ -17,6 +17,8 @@ Start-up activation uses the library's own convention: ``JITFRAMES=perfmap``
 ``JITFRAMES_CONTROL=1`` instead starts it in standby (``standby()``): nothing
 is written until ``jitframes enable PID perfmap`` or ``jitframes record PID``
 turns a sink on from outside.
+Under ``python -E`` and ``python -I`` every ``JITFRAMES*`` variable is
+ignored (start-up activation, ``JITFRAMES_DIR``, ``JITFRAMES_LOG``).
 """
 import sys
 
@@ -54,9 +56,11 @@ def _activate_from_environment():
     """Called at start-up by jitframes.pth when $JITFRAMES or
     $JITFRAMES_CONTROL is set. In a virtual environment site runs the .pth
     line twice (its venv() and main() both add the site-packages): the
-    second call does nothing, so a warning is printed once."""
+    second call does nothing, so a warning is printed once. Under
+    ``python -E`` or ``-I`` (sys.flags.ignore_environment) nothing is read,
+    as the interpreter reads no PYTHON* variable."""
     global _environment_read
-    if _environment_read:
+    if _environment_read or sys.flags.ignore_environment:
         return
     _environment_read = True
     import os

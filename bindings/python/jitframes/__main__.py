@@ -2,7 +2,8 @@
 python -m jitframes --version
 
 Run a script or module with jitframes active, as `python -X perf` runs one
-with CPython's trampolines. LIST defaults to $JITFRAMES, else perfmap.
+with CPython's trampolines. LIST defaults to $JITFRAMES (not under
+python -E or -I), else perfmap.
 --standby runs it with no sink and the control channel open instead
 (jitframes.standby()): nothing is written until `jitframes record PID` or
 `jitframes enable PID SINKS` turns sinks on from outside. A script or module
@@ -27,7 +28,8 @@ def die(message):
 
 def parse(argv):
     """(sinks, argv); sinks is None for --standby."""
-    sinks = os.environ.get("JITFRAMES", "").strip() or "perfmap"
+    from_env = "" if sys.flags.ignore_environment else os.environ.get("JITFRAMES", "")
+    sinks = from_env.strip() or "perfmap"
     while argv and (argv[0].startswith("--sinks") or argv[0] == "--standby"):
         if argv[0] == "--standby":
             sinks, argv = None, argv[1:]

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 static const char *const sink_words[JF_SINK_COUNT] = {"perfmap", "jitdump", "gdb", "unwind"};
@@ -36,6 +37,25 @@ static PyObject *raise_jf_error(int err, const char *doing)
     return PyErr_Format(type, "jitframes: %s: %s (%s)", doing, msg, code);
 }
 
+/* ---- the environment ---------------------------------------------------------- */
+
+/* getenv(name), except under `python -E` or `-I` (sys.flags.ignore_environment:
+ * the interpreter reads no PYTHON* variable, and we read no JITFRAMES* one)
+ * and in a setuid or setgid interpreter (AT_SECURE: the caller's variables
+ * must not choose where a privileged process writes). */
+static const char *python_getenv(const char *name)
+{
+    if (getauxval(AT_SECURE))
+        return NULL;
+    PyObject *flags = PySys_GetObject("flags"); /* borrowed */
+    PyObject *ignore = flags ? PyObject_GetAttrString(flags, "ignore_environment") : NULL;
+    int ignored = ignore ? PyObject_IsTrue(ignore) : 1;
+    Py_XDECREF(ignore);
+    if (!ignore || ignored < 0)
+        PyErr_Clear(); /* cannot tell: read nothing */
+    return ignored ? NULL : getenv(name);
+}
+
 /* ---- $JITFRAMES_LOG: the library is initialised with JF_CONFIG_IGNORE_ENV
  * (the sinks come from activate(), not $JITFRAMES), so its diagnostics are
  * routed to stderr here. */
@@ -52,7 +72,7 @@ static void log_to_stderr(void *ctx, int level, const char *message)
 static void configure_logging_from_env(void)
 {
     static const char *const words[] = {"error", "warning", "info", "debug"};
-    const char *value = getenv("JITFRAMES_LOG");
+    const char *value = python_getenv("JITFRAMES_LOG");
     if (!value || !*value)
         return;
     log_threshold = JF_LOG_WARNING; /* "1" and anything unknown */
@@ -76,7 +96,7 @@ static int ensure_library(int control)
         configure_logging_from_env();
     jf_config config = JF_CONFIG_INIT;
     config.flags = JF_CONFIG_IGNORE_ENV | (control ? JF_CONFIG_CONTROL : 0);
-    const char *dir = getenv("JITFRAMES_DIR");
+    const char *dir = python_getenv("JITFRAMES_DIR");
     config.dump_dir = dir && *dir ? dir : NULL;
     int rc = jf_init(&config);
     if (rc != 0) {
