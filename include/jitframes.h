@@ -291,9 +291,10 @@ typedef struct jf_region {
 /*
  * Register one region. Everything the region points to is copied: the caller
  * may free it on return. Names are sanitised once for every sink: control
- * characters (newline, CR, tab, DEL...), bytes that are not valid UTF-8 and
- * leading spaces become '?', so a name can never forge a perf map entry or
- * read as a second field separator.
+ * characters (newline, CR, tab, DEL, the C1 range...), the bidirectional
+ * formatting characters (U+202E...), bytes that are not valid UTF-8 and
+ * leading spaces become '?', so a name can never forge a perf map entry,
+ * read as a second field separator or act on a terminal.
  *
  * When this returns 0, every enabled sink holds the region durably (its
  * bytes are in the kernel; a SIGKILL right after loses nothing).

@@ -57,6 +57,21 @@ static int is_c1_control(const unsigned char *s, size_t len)
     return len == 2 && s[0] == 0xc2 && s[1] < 0xa0;
 }
 
+/* The bidirectional formatting characters (U+061C, U+200E-U+200F,
+ * U+202A-U+202E, U+2066-U+2069): shown raw, U+202E reverses what follows
+ * on a terminal or a page, so a name could pass for another. The readers of
+ * the published table apply the same rule (tools/text_safe.c). */
+static int is_bidi_control(const unsigned char *s, size_t len)
+{
+    if (len == 2)
+        return s[0] == 0xd8 && s[1] == 0x9c;
+    if (len != 3 || s[0] != 0xe2)
+        return 0;
+    if (s[1] == 0x80)
+        return s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae);
+    return s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9;
+}
+
 /* Are the 8 bytes at s all in 0x20..0x7e? (SWAR: a byte below 0x20 borrows
  * into its top bit when 0x20 is subtracted; one at 0x7f or above has its
  * top bit set, itself or once 1 is added.) */
@@ -95,7 +110,7 @@ static size_t sanitize_walk(char *dst, size_t limit, const char *name)
         /* A leading space would read as a second field separator in a perf
          * map line ("<start> <size>  name"): strict readers reject the line,
          * whitespace-splitting ones drop the space. */
-        if (len == 0 || is_c1_control(s, len) || leading) {
+        if (len == 0 || is_c1_control(s, len) || is_bidi_control(s, len) || leading) {
             /* One '?' per control character or per byte of bad UTF-8. */
             piece = (const unsigned char *)"?";
             piece_len = 1;

@@ -74,6 +74,9 @@ static void control_characters_in_names_become_question_marks(void **state)
     assert_name_written_as("\x01\x1f\x7f", "???");
     assert_name_written_as("nel\xc2\x85" "c1\xc2\x9f" " nbsp\xc2\xa0", "nel?c1? nbsp\xc2\xa0"); /* C1 */
     assert_name_written_as("\n", "?");
+    /* bidirectional controls: U+202E, U+2066, U+200F, U+061C; U+2010 kept */
+    assert_name_written_as("rlo\xe2\x80\xae" "fsi\xe2\x81\xa6" "rlm\xe2\x80\x8f" "alm\xd8\x9c" "-\xe2\x80\x90",
+                           "rlo?fsi?rlm?alm?-\xe2\x80\x90");
     assert_name_written_as("inner  spaces kept ", "inner  spaces kept ");
     assert_name_written_as("  leading", "??leading"); /* not a second separator */
     assert_name_written_as(" ", "?");
