@@ -1,41 +1,49 @@
 #!/usr/bin/python3
 """Sample a running process with eBPF and name its JIT frames from the
-jitframes published region table.
+jitframes published region table, with nothing switched on in the process
+and no file.
 
 The proof that an eBPF profiler (the OpenTelemetry one, ddprof, Parca) can
-name generated code with nothing switched on in the process and no file.
-Design (docs/formats.md, "The published region table"): at each sample the
-BPF program reads the table's generation with one bpf_probe_read_user of its
-header and records (pc, generation): no loop, so nothing for the verifier to
-bound. The live array is in no order (so that registration is O(1) in any
-address order), which rules out a binary search in the kernel. This tool's
-user-space part reads the table from the process's memory (/proc/PID/mem,
-ptrace rights) every time it polls (finding it again, and telling the BPF
-program, when the library has doubled it into a new mapping), keeps every entry it has seen (live
-ones with the generation they were published at, removed ones from the
-ring with the generation they were removed at), and afterwards names each
-sample by the region live at its generation: a JIT that freed the code and
-reused the address since is never mistaken for it. tools/table_lookup.c is
-the same in C (tr_sample_generation, tr_resolve), and the fuzzer's twin.
-The ring holds the last 4096 removals: polling every 100 ms keeps up with
-a JIT removing up to ~40,000 regions a second.
+name generated code. Design (docs/formats.md, "The published region table"):
+at each sample the BPF program reads the exported pointer jf_region_table
+(where the table is now: the library grows it fourfold into a new mapping
+when full) and the generation in the table's header, two bounded
+bpf_probe_read_user and no loop, and records (pc, generation). The live
+array is in no order (registration is O(1) in any address order), which
+rules out a binary search in the kernel. User space reads the table with
+the C reader (`jitframes regions PID --json`, in a child process, over and
+over) and, every 50 ms in a thread of its own, the ring of the last 4096
+removals (so that a JIT removing up to ~80,000 regions a second loses none
+while a large table is read); it names each sample by the region live at
+its generation (a JIT that freed the code and reused the address since is
+never mistaken for it) once a read that began at or after that generation
+is in, and then forgets removed regions no pending sample can need (at
+most MAX_REMOVED of them): memory stays bounded by the table's live
+regions. tools/table_lookup.c is the same naming in C.
 
-Usage: jitframes_sample.py PID [--samples N] [--freq HZ] [--max-seconds S] [-o FILE]
+Usage: jitframes_sample.py PID [--samples N] [--freq HZ] [--max-seconds S] [-o FILE] [--jitframes CLI]
 Prints one JSON object per sample of PID in user space:
   {"t": ns, "pc": int, "generation": int, "status": "found|not_found|unreadable",
    "name": str, "start": int, "size": int}
-Needs root (or CAP_BPF + CAP_PERFMON); exits 77 when the kernel refuses BPF.
+Needs root (or CAP_BPF + CAP_PERFMON) and the jitframes CLI (on PATH, or
+--jitframes); exits 77 when the kernel refuses BPF.
 """
 import argparse
 import bisect
 import ctypes
 import json
 import os
+import shutil
 import struct
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 
-TABLE_NAMES = (" /memfd:jitframes-regions (deleted)", " [anon:jitframes-regions]")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import elf_symbol  # noqa: E402
+import pub_table  # noqa: E402
 
 BPF_TEXT = r"""
 #include <uapi/linux/bpf_perf_event.h>
@@ -52,7 +60,9 @@ struct sample {
     u32 status, pad;
 };
 BPF_PERF_OUTPUT(samples);
-BPF_ARRAY(table_base, u64, 1);   /* set by user space; again when the table grows into a new mapping */
+/* Set by user space: [0] the address of jf_region_table in the target, or 0
+ * when it has none; then [1] is the table's address (set again when it moves). */
+BPF_ARRAY(where, u64, 2);
 
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -66,10 +76,17 @@ int on_sample(struct bpf_perf_event_data *ctx)
     s.t = bpf_ktime_get_ns();         /* CLOCK_MONOTONIC, like the table's times */
     s.pc = pc;
     s.status = UNREADABLE;
-    int zero = 0;
-    u64 *base = table_base.lookup(&zero);
+    int zero = 0, one = 1;
+    u64 *symbol = where.lookup(&zero), *fixed = where.lookup(&one);
+    u64 base = 0;
+    if (symbol && *symbol) {          /* where the table is now: a growth costs no sample */
+        if (bpf_probe_read_user(&base, sizeof base, (void *)*symbol) != 0)
+            base = 0;
+    } else if (fixed) {
+        base = *fixed;
+    }
     struct header_start h;
-    if (base && *base && bpf_probe_read_user(&h, sizeof h, (void *)*base) == 0 && h.version == 2 &&
+    if (base && bpf_probe_read_user(&h, sizeof h, (void *)base) == 0 && h.version == 2 &&
         h.entry_size == 96) {
         s.generation = h.generation;
         s.status = FOUND;
@@ -79,137 +96,214 @@ int on_sample(struct bpf_perf_event_data *ctx)
 }
 """
 
-# src/pub_layout.h, version 2, in the target's (this machine's) byte order.
-HEADER = struct.Struct("=8sIIIIQIIQQIIIIIIQQIIQ")
-ENTRY = struct.Struct("=IIQQ10IQQQQ")
-VERSION, LIVE, REMOVED = 2, 1, 2
-# Bounds on what the (untrusted) target's table may make this tool read.
-MAX_SLOTS, MAX_RING, MAX_HEAP, MAX_NAME = 1 << 20, 1 << 16, 256 << 20, 4096
+INF = float("inf")
+MAX_REMOVED = 1 << 16  # removed regions remembered at most (the oldest removals are forgotten first)
+RING_PERIOD = 0.05     # s between reads of the ring: 4096 removals in 50 ms is 80,000 a second
+READ_TIMEOUT = 60.0    # s a read by the C reader may take (it gives up after 10 s itself)
 
 
-class Table:
-    """Every entry seen in the target's table, across reads: (start,
-    published_gen) -> [size, name, removed_gen or None]."""
+class Known:
+    """What the sampler remembers of the target's regions:
+    (start, published_gen) -> [size, name, removed_gen or None, last read that listed it live].
+    Removed regions are forgotten once no sample can need them (forget),
+    and beyond MAX_REMOVED the oldest removals first."""
 
-    def __init__(self, pid, base, size):
-        self.pid, self.base, self.size = pid, base, size
-        self.seen = {}
-        self.reads = self.failed = 0
+    def __init__(self, max_removed=MAX_REMOVED):
+        self.entries, self.by_start, self.starts = {}, {}, []
+        self.sorted = True
+        self.max_removed, self.most = max_removed, 0
 
-    def _read(self, mem, off, n):
-        if off < 0 or n < 0 or off + n > self.size:
-            raise ValueError("outside the mapping")
-        mem.seek(self.base + off)
-        data = mem.read(n)
-        if len(data) != n:
-            raise ValueError("short read")
-        return data
+    def add(self, key, size, name, removed=None, read=0):
+        e = self.entries.get(key)
+        if e is None:
+            e = self.entries[key] = [size, name, removed, read]
+            if key[0] not in self.by_start:
+                self.by_start[key[0]], self.sorted = {}, False
+            self.by_start[key[0]][key[1]] = e
+            self.most = max(self.most, len(self.entries))
+        elif removed is not None:
+            e[2] = removed
+        e[3] = max(e[3], read)
 
-    def read(self):
-        """One read of the table; entries torn by a concurrent write are
-        left for the next read. False if the table is unreadable."""
-        try:
-            with open(f"/proc/{self.pid}/mem", "rb", buffering=0) as mem:
-                self._read_once(mem)
-            self.reads += 1
-            return True
-        except (OSError, ValueError, struct.error):
-            self.failed += 1
-            return False
+    def take_read(self, read, live, removed, consistent, gen_after):
+        """Merge one read by the C reader (number read): live and removed as
+        (start, size, name, published_gen, removed_gen). A consistent read
+        proves that regions it does not list were removed by gen_after."""
+        for start, size, name, pub, _ in live:
+            self.add((start, pub), size, name, None, read)
+        for start, size, name, pub, rem in removed:
+            self.add((start, pub), size, name, rem)
+        if consistent:
+            for e in self.entries.values():
+                if e[2] is None and e[3] < read:
+                    e[2] = gen_after  # removed by then: an upper bound
 
-    def _read_once(self, mem):
-        h = HEADER.unpack(self._read(mem, 0, HEADER.size))
-        (sig, version, _hsize, esize, _flags, _gen, _pid, _clock, _created, map_size, entries_off, entries_cap,
-         used, _live, ring_off, ring_cap, written, heap_off, heap_cap, heap_used, _dropped) = h
-        if sig != b"JFREGTBL" or version != VERSION or esize != ENTRY.size or map_size != self.size:
-            raise ValueError("not a version 2 table")
-        if used > min(entries_cap, MAX_SLOTS) or ring_cap > MAX_RING or heap_used > min(heap_cap, MAX_HEAP):
-            raise ValueError("table beyond bounds")
-        slots = self._read(mem, entries_off, used * esize)
-        ring_n = min(written, ring_cap)  # until it wraps, only the first entries hold removals
-        ring = self._read(mem, ring_off, ring_n * esize)
-        heap = self._read(mem, heap_off, heap_used)
-        slots2 = self._read(mem, entries_off, used * esize)
-        ring2 = self._read(mem, ring_off, ring_n * esize)
-        for a, b in ((slots, slots2), (ring, ring2)):
-            for i in range(0, len(a), esize):
-                if a[i:i + esize] == b[i:i + esize]:
-                    self._take(ENTRY.unpack_from(a, i), heap)
+    def forget(self, floor):
+        """Drop removed regions no sample at generation >= floor can need,
+        then the oldest removals beyond max_removed."""
+        removed = [(e[2], key) for key, e in self.entries.items() if e[2] is not None]
+        removed.sort()
+        cut = sum(1 for r, _ in removed if r <= floor)
+        cut = max(cut, len(removed) - self.max_removed)
+        for _, key in removed[:cut]:
+            del self.entries[key]
+            at = self.by_start[key[0]]
+            del at[key[1]]
+            if not at:
+                del self.by_start[key[0]]
+                self.sorted = False
 
-    def _take(self, e, heap):
-        seq, flags, start, size, name_off, name_len = e[:6]
-        published_gen, removed_gen = e[14], e[16]
-        if seq & 1 or flags not in (LIVE, REMOVED) or size == 0:
-            return
-        n = min(name_len, MAX_NAME)
-        if name_off + n > len(heap):
-            return
-        name = heap[name_off:name_off + n].decode("utf-8", "replace")
-        name = "".join("?" if ord(c) < 0x20 or c == "\x7f" else c for c in name)
-        entry = self.seen.setdefault((start, published_gen), [size, name, None])
-        if flags == REMOVED:
-            entry[2] = removed_gen
-
-    def index(self):
-        """start -> sorted [(published_gen, removed_gen or inf, size, name)]."""
-        by_start = {}
-        for (start, pub), (size, name, removed) in self.seen.items():
-            by_start.setdefault(start, []).append((pub, removed if removed is not None else float("inf"), size,
-                                                   name))
-        for v in by_start.values():
-            v.sort()
-        return sorted(by_start), by_start
-
-    @staticmethod
-    def resolve(starts, by_start, pc, generation):
-        """The region holding pc live at generation (odd: a change was under
-        way: live just before it, else just after), or None."""
+    def resolve(self, pc, generation):
+        """(start, size, name) of the region holding pc live at generation
+        (odd: a change was under way: live just before it, else just
+        after), or None; the newest published wins."""
+        if not self.sorted:
+            self.starts, self.sorted = sorted(self.by_start), True
         gens = (generation,) if generation % 2 == 0 else (generation - 1, generation + 1)
-        i = bisect.bisect_right(starts, pc)
+        i = bisect.bisect_right(self.starts, pc)
         for g in gens:
+            best = None
             for j in range(i - 1, max(i - 17, -1), -1):  # nearest starts first, bounded
-                for pub, removed, size, name in by_start[starts[j]]:
-                    if pub <= g < removed and pc - starts[j] < size:
-                        return starts[j], size, name
+                start = self.starts[j]
+                for pub, (size, name, removed, _) in self.by_start.get(start, {}).items():
+                    if pub <= g < (INF if removed is None else removed) and pc - start < size and (
+                            best is None or pub > best[0]):
+                        best = pub, start, size, name
+            if best:
+                return best[1:]
         return None
 
 
+class Target:
+    """Where the target's table is: through jf_region_table when the
+    process exports it (the BPF program reads it at each sample), else its
+    mapping in /proc/PID/maps (found again when it moves; the BPF program
+    told)."""
 
-
-def holds_table(pid, lo, hi):
-    """An unnamed mapping is the table if it starts with a header naming
-    this process and this mapping's size (the signature is written last)."""
-    try:
+    def __init__(self, pid):
+        self.pid, self.symbol, self.base, self.on_move = pid, 0, 0, None
+        found = pub_table.find_table(pid)
+        self.base = found[0] if found else 0
         with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
-            mem.seek(lo)
-            h = HEADER.unpack(mem.read(HEADER.size))
-    except (OSError, ValueError, struct.error):
-        return False
-    return h[0] == b"JFREGTBL" and h[6] == pid and h[9] == hi - lo
+            for at in elf_symbol.symbol_addresses(pid, pub_table.SYMBOL):
+                if self._pointer(mem, at) == self.base:  # the copy of jitframes that made the table
+                    self.symbol = at
+                    break
+
+    @staticmethod
+    def _pointer(mem, at):
+        try:
+            return struct.unpack("=Q", pub_table.pread(mem, at, 8))[0]
+        except (OSError, ValueError):
+            return None
+
+    def header(self, mem):
+        """(base, header) of the table now; ValueError if there is none."""
+        if self.symbol:
+            base = self._pointer(mem, self.symbol)
+            if not base:
+                raise ValueError("no table")
+            return base, pub_table.read_header(mem, base, self.pid)
+        try:
+            return self.base, pub_table.read_header(mem, self.base, self.pid)
+        except (OSError, ValueError, struct.error):
+            found = pub_table.find_table(self.pid)
+            if not found or found[0] == self.base:
+                raise ValueError("no table")
+            self.base = found[0]
+            if self.on_move:
+                self.on_move(self.base)
+            return self.base, pub_table.read_header(mem, self.base, self.pid)
 
 
-def find_table(pid):
-    """The table's mapping from /proc/PID/maps (bounded: lines, count): the
-    one named jitframes-regions, else an unnamed anonymous one holding the
-    table (the library's fallback without memfd, on a kernel that cannot
-    name mappings; at most 4096 probed), as tr_find_table does."""
-    probes = 0
-    found = None
-    with open(f"/proc/{pid}/maps", "rb") as maps:
-        for n, raw in enumerate(maps):
-            if n > 4_000_000:
-                break
-            line = raw[:1024].decode("ascii", "replace").rstrip("\n")
-            fields = line.split()
-            lo, hi = (int(x, 16) for x in fields[0].split("-"))
-            if any(line.endswith(name) for name in TABLE_NAMES):
-                return lo, hi - lo
-            unnamed = len(fields) == 5 and fields[1].startswith("rw") and fields[4] == "0"
-            if not found and unnamed and probes < 4096:
-                probes += 1
-                if holds_table(pid, lo, hi):
-                    found = lo, hi - lo
-    return found
+class RingWatcher(threading.Thread):
+    """Reads the table's ring every RING_PERIOD and hands over the removals
+    it had not seen (take), and the generation of its last read."""
+
+    def __init__(self, target):
+        super().__init__(daemon=True)
+        self.target, self.lock, self.stop = target, threading.Lock(), threading.Event()
+        self.found, self.generation, self.reads, self.failed = {}, 0, 0, 0
+
+    def read_once(self, mem, seen):
+        base, h = self.target.header(mem)
+        found = pub_table.read_ring(mem, base, h, seen)
+        with self.lock:
+            self.found.update(found)
+            self.generation = max(self.generation, h[pub_table.H_GEN])
+            self.reads += 1
+        return found
+
+    def run(self):
+        seen = set()  # keys of the last reads' removals, whose names need no reading again
+        try:
+            with open(f"/proc/{self.target.pid}/mem", "rb", buffering=0) as mem:
+                while not self.stop.wait(RING_PERIOD):
+                    try:
+                        found = self.read_once(mem, seen)
+                        seen = (seen | set(found)) if len(seen) < 4 * pub_table.MAX_RING else set(found)
+                    except (OSError, ValueError, struct.error):
+                        self.failed += 1
+        except OSError:
+            self.failed += 1
+
+    def take(self):
+        with self.lock:
+            found, self.found = self.found, {}
+            return found, self.generation
+
+
+def region(d):
+    """A region object of `regions --json` as (start, size, name, published_gen, removed_gen)."""
+    if "published_gen" not in d:
+        return d
+    return (int(d["start"]), int(d["size"]), pub_table.printable(str(d["name"]))[:pub_table.MAX_NAME],
+            int(d["published_gen"]), int(d["removed_gen"]) if "removed_gen" in d else None)
+
+
+class Reader:
+    """`jitframes regions PID --json` in a child process, again and again:
+    poll() gives each finished read (its JSON parsed), start() the next."""
+
+    def __init__(self, cli, pid):
+        self.cli, self.pid, self.child, self.out, self.began = cli, pid, None, None, 0.0
+        self.reads = self.failed = 0
+
+    def start(self):
+        self.out = tempfile.TemporaryFile()
+        self.child = subprocess.Popen([self.cli, "regions", "--json", str(self.pid)], stdout=self.out,
+                                      stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        self.began = time.monotonic()
+
+    def running(self):
+        return self.child is not None
+
+    def poll(self, wait=False):
+        """The finished read as a dict (live, removed: lists of region()),
+        or None (still running; or failed: then self.failed counts it)."""
+        if not self.child:
+            return None
+        try:
+            rc = self.child.wait(READ_TIMEOUT - (time.monotonic() - self.began)) if wait else self.child.poll()
+        except subprocess.TimeoutExpired:
+            rc = None
+        if rc is None and time.monotonic() - self.began < READ_TIMEOUT:
+            return None
+        if rc is None:
+            self.child.kill()
+            self.child.wait()
+        self.child = None
+        with self.out:
+            self.out.seek(0)
+            try:
+                doc = json.load(self.out, object_hook=region) if rc == 0 else None
+            except ValueError:
+                doc = None
+        if not isinstance(doc, dict) or not isinstance(doc.get("live"), list):
+            self.failed += 1
+            return None
+        self.reads += 1
+        return doc
 
 
 def debian_headers_tree(workdir):
@@ -249,16 +343,31 @@ def load(text):
         return BPF(text=text)
 
 
+def sample_json(t, pc, generation, status, hit):
+    return json.dumps({"t": t, "pc": pc, "generation": generation,
+                       "status": "unreadable" if status else "found" if hit else "not_found",
+                       "name": hit[2] if hit else "", "start": hit[0] if hit else 0, "size": hit[1] if hit else 0})
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("pid", type=int)
     ap.add_argument("--samples", type=int, default=1000, help="stop after this many samples of PID")
     ap.add_argument("--freq", type=int, default=997)
     ap.add_argument("--max-seconds", type=float, default=60.0, help="stop then even with fewer samples")
     ap.add_argument("-o", "--output", help="write the samples there (default: stdout)")
+    ap.add_argument("--jitframes", default=shutil.which("jitframes"),
+                    help="the jitframes CLI, whose `regions --json` reads the table (default: the one on PATH)")
     args = ap.parse_args()
-    table = find_table(args.pid)
-    if not table:
+    if not args.jitframes:
+        print("jitframes_sample: no jitframes CLI on PATH (--jitframes names it)", file=sys.stderr)
+        return 1
+    try:
+        target = Target(args.pid)
+    except OSError as e:
+        print(f"jitframes_sample: cannot read process {args.pid}: {e}", file=sys.stderr)
+        return 1
+    if not target.base:
         print(f"jitframes_sample: process {args.pid} has no published region table", file=sys.stderr)
         return 1
     try:
@@ -275,54 +384,102 @@ def main():
     except Exception as e:  # the kernel refused: no BPF, lockdown, no privilege
         print(f"jitframes_sample: SKIP: the kernel refused the BPF program: {e}", file=sys.stderr)
         return 77
-    got = 0
-    pending = []
-    table = Table(args.pid, table[0], table[1])
 
-    def follow_table():
-        """Read the table; when that fails because it moved (the library
-        doubles it into a new mapping when full), find it again and tell
-        the BPF program. False if there is no table to read."""
-        if table.read():
-            return True
-        found = find_table(args.pid) if os.path.exists(f"/proc/{args.pid}") else None
-        if not found or found == (table.base, table.size):
-            return False
-        table.base, table.size = found
-        bpf["table_base"][ctypes.c_int(0)] = ctypes.c_uint64(table.base)
-        return table.read()
+    def tell_base(base):
+        bpf["where"][ctypes.c_int(1)] = ctypes.c_uint64(base)
 
-    bpf["table_base"][ctypes.c_int(0)] = ctypes.c_uint64(table.base)
-    table.read()
-    print(f"jitframes_sample: sampling process {args.pid}, table at {table.base:#x}", file=sys.stderr)
+    tell_base(target.base)
+    bpf["where"][ctypes.c_int(0)] = ctypes.c_uint64(target.symbol)
+    target.on_move = tell_base
+    print(f"jitframes_sample: sampling process {args.pid}, table at {target.base:#x}, "
+          + (f"jf_region_table at {target.symbol:#x}" if target.symbol else "no jf_region_table symbol"),
+          file=sys.stderr)
+
+    out = open(args.output, "w") if args.output else sys.stdout
+    known, ring, reader = Known(), RingWatcher(target), Reader(args.jitframes, args.pid)
+    mem = open(f"/proc/{args.pid}/mem", "rb", buffering=0)
+    pending = []  # (t, pc, generation) of samples not named yet
+    got = named = most_live = 0
+    began_at = [0, 0]  # generation when the running read began, and when the one before began
 
     def on_event(cpu, data, size):
         nonlocal got
         s = bpf["samples"].event(data)
         got += 1
-        pending.append((s.t, s.pc, s.generation, s.status))
+        if s.status:
+            out.write(sample_json(s.t, s.pc, s.generation, s.status, None) + "\n")
+        else:
+            pending.append((s.t, s.pc, s.generation))
+
+    def generation_now():
+        try:
+            return target.header(mem)[1][pub_table.H_GEN]
+        except (OSError, ValueError, struct.error):
+            return 0
+
+    def take_ring():
+        found, _ = ring.take()
+        for key, (size, name, removed) in found.items():
+            known.add(key, size, name, removed)
+
+    def take_read(doc):
+        """Merge a finished read; name the samples it covers: those taken
+        at or before the generation it began at."""
+        nonlocal pending, named, most_live
+        take_ring()
+        known.take_read(reader.reads, doc["live"], doc.get("removed") or [], doc.get("consistent") is True,
+                        generation_now())
+        most_live = max(most_live, len(doc["live"]))
+        if doc.get("consistent") is not True:
+            return
+        upto = began_at[0]
+        left = []
+        for t, pc, generation in pending:
+            if generation > upto:
+                left.append((t, pc, generation))
+                continue
+            hit = known.resolve(pc, generation)
+            named += hit is not None
+            out.write(sample_json(t, pc, generation, 0, hit) + "\n")
+        pending = left
+        known.forget(min([g for _, _, g in pending] + [began_at[1]]) - 2)
+
+    def next_read():
+        began_at[1], began_at[0] = began_at[0], generation_now()
+        reader.start()
 
     bpf["samples"].open_perf_buffer(on_event, page_cnt=64)
+    ring.start()
+    next_read()
     deadline = time.monotonic() + args.max_seconds
     while got < args.samples and time.monotonic() < deadline:
-        bpf.perf_buffer_poll(timeout=100)
-        if not follow_table() and not os.path.exists(f"/proc/{args.pid}"):
-            break
+        bpf.perf_buffer_poll(timeout=int(RING_PERIOD * 1000))
+        take_ring()
+        doc = reader.poll()
+        if doc:
+            take_read(doc)
+        if not reader.running():
+            if not os.path.exists(f"/proc/{args.pid}"):
+                break
+            next_read()
     bpf.perf_buffer_poll(timeout=0)
-    follow_table()
-    starts, by_start = table.index()
-    out = open(args.output, "w") if args.output else sys.stdout
-    named = 0
-    for t, pc, generation, status in pending:
-        hit = Table.resolve(starts, by_start, pc, generation) if status == 0 else None
+    for wait_for_it in (True, False):  # the running read, then one begun after the last sample
+        doc = reader.poll(wait=True)
+        if doc:
+            take_read(doc)
+        if wait_for_it and os.path.exists(f"/proc/{args.pid}"):
+            next_read()
+    ring.stop.set()
+    ring.join()
+    take_ring()
+    for t, pc, generation in pending:  # whatever the reads could not prove: named as best known
+        hit = known.resolve(pc, generation)
         named += hit is not None
-        json.dump({"t": t, "pc": pc, "generation": generation,
-                   "status": "unreadable" if status else "found" if hit else "not_found",
-                   "name": hit[2] if hit else "", "start": hit[0] if hit else 0, "size": hit[1] if hit else 0}, out)
-        out.write("\n")
+        out.write(sample_json(t, pc, generation, 0, hit) + "\n")
     out.flush()
-    print(f"jitframes_sample: {got} samples, {named} named; {table.reads} reads of the table "
-          f"({table.failed} failed), {len(table.seen)} regions seen", file=sys.stderr)
+    print(f"jitframes_sample: {got} samples, {named} named; {reader.reads} reads of the table "
+          f"({reader.failed} failed), {ring.reads} of its ring ({ring.failed} failed); {known.most} regions seen "
+          f"at most (bound: {most_live} live at most + {known.max_removed} removed)", file=sys.stderr)
     return 0
 
 
