@@ -10,8 +10,8 @@
  * Each call spins SPIN times (default 20000): more makes the code live longer
  * and churn slower.
  * A large table: BULK more name-only regions ("bulk_N", never run) are
- * registered at start in reserved address space; every EVERY cycles (0:
- * never) a bulk event: the first GROWTHS events each register bulk regions
+ * registered at start in reserved address space; from the first SIGUSR1 (a
+ * test sends it once its sampler runs), every EVERY cycles (0: never) a bulk event: the first GROWTHS events each register bulk regions
  * until the published table grows into a new mapping ("grow T" in LOG once
  * it has moved); with GROWTHS 0 every event registers every bulk region
  * again under a new name ("rename T" in LOG), so all their generations change.
@@ -23,6 +23,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,9 +114,10 @@ static void bulk_add(unsigned long n)
 /* Register bulk regions until the table is in a new mapping. */
 static void bulk_grow(FILE *log)
 {
-    const void *was = NULL, *now = NULL;
+    const void *was = NULL;
     if (jf_published_table(&was, NULL) != 0)
         die("jf_published_table");
+    const void *now = was;
     while (now == was && bulk.n < MAX_BULK) {
         bulk_add(1);
         if (jf_published_table(&now, NULL) != 0)
@@ -135,6 +137,14 @@ static void bulk_rename(FILE *log)
         bulk_register(i);
     }
     fprintf(log, "rename %llu\n", (unsigned long long)now_ns());
+}
+
+static volatile sig_atomic_t armed;
+
+static void arm(int sig)
+{
+    (void)sig;
+    armed = 1;
 }
 
 static int stdin_closed(void)
@@ -164,6 +174,8 @@ int main(int argc, char **argv)
     if (bulk.mem == MAP_FAILED)
         return perror("mmap"), 1;
     bulk_add(n_bulk);
+    signal(SIGUSR1, arm);
+    unsigned long since_armed = 0;
     size_t bank = (size_t)funcs * SLOT;
     uint8_t *mem = mmap(NULL, 2 * bank, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED)
@@ -189,10 +201,11 @@ int main(int argc, char **argv)
         fprintf(log, "unreg %lx %llu\n", (unsigned long)(uintptr_t)old, (unsigned long long)now_ns());
         side[f] ^= 1;
         register_slot(log, mem + side[f] * bank + f * SLOT, gen++, f);
-        if (every && (c + 1) % every == 0 && growths) {
+        since_armed += armed;
+        if (every && since_armed && since_armed % every == 0 && growths) {
             growths--;
             bulk_grow(log);
-        } else if (every && (c + 1) % every == 0 && renames) {
+        } else if (every && since_armed && since_armed % every == 0 && renames) {
             bulk_rename(log);
         }
     }

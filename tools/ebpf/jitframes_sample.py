@@ -30,6 +30,7 @@ Needs root (or CAP_BPF + CAP_PERFMON) and the jitframes CLI (on PATH, or
 """
 import argparse
 import bisect
+import collections
 import ctypes
 import json
 import os
@@ -104,51 +105,59 @@ READ_TIMEOUT = 60.0    # s a read by the C reader may take (it gives up after 10
 
 class Known:
     """What the sampler remembers of the target's regions:
-    (start, published_gen) -> [size, name, removed_gen or None, last read that listed it live].
-    Removed regions are forgotten once no sample can need them (forget),
-    and beyond MAX_REMOVED the oldest removals first."""
+    (start, published_gen) -> [size, name, removed_gen or None, seen, evict, exact, published_gen]
+    (by_start: start -> those lists, one per region seen there):
+    seen is the generation the last read that listed it live began at;
+    evict orders forgetting: its removal when known exactly (from the ring),
+    else when it was last seen live (a read did not list it: removed, with
+    the ring wrapped since, or torn in a read that was not consistent; a
+    later read that lists it again brings it back). Removed regions are forgotten once
+    no sample can need them (forget), and beyond max_removed the oldest
+    first: memory is bounded by the live regions plus max_removed."""
 
     def __init__(self, max_removed=MAX_REMOVED):
         self.entries, self.by_start, self.starts = {}, {}, []
         self.sorted = True
         self.max_removed, self.most = max_removed, 0
 
-    def add(self, key, size, name, removed=None, read=0):
+    def add(self, key, size, name, removed=None, seen=0):
         e = self.entries.get(key)
         if e is None:
-            e = self.entries[key] = [size, name, removed, read]
+            e = self.entries[key] = [size, name, removed, seen, removed or 0, removed is not None, key[1]]
             if key[0] not in self.by_start:
-                self.by_start[key[0]], self.sorted = {}, False
-            self.by_start[key[0]][key[1]] = e
+                self.by_start[key[0]], self.sorted = [], False
+            self.by_start[key[0]].append(e)
             self.most = max(self.most, len(self.entries))
         elif removed is not None:
-            e[2] = removed
-        e[3] = max(e[3], read)
+            e[2] = e[4] = removed
+            e[5] = True
+        elif not e[5] and seen > e[3]:
+            e[2] = None  # live after all
+        e[3] = max(e[3], seen)
 
-    def take_read(self, read, live, removed, consistent, gen_after):
-        """Merge one read by the C reader (number read): live and removed as
-        (start, size, name, published_gen, removed_gen). A consistent read
-        proves that regions it does not list were removed by gen_after."""
-        for start, size, name, pub, _ in live:
-            self.add((start, pub), size, name, None, read)
-        for start, size, name, pub, rem in removed:
-            self.add((start, pub), size, name, rem)
-        if consistent:
-            for e in self.entries.values():
-                if e[2] is None and e[3] < read:
-                    e[2] = gen_after  # removed by then: an upper bound
+    def listed(self, began, region):
+        """A region (start, size, name, published_gen, removed_gen or None)
+        listed by a read of the C reader begun at generation began."""
+        start, size, name, pub, removed = region
+        self.add((start, pub), size, name, removed, began if removed is None else 0)
+
+    def sweep(self, began, gen_after):
+        """After a whole read begun at generation began: regions it did not
+        list were removed by gen_after (an upper bound), or torn in it."""
+        for e in self.entries.values():
+            if e[2] is None and e[3] < began:
+                e[2], e[4] = gen_after, e[3]
 
     def forget(self, floor):
         """Drop removed regions no sample at generation >= floor can need,
-        then the oldest removals beyond max_removed."""
-        removed = [(e[2], key) for key, e in self.entries.items() if e[2] is not None]
-        removed.sort()
-        cut = sum(1 for r, _ in removed if r <= floor)
-        cut = max(cut, len(removed) - self.max_removed)
-        for _, key in removed[:cut]:
-            del self.entries[key]
+        then the oldest beyond max_removed."""
+        removed = sorted((e[4], e[2], key) for key, e in self.entries.items() if e[2] is not None)
+        kept = [key for _, r, key in removed if r > floor]
+        gone = [key for _, r, key in removed if r <= floor] + kept[:max(0, len(kept) - self.max_removed)]
+        for key in gone:
+            e = self.entries.pop(key)
             at = self.by_start[key[0]]
-            del at[key[1]]
+            at.remove(e)
             if not at:
                 del self.by_start[key[0]]
                 self.sorted = False
@@ -165,7 +174,7 @@ class Known:
             best = None
             for j in range(i - 1, max(i - 17, -1), -1):  # nearest starts first, bounded
                 start = self.starts[j]
-                for pub, (size, name, removed, _) in self.by_start.get(start, {}).items():
+                for size, name, removed, _, _, _, pub in self.by_start.get(start, ()):
                     if pub <= g < (INF if removed is None else removed) and pc - start < size and (
                             best is None or pub > best[0]):
                         best = pub, start, size, name
@@ -254,9 +263,7 @@ class RingWatcher(threading.Thread):
 
 
 def region(d):
-    """A region object of `regions --json` as (start, size, name, published_gen, removed_gen)."""
-    if "published_gen" not in d:
-        return d
+    """A region object of `regions --json` as (start, size, name, published_gen, removed_gen or None)."""
     return (int(d["start"]), int(d["size"]), pub_table.printable(str(d["name"]))[:pub_table.MAX_NAME],
             int(d["published_gen"]), int(d["removed_gen"]) if "removed_gen" in d else None)
 
@@ -278,9 +285,10 @@ class Reader:
     def running(self):
         return self.child is not None
 
-    def poll(self, wait=False):
-        """The finished read as a dict (live, removed: lists of region()),
-        or None (still running; or failed: then self.failed counts it)."""
+    def poll(self, listed, wait=False):
+        """The finished read as a dict, each region handed to listed as it is
+        parsed (region(): the lists hold None), or None (still running; or
+        failed: then self.failed counts it)."""
         if not self.child:
             return None
         try:
@@ -296,7 +304,8 @@ class Reader:
         with self.out:
             self.out.seek(0)
             try:
-                doc = json.load(self.out, object_hook=region) if rc == 0 else None
+                doc = json.load(self.out, object_hook=lambda d: listed(region(d)) if "published_gen" in d else d) \
+                    if rc == 0 else None
             except ValueError:
                 doc = None
         if not isinstance(doc, dict) or not isinstance(doc.get("live"), list):
@@ -398,18 +407,35 @@ def main():
     out = open(args.output, "w") if args.output else sys.stdout
     known, ring, reader = Known(), RingWatcher(target), Reader(args.jitframes, args.pid)
     mem = open(f"/proc/{args.pid}/mem", "rb", buffering=0)
+    arrived = collections.deque()  # samples from the perf buffer, appended by its own thread
     pending = []  # (t, pc, generation) of samples not named yet
-    got = named = most_live = 0
+    count = {"got": 0, "lost": 0, "named": 0, "live": 0}
     began_at = [0, 0]  # generation when the running read began, and when the one before began
 
     def on_event(cpu, data, size):
-        nonlocal got
         s = bpf["samples"].event(data)
-        got += 1
-        if s.status:
-            out.write(sample_json(s.t, s.pc, s.generation, s.status, None) + "\n")
-        else:
-            pending.append((s.t, s.pc, s.generation))
+        count["got"] += 1
+        arrived.append((s.t, s.pc, s.generation, s.status))
+
+    def on_lost(n):
+        count["lost"] += n
+
+    def poll_samples(stop):
+        """The perf buffer drained every 50 ms whatever the main thread does."""
+        while not stop.is_set():
+            bpf.perf_buffer_poll(timeout=int(RING_PERIOD * 1000))
+
+    def write(t, pc, generation, status, hit):
+        count["named"] += hit is not None
+        out.write(sample_json(t, pc, generation, status, hit) + "\n")
+
+    def take_samples():
+        while arrived:
+            t, pc, generation, status = arrived.popleft()
+            if status:
+                write(t, pc, generation, status, None)
+            else:
+                pending.append((t, pc, generation))
 
     def generation_now():
         try:
@@ -422,25 +448,24 @@ def main():
         for key, (size, name, removed) in found.items():
             known.add(key, size, name, removed)
 
+    def listed(region):
+        known.listed(began_at[0], region)
+
     def take_read(doc):
-        """Merge a finished read; name the samples it covers: those taken
-        at or before the generation it began at."""
-        nonlocal pending, named, most_live
+        """After a finished read (consistent or not: each region it lists is
+        whole): name the samples it covers, those taken at or before the
+        generation it began at; forget what no pending sample needs."""
+        nonlocal pending
         take_ring()
-        known.take_read(reader.reads, doc["live"], doc.get("removed") or [], doc.get("consistent") is True,
-                        generation_now())
-        most_live = max(most_live, len(doc["live"]))
-        if doc.get("consistent") is not True:
-            return
-        upto = began_at[0]
+        take_samples()
+        known.sweep(began_at[0], generation_now())
+        count["live"] = max(count["live"], len(doc["live"]))
         left = []
         for t, pc, generation in pending:
-            if generation > upto:
+            if generation > began_at[0]:
                 left.append((t, pc, generation))
-                continue
-            hit = known.resolve(pc, generation)
-            named += hit is not None
-            out.write(sample_json(t, pc, generation, 0, hit) + "\n")
+            else:
+                write(t, pc, generation, 0, known.resolve(pc, generation))
         pending = left
         known.forget(min([g for _, _, g in pending] + [began_at[1]]) - 2)
 
@@ -448,23 +473,30 @@ def main():
         began_at[1], began_at[0] = began_at[0], generation_now()
         reader.start()
 
-    bpf["samples"].open_perf_buffer(on_event, page_cnt=64)
+    bpf["samples"].open_perf_buffer(on_event, page_cnt=256, lost_cb=on_lost)
+    stop_polling = threading.Event()
+    poller = threading.Thread(target=poll_samples, args=(stop_polling,), daemon=True)
+    poller.start()
     ring.start()
     next_read()
     deadline = time.monotonic() + args.max_seconds
-    while got < args.samples and time.monotonic() < deadline:
-        bpf.perf_buffer_poll(timeout=int(RING_PERIOD * 1000))
+    while count["got"] < args.samples and time.monotonic() < deadline:
+        time.sleep(RING_PERIOD)
         take_ring()
-        doc = reader.poll()
+        take_samples()
+        doc = reader.poll(listed)
         if doc:
             take_read(doc)
         if not reader.running():
             if not os.path.exists(f"/proc/{args.pid}"):
                 break
             next_read()
+    stop_polling.set()
+    poller.join()
     bpf.perf_buffer_poll(timeout=0)
+    take_samples()
     for wait_for_it in (True, False):  # the running read, then one begun after the last sample
-        doc = reader.poll(wait=True)
+        doc = reader.poll(listed, wait=True)
         if doc:
             take_read(doc)
         if wait_for_it and os.path.exists(f"/proc/{args.pid}"):
@@ -473,13 +505,12 @@ def main():
     ring.join()
     take_ring()
     for t, pc, generation in pending:  # whatever the reads could not prove: named as best known
-        hit = known.resolve(pc, generation)
-        named += hit is not None
-        out.write(sample_json(t, pc, generation, 0, hit) + "\n")
+        write(t, pc, generation, 0, known.resolve(pc, generation))
     out.flush()
-    print(f"jitframes_sample: {got} samples, {named} named; {reader.reads} reads of the table "
-          f"({reader.failed} failed), {ring.reads} of its ring ({ring.failed} failed); {known.most} regions seen "
-          f"at most (bound: {most_live} live at most + {known.max_removed} removed)", file=sys.stderr)
+    print(f"jitframes_sample: {count['got']} samples ({count['lost']} lost), {count['named']} named; "
+          f"{reader.reads} reads of the table ({reader.failed} failed), {ring.reads} of its ring "
+          f"({ring.failed} failed); {known.most} regions seen at most (bound: {count['live']} live at most "
+          f"+ {known.max_removed} removed)", file=sys.stderr)
     return 0
 
 
