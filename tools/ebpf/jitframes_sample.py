@@ -17,9 +17,10 @@ removals (so that a JIT removing up to ~80,000 regions a second loses none
 while a large table is read); it names each sample by the region live at
 its generation (a JIT that freed the code and reused the address since is
 never mistaken for it) once a read that began at or after that generation
-is in, and then forgets removed regions no pending sample can need (at
-most MAX_REMOVED of them): memory stays bounded by the table's live
-regions. tools/table_lookup.c is the same naming in C.
+is in, and then forgets removed regions no pending sample can need (and
+beyond 2 * MAX_REMOVED the oldest): what it remembers stays under twice the
+table's live regions plus 2 * MAX_REMOVED (printed at the end as "regions
+seen at most"). tools/table_lookup.c is the same naming in C.
 
 Usage: jitframes_sample.py PID [--samples N] [--freq HZ] [--max-seconds S] [-o FILE] [--jitframes CLI]
 Prints one JSON object per sample of PID in user space:
@@ -98,7 +99,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 """
 
 INF = float("inf")
-MAX_REMOVED = 1 << 16  # removed regions remembered at most (the oldest removals are forgotten first)
+MAX_REMOVED = 1 << 15  # removed regions kept by forget (twice that between two): the oldest go first
 RING_PERIOD = 0.05     # s between reads of the ring: 4096 removals in 50 ms is 80,000 a second
 READ_TIMEOUT = 60.0    # s a read by the C reader may take (it gives up after 10 s itself)
 
@@ -111,14 +112,16 @@ class Known:
     evict orders forgetting: its removal when known exactly (from the ring),
     else when it was last seen live (a read did not list it: removed, with
     the ring wrapped since, or torn in a read that was not consistent; a
-    later read that lists it again brings it back). Removed regions are forgotten once
-    no sample can need them (forget), and beyond max_removed the oldest
-    first: memory is bounded by the live regions plus max_removed."""
+    later read that lists it again brings it back). Removed regions are
+    forgotten once no sample can need them (forget, after each read), and
+    beyond max_removed the oldest first, also whenever more than twice
+    max_removed are held: at most the regions listed live by two reads (the
+    last and the one being merged) plus 2 * max_removed are remembered."""
 
     def __init__(self, max_removed=MAX_REMOVED):
         self.entries, self.by_start, self.starts = {}, {}, []
         self.sorted = True
-        self.max_removed, self.most = max_removed, 0
+        self.max_removed, self.most, self.n_removed, self.floor = max_removed, 0, 0, 0
 
     def add(self, key, size, name, removed=None, seen=0):
         e = self.entries.get(key)
@@ -128,12 +131,17 @@ class Known:
                 self.by_start[key[0]], self.sorted = [], False
             self.by_start[key[0]].append(e)
             self.most = max(self.most, len(self.entries))
+            self.n_removed += removed is not None
         elif removed is not None:
+            self.n_removed += e[2] is None
             e[2] = e[4] = removed
             e[5] = True
-        elif not e[5] and seen > e[3]:
+        elif not e[5] and seen > e[3] and e[2] is not None:
             e[2] = None  # live after all
+            self.n_removed -= 1
         e[3] = max(e[3], seen)
+        if self.n_removed > 2 * self.max_removed:
+            self.forget(self.floor)
 
     def listed(self, began, region):
         """A region (start, size, name, published_gen, removed_gen or None)
@@ -147,13 +155,16 @@ class Known:
         for e in self.entries.values():
             if e[2] is None and e[3] < began:
                 e[2], e[4] = gen_after, e[3]
+                self.n_removed += 1
 
     def forget(self, floor):
         """Drop removed regions no sample at generation >= floor can need,
         then the oldest beyond max_removed."""
+        self.floor = floor
         removed = sorted((e[4], e[2], key) for key, e in self.entries.items() if e[2] is not None)
         kept = [key for _, r, key in removed if r > floor]
         gone = [key for _, r, key in removed if r <= floor] + kept[:max(0, len(kept) - self.max_removed)]
+        self.n_removed = len(removed) - len(gone)
         for key in gone:
             e = self.entries.pop(key)
             at = self.by_start[key[0]]
@@ -509,8 +520,8 @@ def main():
     out.flush()
     print(f"jitframes_sample: {count['got']} samples ({count['lost']} lost), {count['named']} named; "
           f"{reader.reads} reads of the table ({reader.failed} failed), {ring.reads} of its ring "
-          f"({ring.failed} failed); {known.most} regions seen at most (bound: {count['live']} live at most "
-          f"+ {known.max_removed} removed)", file=sys.stderr)
+          f"({ring.failed} failed); {known.most} regions seen at most (bound: 2 x {count['live']} live at "
+          f"most + 2 x {known.max_removed} removed)", file=sys.stderr)
     return 0
 
 
