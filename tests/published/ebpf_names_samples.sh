@@ -59,7 +59,7 @@ PATH="$(dirname "$cli"):$PATH" "$sampler" "$churn_pid" --samples "$samples" --fr
     -o "$tmp/samples.jsonl" 3>&- 2>"$tmp/sampler.err" &
 sampler_pid=$!
 for _ in $(seq 12000); do
-    grep -q 'sampling process' "$tmp/sampler.err" && break
+    grep -qs "sampling process" "$tmp/sampler.err" && break
     kill -0 "$sampler_pid" 2>/dev/null || break
     sleep 0.05
 done

@@ -237,31 +237,27 @@ class Target:
 
 
 class RingWatcher(threading.Thread):
-    """Reads the table's ring every RING_PERIOD and hands over the removals
-    it had not seen (take), and the generation of its last read."""
+    """Reads the removals added to the table's ring every RING_PERIOD and
+    hands them over (take); counts those the ring wrapped over unseen."""
 
     def __init__(self, target):
         super().__init__(daemon=True)
         self.target, self.lock, self.stop = target, threading.Lock(), threading.Event()
-        self.found, self.generation, self.reads, self.failed = {}, 0, 0, 0
+        self.found, self.written, self.reads, self.failed, self.lost = {}, 0, 0, 0, 0
 
-    def read_once(self, mem, seen):
+    def read_once(self, mem):
         base, h = self.target.header(mem)
-        found = pub_table.read_ring(mem, base, h, seen)
+        found, written, lost = pub_table.read_ring(mem, base, h, self.written)
         with self.lock:
             self.found.update(found)
-            self.generation = max(self.generation, h[pub_table.H_GEN])
-            self.reads += 1
-        return found
+            self.written, self.lost, self.reads = written, self.lost + lost, self.reads + 1
 
     def run(self):
-        seen = set()  # keys of the last reads' removals, whose names need no reading again
         try:
             with open(f"/proc/{self.target.pid}/mem", "rb", buffering=0) as mem:
                 while not self.stop.wait(RING_PERIOD):
                     try:
-                        found = self.read_once(mem, seen)
-                        seen = (seen | set(found)) if len(seen) < 4 * pub_table.MAX_RING else set(found)
+                        self.read_once(mem)
                     except (OSError, ValueError, struct.error):
                         self.failed += 1
         except OSError:
@@ -270,7 +266,7 @@ class RingWatcher(threading.Thread):
     def take(self):
         with self.lock:
             found, self.found = self.found, {}
-            return found, self.generation
+            return found
 
 
 def region(d):
@@ -455,7 +451,7 @@ def main():
             return 0
 
     def take_ring():
-        found, _ = ring.take()
+        found = ring.take()
         for key, (size, name, removed) in found.items():
             known.add(key, size, name, removed)
 
@@ -506,11 +502,11 @@ def main():
     poller.join()
     bpf.perf_buffer_poll(timeout=0)
     take_samples()
-    for wait_for_it in (True, False):  # the running read, then one begun after the last sample
+    for again in (True, False):  # the running read, then (if it began too early) one begun after the last sample
         doc = reader.poll(listed, wait=True)
         if doc:
             take_read(doc)
-        if wait_for_it and os.path.exists(f"/proc/{args.pid}"):
+        if again and pending and os.path.exists(f"/proc/{args.pid}"):
             next_read()
     ring.stop.set()
     ring.join()
@@ -520,7 +516,7 @@ def main():
     out.flush()
     print(f"jitframes_sample: {count['got']} samples ({count['lost']} lost), {count['named']} named; "
           f"{reader.reads} reads of the table ({reader.failed} failed), {ring.reads} of its ring "
-          f"({ring.failed} failed); {known.most} regions seen at most (bound: 2 x {count['live']} live at "
+          f"({ring.failed} failed, {ring.lost} removals missed); {known.most} regions seen at most (bound: 2 x {count['live']} live at "
           f"most + 2 x {known.max_removed} removed)", file=sys.stderr)
     return 0
 

@@ -39,32 +39,61 @@ def read_header(mem, base, pid):
     return h
 
 
-def read_ring(mem, base, h, known):
-    """The removed regions in the ring of the table at base with header h,
-    as {(start, published_gen): (size, name, removed_gen)}: one read of the
-    ring (at most MAX_RING entries), the names of entries not in known
-    (a set of keys), the ring again; entries that changed in between are
-    left for the next read."""
+def read_ring(mem, base, h, since):
+    """The regions removed since the since-th removal, from the ring of the
+    table at base with header h: ({(start, published_gen): (size, name,
+    removed_gen)}, removals so far, removals lost: the ring had wrapped
+    over them). The new slots (at most MAX_RING), the names they point at
+    (close ones in one read), the slots again: entries that changed in
+    between are left out."""
     ring_off, ring_cap, written = h[H_RING_OFF], h[H_RING_CAP], h[H_RING_WRITTEN]
     heap_off, heap_used, map_size = h[H_HEAP_OFF], h[H_HEAP_USED], h[H_MAP_SIZE]
-    n = min(written, ring_cap)  # until it wraps, only the first entries hold removals
-    if ring_cap > MAX_RING or ring_off + n * ENTRY.size > map_size or heap_off + heap_used > map_size:
+    if ring_cap > MAX_RING or ring_off + ring_cap * ENTRY.size > map_size or heap_off + heap_used > map_size:
         raise ValueError("ring or heap beyond the mapping")
-    first = pread(mem, base + ring_off, n * ENTRY.size)
+    since = min(since, written)
+    first = max(since, written - ring_cap)
+    runs = []  # (slot, count): the new slots, at most two runs
+    at, left = first % ring_cap if ring_cap else 0, written - first
+    while left > 0:
+        n = min(left, ring_cap - at)
+        runs.append((at, n))
+        at, left = 0, left - n
+
+    def slots():
+        return b"".join(pread(mem, base + ring_off + at * ENTRY.size, n * ENTRY.size) for at, n in runs)
+
+    before = slots()
+    entries = [ENTRY.unpack_from(before, i) for i in range(0, len(before), ENTRY.size)]
+    wanted = [(i, e) for i, e in enumerate(entries) if not e[E_SEQ] & 1 and e[E_FLAGS] == REMOVED and e[E_SIZE]
+              and e[E_NAME_OFF] + min(e[E_NAME_LEN], MAX_NAME) <= heap_used]
+    names = read_spans(mem, base + heap_off, [(e[E_NAME_OFF], min(e[E_NAME_LEN], MAX_NAME)) for _, e in wanted])
+    after = slots()
     found = {}
-    for i in range(0, len(first), ENTRY.size):
-        e = ENTRY.unpack_from(first, i)
-        key = (e[E_START], e[E_PUB_GEN])
-        if e[E_SEQ] & 1 or e[E_FLAGS] != REMOVED or e[E_SIZE] == 0 or key in known:
-            continue
-        name_len = min(e[E_NAME_LEN], MAX_NAME)
-        if e[E_NAME_OFF] + name_len > heap_used:
-            continue
-        name = pread(mem, base + heap_off + e[E_NAME_OFF], name_len).decode("utf-8", "replace")
-        found[key] = (i, e, name)
-    second = pread(mem, base + ring_off, n * ENTRY.size)
-    return {key: (e[E_SIZE], printable(name), e[E_REMOVED_GEN]) for key, (i, e, name) in found.items()
-            if first[i:i + ENTRY.size] == second[i:i + ENTRY.size]}
+    for (i, e), name in zip(wanted, names):
+        if before[i * ENTRY.size:(i + 1) * ENTRY.size] == after[i * ENTRY.size:(i + 1) * ENTRY.size]:
+            found[(e[E_START], e[E_PUB_GEN])] = (e[E_SIZE], printable(name.decode("utf-8", "replace")),
+                                                 e[E_REMOVED_GEN])
+    return found, written, first - since
+
+
+def read_spans(mem, base, pieces, gap=4096):
+    """The bytes of each (offset, length) piece from base: pieces closer
+    than gap are read together."""
+    order = sorted(range(len(pieces)), key=lambda k: pieces[k][0])
+    out = [b""] * len(pieces)
+    k = 0
+    while k < len(order):
+        lo = pieces[order[k]][0]
+        hi, j = lo + pieces[order[k]][1], k + 1
+        while j < len(order) and pieces[order[j]][0] <= hi + gap:
+            hi = max(hi, pieces[order[j]][0] + pieces[order[j]][1])
+            j += 1
+        data = pread(mem, base + lo, hi - lo)
+        for m in order[k:j]:
+            off, n = pieces[m]
+            out[m] = data[off - lo:off - lo + n]
+        k = j
+    return out
 
 
 def printable(name):
