@@ -107,7 +107,7 @@ READ_TIMEOUT = 60.0    # s a read by the C reader may take (it gives up after 10
 class Known:
     """What the sampler remembers of the target's regions:
     (start, published_gen) -> [size, name, removed_gen or None, seen, evict, exact, published_gen]
-    (by_start: start -> those lists, one per region seen there):
+    (by_start: start -> ([published_gen...], [those lists]) in published order):
     seen is the generation the last read that listed it live began at;
     evict orders forgetting: its removal when known exactly (from the ring),
     else when it was last seen live (a read did not list it: removed, with
@@ -128,8 +128,11 @@ class Known:
         if e is None:
             e = self.entries[key] = [size, name, removed, seen, removed or 0, removed is not None, key[1]]
             if key[0] not in self.by_start:
-                self.by_start[key[0]], self.sorted = [], False
-            self.by_start[key[0]].append(e)
+                self.by_start[key[0]], self.sorted = ([], []), False
+            pubs, at = self.by_start[key[0]]
+            i = bisect.bisect_right(pubs, key[1])
+            pubs.insert(i, key[1])
+            at.insert(i, e)
             self.most = max(self.most, len(self.entries))
             self.n_removed += removed is not None
         elif removed is not None:
@@ -166,11 +169,14 @@ class Known:
         gone = [key for _, r, key in removed if r <= floor] + kept[:max(0, len(kept) - self.max_removed)]
         self.n_removed = len(removed) - len(gone)
         for key in gone:
-            e = self.entries.pop(key)
-            at = self.by_start[key[0]]
-            at.remove(e)
-            if not at:
-                del self.by_start[key[0]]
+            del self.entries[key]
+        for start in {key[0] for key in gone}:
+            pubs, at = self.by_start[start]
+            left = [e for e in at if (start, e[6]) in self.entries]
+            if left:
+                self.by_start[start] = ([e[6] for e in left], left)
+            else:
+                del self.by_start[start]
                 self.sorted = False
 
     def resolve(self, pc, generation):
@@ -185,8 +191,10 @@ class Known:
             best = None
             for j in range(i - 1, max(i - 17, -1), -1):  # nearest starts first, bounded
                 start = self.starts[j]
-                for size, name, removed, _, _, _, pub in self.by_start.get(start, ()):
-                    if pub <= g < (INF if removed is None else removed) and pc - start < size and (
+                pubs, at = self.by_start.get(start, ((), ()))
+                k = bisect.bisect_right(pubs, g)
+                for size, name, removed, _, _, _, pub in at[max(k - 4, 0):k]:  # the newest published by g
+                    if g < (INF if removed is None else removed) and pc - start < size and (
                             best is None or pub > best[0]):
                         best = pub, start, size, name
             if best:
@@ -420,6 +428,8 @@ def main():
     began_at = [0, 0]  # generation when the running read began, and when the one before began
 
     def on_event(cpu, data, size):
+        if count["got"] >= args.samples:  # taken while a read kept the main thread busy: not asked for
+            return
         s = bpf["samples"].event(data)
         count["got"] += 1
         arrived.append((s.t, s.pc, s.generation, s.status))
