@@ -122,6 +122,7 @@ class Known:
         self.entries, self.by_start, self.starts = {}, {}, []
         self.sorted = True
         self.max_removed, self.most, self.n_removed, self.floor = max_removed, 0, 0, 0
+        self.pending = list
 
     def add(self, key, size, name, removed=None, seen=0):
         e = self.entries.get(key)
@@ -144,7 +145,7 @@ class Known:
             self.n_removed -= 1
         e[3] = max(e[3], seen)
         if self.n_removed > 2 * self.max_removed:
-            self.forget(self.floor)
+            self.forget()
 
     def listed(self, began, region):
         """A region (start, size, name, published_gen, removed_gen or None)
@@ -160,14 +161,18 @@ class Known:
                 e[2], e[4] = gen_after, e[3]
                 self.n_removed += 1
 
-    def forget(self, floor):
-        """Drop removed regions no sample at generation >= floor can need,
-        then the oldest beyond max_removed."""
-        self.floor = floor
-        removed = sorted((e[4], e[2], key) for key, e in self.entries.items() if e[2] is not None)
-        kept = [key for _, r, key in removed if r > floor]
-        gone = [key for _, r, key in removed if r <= floor] + kept[:max(0, len(kept) - self.max_removed)]
-        self.n_removed = len(removed) - len(gone)
+    def forget(self, floor=None):
+        """Drop removed regions that neither a sample not yet taken (at
+        generation >= floor) nor a pending one (self.pending(): (t, pc,
+        generation)) can need, then the oldest beyond max_removed of those
+        only later samples could need."""
+        self.floor = self.floor if floor is None else floor
+        needed = {hit[:2] for hit in (self._find(pc, g) for _, pc, g in self.pending()) if hit}
+        removed = sorted((e[4], e[2], key) for key, e in self.entries.items()
+                         if e[2] is not None and (key[0], e[6]) not in needed)
+        kept = [key for _, r, key in removed if r > self.floor]
+        gone = [key for _, r, key in removed if r <= self.floor] + kept[:max(0, len(kept) - self.max_removed)]
+        self.n_removed = len(removed) - len(gone) + len(needed)
         for key in gone:
             del self.entries[key]
         for start in {key[0] for key in gone}:
@@ -183,6 +188,11 @@ class Known:
         """(start, size, name) of the region holding pc live at generation
         (odd: a change was under way: live just before it, else just
         after), or None; the newest published wins."""
+        hit = self._find(pc, generation)
+        return (hit[0], hit[2], hit[3]) if hit else None
+
+    def _find(self, pc, generation):
+        """(start, published_gen, size, name) for resolve."""
         if not self.sorted:
             self.starts, self.sorted = sorted(self.by_start), True
         gens = (generation,) if generation % 2 == 0 else (generation - 1, generation + 1)
@@ -198,7 +208,7 @@ class Known:
                             best is None or pub > best[0]):
                         best = pub, start, size, name
             if best:
-                return best[1:]
+                return best[1], best[0], best[2], best[3]
         return None
 
 
@@ -251,10 +261,12 @@ class RingWatcher(threading.Thread):
     def __init__(self, target):
         super().__init__(daemon=True)
         self.target, self.lock, self.stop = target, threading.Lock(), threading.Event()
-        self.found, self.written, self.reads, self.failed, self.lost = {}, 0, 0, 0, 0
+        self.found, self.written, self.reads, self.failed, self.lost = {}, None, 0, 0, 0
 
     def read_once(self, mem):
         base, h = self.target.header(mem)
+        if self.written is None:  # the first read: what the ring still holds; earlier removals are no loss
+            self.written = max(h[pub_table.H_RING_WRITTEN] - h[pub_table.H_RING_CAP], 0)
         found, written, lost = pub_table.read_ring(mem, base, h, self.written)
         with self.lock:
             self.found.update(found)
@@ -426,6 +438,8 @@ def main():
     pending = []  # (t, pc, generation) of samples not named yet
     count = {"got": 0, "lost": 0, "named": 0, "live": 0}
     began_at = [0, 0]  # generation when the running read began, and when the one before began
+    polled = [0, 0]  # see poll_samples
+    known.pending = lambda: pending
 
     def on_event(cpu, data, size):
         if count["got"] >= args.samples:  # taken while a read kept the main thread busy: not asked for
@@ -438,9 +452,14 @@ def main():
         count["lost"] += n
 
     def poll_samples(stop):
-        """The perf buffer drained every 50 ms whatever the main thread does."""
-        while not stop.is_set():
-            bpf.perf_buffer_poll(timeout=int(RING_PERIOD * 1000))
+        """The perf buffer drained every 50 ms whatever the main thread
+        does; polled[0]: every sample taken before the table was at that
+        generation has arrived (it was read before the poll before last)."""
+        with open(f"/proc/{args.pid}/mem", "rb", buffering=0) as own:
+            while not stop.is_set():
+                before = generation_now(own)
+                bpf.perf_buffer_poll(timeout=int(RING_PERIOD * 1000))
+                polled[0], polled[1] = polled[1], before
 
     def write(t, pc, generation, status, hit):
         count["named"] += hit is not None
@@ -454,9 +473,9 @@ def main():
             else:
                 pending.append((t, pc, generation))
 
-    def generation_now():
+    def generation_now(handle=mem):
         try:
-            return target.header(mem)[1][pub_table.H_GEN]
+            return target.header(handle)[1][pub_table.H_GEN]
         except (OSError, ValueError, struct.error):
             return 0
 
@@ -484,7 +503,7 @@ def main():
             else:
                 write(t, pc, generation, 0, known.resolve(pc, generation))
         pending = left
-        known.forget(min([g for _, _, g in pending] + [began_at[1]]) - 2)
+        known.forget(polled[0] - 2)
 
     def next_read():
         began_at[1], began_at[0] = began_at[0], generation_now()
@@ -499,8 +518,9 @@ def main():
     deadline = time.monotonic() + args.max_seconds
     while count["got"] < args.samples and time.monotonic() < deadline:
         time.sleep(RING_PERIOD)
-        take_ring()
         take_samples()
+        known.floor = polled[0] - 2
+        take_ring()
         doc = reader.poll(listed)
         if doc:
             take_read(doc)
