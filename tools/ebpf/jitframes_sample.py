@@ -17,9 +17,10 @@ removals (so that a JIT removing up to ~80,000 regions a second loses none
 while a large table is read); it names each sample by the region live at
 its generation (a JIT that freed the code and reused the address since is
 never mistaken for it) once a read that began at or after that generation
-is in, and then forgets removed regions no pending sample can need (and
-beyond 2 * MAX_REMOVED the oldest): what it remembers stays under twice the
-table's live regions plus 2 * MAX_REMOVED (printed at the end as "regions
+is in, and forgets removed regions no sample can need (beyond 2 *
+MAX_REMOVED, the oldest that only samples not yet taken could need): what
+it remembers stays under twice the table's live regions plus 2 *
+MAX_REMOVED plus one per pending sample (printed at the end as "regions
 seen at most"). tools/table_lookup.c is the same naming in C.
 
 Usage: jitframes_sample.py PID [--samples N] [--freq HZ] [--max-seconds S] [-o FILE] [--jitframes CLI]
@@ -116,7 +117,8 @@ class Known:
     forgotten once no sample can need them (forget, after each read), and
     beyond max_removed the oldest first, also whenever more than twice
     max_removed are held: at most the regions listed live by two reads (the
-    last and the one being merged) plus 2 * max_removed are remembered."""
+    last and the one being merged), 2 * max_removed, and one per pending
+    sample are remembered."""
 
     def __init__(self, max_removed=MAX_REMOVED):
         self.entries, self.by_start, self.starts = {}, {}, []
@@ -547,7 +549,7 @@ def main():
     print(f"jitframes_sample: {count['got']} samples ({count['lost']} lost), {count['named']} named; "
           f"{reader.reads} reads of the table ({reader.failed} failed), {ring.reads} of its ring "
           f"({ring.failed} failed, {ring.lost} removals missed); {known.most} regions seen at most (bound: 2 x {count['live']} live at "
-          f"most + 2 x {known.max_removed} removed)", file=sys.stderr)
+          f"most + 2 x {known.max_removed} removed + 1 per pending sample)", file=sys.stderr)
     return 0
 
 
