@@ -44,6 +44,7 @@ import tempfile
 import threading
 import time
 
+sys.dont_write_bytecode = True  # run from a source tree, often by root: leave no __pycache__ in it
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import elf_symbol  # noqa: E402
 import pub_table  # noqa: E402
