@@ -210,7 +210,7 @@ static int read_snapshot(pid_t pid, tr_snapshot *s)
     if (s->pid != (uint32_t)pid)
         fprintf(stderr, "jitframes: process %ld's table claims to be process %u's\n", (long)pid, s->pid);
     if (s->dropped)
-        fprintf(stderr, "jitframes: process %ld could not publish %" PRIu64 " regions (table full)\n",
+        fprintf(stderr, "jitframes: process %ld could not publish %" PRIu64 " regions (no memory for its table)\n",
                 (long)pid, s->dropped);
     return 0;
 }

@@ -113,7 +113,7 @@ void tr_region_free(tr_region *r);
 int tr_find_table(pid_t pid, uint64_t *base, uint64_t *size, char *err, size_t err_cap);
 
 /* tr_find_table then tr_read_table on process pid, finding the table
- * again when a read fails because it moved (the writer doubles it into a
+ * again when a read fails because it moved (the writer grows it into a
  * new mapping when full), at most 4 times. 0, or -1 with a reason. */
 int tr_read_pid(pid_t pid, const tr_limits *limits, tr_snapshot *out, char *err, size_t err_cap);
 

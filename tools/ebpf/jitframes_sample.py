@@ -1,41 +1,53 @@
 #!/usr/bin/python3
 """Sample a running process with eBPF and name its JIT frames from the
-jitframes published region table.
+jitframes published region table, with nothing switched on in the process
+and no file.
 
 The proof that an eBPF profiler (the OpenTelemetry one, ddprof, Parca) can
-name generated code with nothing switched on in the process and no file.
-Design (docs/formats.md, "The published region table"): at each sample the
-BPF program reads the table's generation with one bpf_probe_read_user of its
-header and records (pc, generation): no loop, so nothing for the verifier to
-bound. The live array is in no order (so that registration is O(1) in any
-address order), which rules out a binary search in the kernel. This tool's
-user-space part reads the table from the process's memory (/proc/PID/mem,
-ptrace rights) every time it polls (finding it again, and telling the BPF
-program, when the library has doubled it into a new mapping), keeps every entry it has seen (live
-ones with the generation they were published at, removed ones from the
-ring with the generation they were removed at), and afterwards names each
-sample by the region live at its generation: a JIT that freed the code and
-reused the address since is never mistaken for it. tools/table_lookup.c is
-the same in C (tr_sample_generation, tr_resolve), and the fuzzer's twin.
-The ring holds the last 4096 removals: polling every 100 ms keeps up with
-a JIT removing up to ~40,000 regions a second.
+name generated code. Design (docs/formats.md, "The published region table"):
+at each sample the BPF program reads the exported pointer jf_region_table
+(where the table is now: the library grows it eightfold into a new mapping
+when full) and the generation in the table's header, two bounded
+bpf_probe_read_user and no loop, and records (pc, generation). The live
+array is in no order (registration is O(1) in any address order), which
+rules out a binary search in the kernel. User space reads the table with
+the C reader (`jitframes regions PID --json`, in a child process, over and
+over) and, every 50 ms in a thread of its own, the ring of the last 4096
+removals (so that a JIT removing up to ~80,000 regions a second loses none
+while a large table is read); it names each sample by the region live at
+its generation (a JIT that freed the code and reused the address since is
+never mistaken for it) once a read that began at or after that generation
+is in, and forgets removed regions no sample can need (beyond 2 *
+MAX_REMOVED, the oldest that only samples not yet taken could need): what
+it remembers stays under twice the table's live regions plus 2 *
+MAX_REMOVED plus one per pending sample (printed at the end as "regions
+seen at most"). tools/table_lookup.c is the same naming in C.
 
-Usage: jitframes_sample.py PID [--samples N] [--freq HZ] [--max-seconds S] [-o FILE]
+Usage: jitframes_sample.py PID [--samples N] [--freq HZ] [--max-seconds S] [-o FILE] [--jitframes CLI]
 Prints one JSON object per sample of PID in user space:
   {"t": ns, "pc": int, "generation": int, "status": "found|not_found|unreadable",
    "name": str, "start": int, "size": int}
-Needs root (or CAP_BPF + CAP_PERFMON); exits 77 when the kernel refuses BPF.
+Needs root (or CAP_BPF + CAP_PERFMON) and the jitframes CLI (on PATH, or
+--jitframes); exits 77 when the kernel refuses BPF.
 """
 import argparse
 import bisect
+import collections
 import ctypes
 import json
 import os
+import shutil
 import struct
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 
-TABLE_NAMES = (" /memfd:jitframes-regions (deleted)", " [anon:jitframes-regions]")
+sys.dont_write_bytecode = True  # run from a source tree, often by root: leave no __pycache__ in it
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import elf_symbol  # noqa: E402
+import pub_table  # noqa: E402
 
 BPF_TEXT = r"""
 #include <uapi/linux/bpf_perf_event.h>
@@ -52,7 +64,9 @@ struct sample {
     u32 status, pad;
 };
 BPF_PERF_OUTPUT(samples);
-BPF_ARRAY(table_base, u64, 1);   /* set by user space; again when the table grows into a new mapping */
+/* Set by user space: [0] the address of jf_region_table in the target, or 0
+ * when it has none; then [1] is the table's address (set again when it moves). */
+BPF_ARRAY(where, u64, 2);
 
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -66,10 +80,17 @@ int on_sample(struct bpf_perf_event_data *ctx)
     s.t = bpf_ktime_get_ns();         /* CLOCK_MONOTONIC, like the table's times */
     s.pc = pc;
     s.status = UNREADABLE;
-    int zero = 0;
-    u64 *base = table_base.lookup(&zero);
+    int zero = 0, one = 1;
+    u64 *symbol = where.lookup(&zero), *fixed = where.lookup(&one);
+    u64 base = 0;
+    if (symbol && *symbol) {          /* where the table is now: a growth costs no sample */
+        if (bpf_probe_read_user(&base, sizeof base, (void *)*symbol) != 0)
+            base = 0;
+    } else if (fixed) {
+        base = *fixed;
+    }
     struct header_start h;
-    if (base && *base && bpf_probe_read_user(&h, sizeof h, (void *)*base) == 0 && h.version == 2 &&
+    if (base && bpf_probe_read_user(&h, sizeof h, (void *)base) == 0 && h.version == 2 &&
         h.entry_size == 96) {
         s.generation = h.generation;
         s.status = FOUND;
@@ -79,137 +100,249 @@ int on_sample(struct bpf_perf_event_data *ctx)
 }
 """
 
-# src/pub_layout.h, version 2, in the target's (this machine's) byte order.
-HEADER = struct.Struct("=8sIIIIQIIQQIIIIIIQQIIQ")
-ENTRY = struct.Struct("=IIQQ10IQQQQ")
-VERSION, LIVE, REMOVED = 2, 1, 2
-# Bounds on what the (untrusted) target's table may make this tool read.
-MAX_SLOTS, MAX_RING, MAX_HEAP, MAX_NAME = 1 << 20, 1 << 16, 256 << 20, 4096
+INF = float("inf")
+MAX_REMOVED = 1 << 15  # removed regions kept by forget (twice that between two): the oldest go first
+RING_PERIOD = 0.05     # s between reads of the ring: 4096 removals in 50 ms is 80,000 a second
+READ_TIMEOUT = 60.0    # s a read by the C reader may take (it gives up after 10 s itself)
 
 
-class Table:
-    """Every entry seen in the target's table, across reads: (start,
-    published_gen) -> [size, name, removed_gen or None]."""
+class Known:
+    """What the sampler remembers of the target's regions:
+    (start, published_gen) -> [size, name, removed_gen or None, seen, evict, exact, published_gen]
+    (by_start: start -> ([published_gen...], [those lists]) in published order):
+    seen is the generation the last read that listed it live began at;
+    evict orders forgetting: its removal when known exactly (from the ring),
+    else when it was last seen live (a read did not list it: removed, with
+    the ring wrapped since, or torn in a read that was not consistent; a
+    later read that lists it again brings it back). Removed regions are
+    forgotten once no sample can need them (forget, after each read), and
+    beyond max_removed the oldest first, also whenever more than twice
+    max_removed are held: at most the regions listed live by two reads (the
+    last and the one being merged), 2 * max_removed, and one per pending
+    sample are remembered."""
 
-    def __init__(self, pid, base, size):
-        self.pid, self.base, self.size = pid, base, size
-        self.seen = {}
-        self.reads = self.failed = 0
+    def __init__(self, max_removed=MAX_REMOVED):
+        self.entries, self.by_start, self.starts = {}, {}, []
+        self.sorted = True
+        self.max_removed, self.most, self.n_removed, self.floor = max_removed, 0, 0, 0
+        self.pending = list
 
-    def _read(self, mem, off, n):
-        if off < 0 or n < 0 or off + n > self.size:
-            raise ValueError("outside the mapping")
-        mem.seek(self.base + off)
-        data = mem.read(n)
-        if len(data) != n:
-            raise ValueError("short read")
-        return data
+    def add(self, key, size, name, removed=None, seen=0):
+        e = self.entries.get(key)
+        if e is None:
+            e = self.entries[key] = [size, name, removed, seen, removed or 0, removed is not None, key[1]]
+            if key[0] not in self.by_start:
+                self.by_start[key[0]], self.sorted = ([], []), False
+            pubs, at = self.by_start[key[0]]
+            i = bisect.bisect_right(pubs, key[1])
+            pubs.insert(i, key[1])
+            at.insert(i, e)
+            self.most = max(self.most, len(self.entries))
+            self.n_removed += removed is not None
+        elif removed is not None:
+            self.n_removed += e[2] is None
+            e[2] = e[4] = removed
+            e[5] = True
+        elif not e[5] and seen > e[3] and e[2] is not None:
+            e[2] = None  # live after all
+            self.n_removed -= 1
+        e[3] = max(e[3], seen)
+        if self.n_removed > 2 * self.max_removed:
+            self.forget()
 
-    def read(self):
-        """One read of the table; entries torn by a concurrent write are
-        left for the next read. False if the table is unreadable."""
-        try:
-            with open(f"/proc/{self.pid}/mem", "rb", buffering=0) as mem:
-                self._read_once(mem)
-            self.reads += 1
-            return True
-        except (OSError, ValueError, struct.error):
-            self.failed += 1
-            return False
+    def listed(self, began, region):
+        """A region (start, size, name, published_gen, removed_gen or None)
+        listed by a read of the C reader begun at generation began."""
+        start, size, name, pub, removed = region
+        self.add((start, pub), size, name, removed, began if removed is None else 0)
 
-    def _read_once(self, mem):
-        h = HEADER.unpack(self._read(mem, 0, HEADER.size))
-        (sig, version, _hsize, esize, _flags, _gen, _pid, _clock, _created, map_size, entries_off, entries_cap,
-         used, _live, ring_off, ring_cap, written, heap_off, heap_cap, heap_used, _dropped) = h
-        if sig != b"JFREGTBL" or version != VERSION or esize != ENTRY.size or map_size != self.size:
-            raise ValueError("not a version 2 table")
-        if used > min(entries_cap, MAX_SLOTS) or ring_cap > MAX_RING or heap_used > min(heap_cap, MAX_HEAP):
-            raise ValueError("table beyond bounds")
-        slots = self._read(mem, entries_off, used * esize)
-        ring_n = min(written, ring_cap)  # until it wraps, only the first entries hold removals
-        ring = self._read(mem, ring_off, ring_n * esize)
-        heap = self._read(mem, heap_off, heap_used)
-        slots2 = self._read(mem, entries_off, used * esize)
-        ring2 = self._read(mem, ring_off, ring_n * esize)
-        for a, b in ((slots, slots2), (ring, ring2)):
-            for i in range(0, len(a), esize):
-                if a[i:i + esize] == b[i:i + esize]:
-                    self._take(ENTRY.unpack_from(a, i), heap)
+    def sweep(self, began, gen_after):
+        """After a whole read begun at generation began: regions it did not
+        list were removed by gen_after (an upper bound), or torn in it."""
+        for e in self.entries.values():
+            if e[2] is None and e[3] < began:
+                e[2], e[4] = gen_after, e[3]
+                self.n_removed += 1
 
-    def _take(self, e, heap):
-        seq, flags, start, size, name_off, name_len = e[:6]
-        published_gen, removed_gen = e[14], e[16]
-        if seq & 1 or flags not in (LIVE, REMOVED) or size == 0:
-            return
-        n = min(name_len, MAX_NAME)
-        if name_off + n > len(heap):
-            return
-        name = heap[name_off:name_off + n].decode("utf-8", "replace")
-        name = "".join("?" if ord(c) < 0x20 or c == "\x7f" else c for c in name)
-        entry = self.seen.setdefault((start, published_gen), [size, name, None])
-        if flags == REMOVED:
-            entry[2] = removed_gen
+    def forget(self, floor=None):
+        """Drop removed regions that neither a sample not yet taken (at
+        generation >= floor) nor a pending one (self.pending(): (t, pc,
+        generation)) can need, then the oldest beyond max_removed of those
+        only later samples could need."""
+        self.floor = self.floor if floor is None else floor
+        needed = {hit[:2] for hit in (self._find(pc, g) for _, pc, g in self.pending()) if hit}
+        removed = sorted((e[4], e[2], key) for key, e in self.entries.items()
+                         if e[2] is not None and (key[0], e[6]) not in needed)
+        kept = [key for _, r, key in removed if r > self.floor]
+        gone = [key for _, r, key in removed if r <= self.floor] + kept[:max(0, len(kept) - self.max_removed)]
+        self.n_removed = len(removed) - len(gone) + len(needed)
+        for key in gone:
+            del self.entries[key]
+        for start in {key[0] for key in gone}:
+            pubs, at = self.by_start[start]
+            left = [e for e in at if (start, e[6]) in self.entries]
+            if left:
+                self.by_start[start] = ([e[6] for e in left], left)
+            else:
+                del self.by_start[start]
+                self.sorted = False
 
-    def index(self):
-        """start -> sorted [(published_gen, removed_gen or inf, size, name)]."""
-        by_start = {}
-        for (start, pub), (size, name, removed) in self.seen.items():
-            by_start.setdefault(start, []).append((pub, removed if removed is not None else float("inf"), size,
-                                                   name))
-        for v in by_start.values():
-            v.sort()
-        return sorted(by_start), by_start
+    def resolve(self, pc, generation):
+        """(start, size, name) of the region holding pc live at generation
+        (odd: a change was under way: live just before it, else just
+        after), or None; the newest published wins."""
+        hit = self._find(pc, generation)
+        return (hit[0], hit[2], hit[3]) if hit else None
 
-    @staticmethod
-    def resolve(starts, by_start, pc, generation):
-        """The region holding pc live at generation (odd: a change was under
-        way: live just before it, else just after), or None."""
+    def _find(self, pc, generation):
+        """(start, published_gen, size, name) for resolve."""
+        if not self.sorted:
+            self.starts, self.sorted = sorted(self.by_start), True
         gens = (generation,) if generation % 2 == 0 else (generation - 1, generation + 1)
-        i = bisect.bisect_right(starts, pc)
+        i = bisect.bisect_right(self.starts, pc)
         for g in gens:
+            best = None
             for j in range(i - 1, max(i - 17, -1), -1):  # nearest starts first, bounded
-                for pub, removed, size, name in by_start[starts[j]]:
-                    if pub <= g < removed and pc - starts[j] < size:
-                        return starts[j], size, name
+                start = self.starts[j]
+                pubs, at = self.by_start.get(start, ((), ()))
+                k = bisect.bisect_right(pubs, g)
+                for size, name, removed, _, _, _, pub in at[max(k - 4, 0):k]:  # the newest published by g
+                    if g < (INF if removed is None else removed) and pc - start < size and (
+                            best is None or pub > best[0]):
+                        best = pub, start, size, name
+            if best:
+                return best[1], best[0], best[2], best[3]
         return None
 
 
+class Target:
+    """Where the target's table is: through jf_region_table when the
+    process exports it (the BPF program reads it at each sample), else its
+    mapping in /proc/PID/maps (found again when it moves; the BPF program
+    told)."""
 
-
-def holds_table(pid, lo, hi):
-    """An unnamed mapping is the table if it starts with a header naming
-    this process and this mapping's size (the signature is written last)."""
-    try:
+    def __init__(self, pid):
+        self.pid, self.symbol, self.base, self.on_move = pid, 0, 0, None
+        found = pub_table.find_table(pid)
+        self.base = found[0] if found else 0
         with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
-            mem.seek(lo)
-            h = HEADER.unpack(mem.read(HEADER.size))
-    except (OSError, ValueError, struct.error):
-        return False
-    return h[0] == b"JFREGTBL" and h[6] == pid and h[9] == hi - lo
+            for at in elf_symbol.symbol_addresses(pid, pub_table.SYMBOL):
+                if self._pointer(mem, at) == self.base:  # the copy of jitframes that made the table
+                    self.symbol = at
+                    break
+
+    @staticmethod
+    def _pointer(mem, at):
+        try:
+            return struct.unpack("=Q", pub_table.pread(mem, at, 8))[0]
+        except (OSError, ValueError):
+            return None
+
+    def header(self, mem):
+        """(base, header) of the table now; ValueError if there is none."""
+        if self.symbol:
+            base = self._pointer(mem, self.symbol)
+            if not base:
+                raise ValueError("no table")
+            return base, pub_table.read_header(mem, base, self.pid)
+        try:
+            return self.base, pub_table.read_header(mem, self.base, self.pid)
+        except (OSError, ValueError, struct.error):
+            found = pub_table.find_table(self.pid)
+            if not found or found[0] == self.base:
+                raise ValueError("no table")
+            self.base = found[0]
+            if self.on_move:
+                self.on_move(self.base)
+            return self.base, pub_table.read_header(mem, self.base, self.pid)
 
 
-def find_table(pid):
-    """The table's mapping from /proc/PID/maps (bounded: lines, count): the
-    one named jitframes-regions, else an unnamed anonymous one holding the
-    table (the library's fallback without memfd, on a kernel that cannot
-    name mappings; at most 4096 probed), as tr_find_table does."""
-    probes = 0
-    found = None
-    with open(f"/proc/{pid}/maps", "rb") as maps:
-        for n, raw in enumerate(maps):
-            if n > 4_000_000:
-                break
-            line = raw[:1024].decode("ascii", "replace").rstrip("\n")
-            fields = line.split()
-            lo, hi = (int(x, 16) for x in fields[0].split("-"))
-            if any(line.endswith(name) for name in TABLE_NAMES):
-                return lo, hi - lo
-            unnamed = len(fields) == 5 and fields[1].startswith("rw") and fields[4] == "0"
-            if not found and unnamed and probes < 4096:
-                probes += 1
-                if holds_table(pid, lo, hi):
-                    found = lo, hi - lo
-    return found
+class RingWatcher(threading.Thread):
+    """Reads the removals added to the table's ring every RING_PERIOD and
+    hands them over (take); counts those the ring wrapped over unseen."""
+
+    def __init__(self, target):
+        super().__init__(daemon=True)
+        self.target, self.lock, self.stop = target, threading.Lock(), threading.Event()
+        self.found, self.written, self.reads, self.failed, self.lost = {}, None, 0, 0, 0
+
+    def read_once(self, mem):
+        base, h = self.target.header(mem)
+        if self.written is None:  # the first read: what the ring still holds; earlier removals are no loss
+            self.written = max(h[pub_table.H_RING_WRITTEN] - h[pub_table.H_RING_CAP], 0)
+        found, written, lost = pub_table.read_ring(mem, base, h, self.written)
+        with self.lock:
+            self.found.update(found)
+            self.written, self.lost, self.reads = written, self.lost + lost, self.reads + 1
+
+    def run(self):
+        try:
+            with open(f"/proc/{self.target.pid}/mem", "rb", buffering=0) as mem:
+                while not self.stop.wait(RING_PERIOD):
+                    try:
+                        self.read_once(mem)
+                    except (OSError, ValueError, struct.error):
+                        self.failed += 1
+        except OSError:
+            self.failed += 1
+
+    def take(self):
+        with self.lock:
+            found, self.found = self.found, {}
+            return found
+
+
+def region(d):
+    """A region object of `regions --json` as (start, size, name, published_gen, removed_gen or None)."""
+    return (int(d["start"]), int(d["size"]), pub_table.printable(str(d["name"]))[:pub_table.MAX_NAME],
+            int(d["published_gen"]), int(d["removed_gen"]) if "removed_gen" in d else None)
+
+
+class Reader:
+    """`jitframes regions PID --json` in a child process, again and again:
+    poll() gives each finished read (its JSON parsed), start() the next."""
+
+    def __init__(self, cli, pid):
+        self.cli, self.pid, self.child, self.out, self.began = cli, pid, None, None, 0.0
+        self.reads = self.failed = 0
+
+    def start(self):
+        self.out = tempfile.TemporaryFile()
+        self.child = subprocess.Popen([self.cli, "regions", "--json", str(self.pid)], stdout=self.out,
+                                      stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        self.began = time.monotonic()
+
+    def running(self):
+        return self.child is not None
+
+    def poll(self, listed, wait=False):
+        """The finished read as a dict, each region handed to listed as it is
+        parsed (region(): the lists hold None), or None (still running; or
+        failed: then self.failed counts it)."""
+        if not self.child:
+            return None
+        try:
+            rc = self.child.wait(READ_TIMEOUT - (time.monotonic() - self.began)) if wait else self.child.poll()
+        except subprocess.TimeoutExpired:
+            rc = None
+        if rc is None and time.monotonic() - self.began < READ_TIMEOUT:
+            return None
+        if rc is None:
+            self.child.kill()
+            self.child.wait()
+        self.child = None
+        with self.out:
+            self.out.seek(0)
+            try:
+                doc = json.load(self.out, object_hook=lambda d: listed(region(d)) if "published_gen" in d else d) \
+                    if rc == 0 else None
+            except ValueError:
+                doc = None
+        if not isinstance(doc, dict) or not isinstance(doc.get("live"), list):
+            self.failed += 1
+            return None
+        self.reads += 1
+        return doc
 
 
 def debian_headers_tree(workdir):
@@ -249,16 +382,31 @@ def load(text):
         return BPF(text=text)
 
 
+def sample_json(t, pc, generation, status, hit):
+    return json.dumps({"t": t, "pc": pc, "generation": generation,
+                       "status": "unreadable" if status else "found" if hit else "not_found",
+                       "name": hit[2] if hit else "", "start": hit[0] if hit else 0, "size": hit[1] if hit else 0})
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("pid", type=int)
     ap.add_argument("--samples", type=int, default=1000, help="stop after this many samples of PID")
     ap.add_argument("--freq", type=int, default=997)
     ap.add_argument("--max-seconds", type=float, default=60.0, help="stop then even with fewer samples")
     ap.add_argument("-o", "--output", help="write the samples there (default: stdout)")
+    ap.add_argument("--jitframes", default=shutil.which("jitframes"),
+                    help="the jitframes CLI, whose `regions --json` reads the table (default: the one on PATH)")
     args = ap.parse_args()
-    table = find_table(args.pid)
-    if not table:
+    if not args.jitframes:
+        print("jitframes_sample: no jitframes CLI on PATH (--jitframes names it)", file=sys.stderr)
+        return 1
+    try:
+        target = Target(args.pid)
+    except OSError as e:
+        print(f"jitframes_sample: cannot read process {args.pid}: {e}", file=sys.stderr)
+        return 1
+    if not target.base:
         print(f"jitframes_sample: process {args.pid} has no published region table", file=sys.stderr)
         return 1
     try:
@@ -275,54 +423,134 @@ def main():
     except Exception as e:  # the kernel refused: no BPF, lockdown, no privilege
         print(f"jitframes_sample: SKIP: the kernel refused the BPF program: {e}", file=sys.stderr)
         return 77
-    got = 0
-    pending = []
-    table = Table(args.pid, table[0], table[1])
 
-    def follow_table():
-        """Read the table; when that fails because it moved (the library
-        doubles it into a new mapping when full), find it again and tell
-        the BPF program. False if there is no table to read."""
-        if table.read():
-            return True
-        found = find_table(args.pid) if os.path.exists(f"/proc/{args.pid}") else None
-        if not found or found == (table.base, table.size):
-            return False
-        table.base, table.size = found
-        bpf["table_base"][ctypes.c_int(0)] = ctypes.c_uint64(table.base)
-        return table.read()
+    def tell_base(base):
+        bpf["where"][ctypes.c_int(1)] = ctypes.c_uint64(base)
 
-    bpf["table_base"][ctypes.c_int(0)] = ctypes.c_uint64(table.base)
-    table.read()
-    print(f"jitframes_sample: sampling process {args.pid}, table at {table.base:#x}", file=sys.stderr)
+    tell_base(target.base)
+    bpf["where"][ctypes.c_int(0)] = ctypes.c_uint64(target.symbol)
+    target.on_move = tell_base
+    print(f"jitframes_sample: sampling process {args.pid}, table at {target.base:#x}, "
+          + (f"jf_region_table at {target.symbol:#x}" if target.symbol else "no jf_region_table symbol"),
+          file=sys.stderr)
+
+    out = open(args.output, "w") if args.output else sys.stdout
+    known, ring, reader = Known(), RingWatcher(target), Reader(args.jitframes, args.pid)
+    mem = open(f"/proc/{args.pid}/mem", "rb", buffering=0)
+    arrived = collections.deque()  # samples from the perf buffer, appended by its own thread
+    pending = []  # (t, pc, generation) of samples not named yet
+    count = {"got": 0, "lost": 0, "named": 0, "live": 0}
+    began_at = [0, 0]  # generation when the running read began, and when the one before began
+    polled = [0, 0]  # see poll_samples
+    known.pending = lambda: pending
 
     def on_event(cpu, data, size):
-        nonlocal got
+        if count["got"] >= args.samples:  # taken while a read kept the main thread busy: not asked for
+            return
         s = bpf["samples"].event(data)
-        got += 1
-        pending.append((s.t, s.pc, s.generation, s.status))
+        count["got"] += 1
+        arrived.append((s.t, s.pc, s.generation, s.status))
 
-    bpf["samples"].open_perf_buffer(on_event, page_cnt=64)
+    def on_lost(n):
+        count["lost"] += n
+
+    def poll_samples(stop):
+        """The perf buffer drained every 50 ms whatever the main thread
+        does; polled[0]: every sample taken before the table was at that
+        generation has arrived (it was read before the poll before last)."""
+        with open(f"/proc/{args.pid}/mem", "rb", buffering=0) as own:
+            while not stop.is_set():
+                before = generation_now(own)
+                bpf.perf_buffer_poll(timeout=int(RING_PERIOD * 1000))
+                polled[0], polled[1] = polled[1], before
+
+    def write(t, pc, generation, status, hit):
+        count["named"] += hit is not None
+        out.write(sample_json(t, pc, generation, status, hit) + "\n")
+
+    def take_samples():
+        while arrived:
+            t, pc, generation, status = arrived.popleft()
+            if status:
+                write(t, pc, generation, status, None)
+            else:
+                pending.append((t, pc, generation))
+
+    def generation_now(handle=mem):
+        try:
+            return target.header(handle)[1][pub_table.H_GEN]
+        except (OSError, ValueError, struct.error):
+            return 0
+
+    def take_ring():
+        found = ring.take()
+        for key, (size, name, removed) in found.items():
+            known.add(key, size, name, removed)
+
+    def listed(region):
+        known.listed(began_at[0], region)
+
+    def take_read(doc):
+        """After a finished read (consistent or not: each region it lists is
+        whole): name the samples it covers, those taken at or before the
+        generation it began at; forget what no pending sample needs."""
+        nonlocal pending
+        take_ring()
+        take_samples()
+        known.sweep(began_at[0], generation_now())
+        count["live"] = max(count["live"], len(doc["live"]))
+        left = []
+        for t, pc, generation in pending:
+            if generation > began_at[0]:
+                left.append((t, pc, generation))
+            else:
+                write(t, pc, generation, 0, known.resolve(pc, generation))
+        pending = left
+        known.forget(polled[0] - 2)
+
+    def next_read():
+        began_at[1], began_at[0] = began_at[0], generation_now()
+        reader.start()
+
+    bpf["samples"].open_perf_buffer(on_event, page_cnt=256, lost_cb=on_lost)
+    stop_polling = threading.Event()
+    poller = threading.Thread(target=poll_samples, args=(stop_polling,), daemon=True)
+    poller.start()
+    ring.start()
+    next_read()
     deadline = time.monotonic() + args.max_seconds
-    while got < args.samples and time.monotonic() < deadline:
-        bpf.perf_buffer_poll(timeout=100)
-        if not follow_table() and not os.path.exists(f"/proc/{args.pid}"):
-            break
+    while count["got"] < args.samples and time.monotonic() < deadline:
+        time.sleep(RING_PERIOD)
+        take_samples()
+        known.floor = polled[0] - 2
+        take_ring()
+        doc = reader.poll(listed)
+        if doc:
+            take_read(doc)
+        if not reader.running():
+            if not os.path.exists(f"/proc/{args.pid}"):
+                break
+            next_read()
+    stop_polling.set()
+    poller.join()
     bpf.perf_buffer_poll(timeout=0)
-    follow_table()
-    starts, by_start = table.index()
-    out = open(args.output, "w") if args.output else sys.stdout
-    named = 0
-    for t, pc, generation, status in pending:
-        hit = Table.resolve(starts, by_start, pc, generation) if status == 0 else None
-        named += hit is not None
-        json.dump({"t": t, "pc": pc, "generation": generation,
-                   "status": "unreadable" if status else "found" if hit else "not_found",
-                   "name": hit[2] if hit else "", "start": hit[0] if hit else 0, "size": hit[1] if hit else 0}, out)
-        out.write("\n")
+    take_samples()
+    for again in (True, False):  # the running read, then (if it began too early) one begun after the last sample
+        doc = reader.poll(listed, wait=True)
+        if doc:
+            take_read(doc)
+        if again and pending and os.path.exists(f"/proc/{args.pid}"):
+            next_read()
+    ring.stop.set()
+    ring.join()
+    take_ring()
+    for t, pc, generation in pending:  # whatever the reads could not prove: named as best known
+        write(t, pc, generation, 0, known.resolve(pc, generation))
     out.flush()
-    print(f"jitframes_sample: {got} samples, {named} named; {table.reads} reads of the table "
-          f"({table.failed} failed), {len(table.seen)} regions seen", file=sys.stderr)
+    print(f"jitframes_sample: {count['got']} samples ({count['lost']} lost), {count['named']} named; "
+          f"{reader.reads} reads of the table ({reader.failed} failed), {ring.reads} of its ring "
+          f"({ring.failed} failed, {ring.lost} removals missed); {known.most} regions seen at most (bound: 2 x {count['live']} live at "
+          f"most + 2 x {known.max_removed} removed + 1 per pending sample)", file=sys.stderr)
     return 0
 
 
