@@ -179,8 +179,12 @@ enum { POPULATE_CHUNK = 256 << 10 };
 
 /* Make the pages of [area, area + need) present before they are written:
  * one system call per 256 KiB instead of a page fault per 4 KiB (a fault
- * on a fresh shared page cost more than the rest of a registration). A
- * kernel without MADV_POPULATE_WRITE (before 5.14) just faults. */
+ * on a fresh shared page cost more than the rest of a registration). The
+ * call starts at a page boundary (after a growth *ready is where the copy
+ * ended, mid-page: madvise refuses an unaligned start). A kernel without
+ * MADV_POPULATE_WRITE (before 5.14) just faults: the chunk counts as
+ * ready anyway, so a refusal costs one call per 256 KiB, not one per
+ * registration. */
 static void populate_ahead(char *area, size_t *ready, size_t need, size_t cap)
 {
     if (need <= *ready)
@@ -188,10 +192,9 @@ static void populate_ahead(char *area, size_t *ready, size_t need, size_t cap)
     size_t upto = jf__round_up(need, POPULATE_CHUNK);
     if (upto > cap)
         upto = cap;
-    if (upto > *ready && madvise(area + *ready, upto - *ready, MADV_POPULATE_WRITE) == 0)
-        *ready = upto;
-    else
-        *ready = need; /* refused: leave it to faults */
+    uintptr_t from = (uintptr_t)(area + *ready) & ~(uintptr_t)(jf__page_size() - 1); /* in the mapping */
+    (void)madvise((void *)from, (uintptr_t)(area + upto) - from, MADV_POPULATE_WRITE);
+    *ready = upto; /* need <= cap: upto >= need */
 }
 
 /* ---- Lifecycle ----------------------------------------------------------- */
