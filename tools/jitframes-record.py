@@ -178,9 +178,12 @@ def flamegraph_tools(libs):
 
 class Recording:
     """perf record -p PID (confined, into DIR/perf.data), with a progress
-    line; Ctrl-C stops it cleanly."""
+    line; Ctrl-C stops it cleanly. The recording ends when its duration has
+    passed or at Ctrl-C: then on_end() runs at once (the table follower
+    stops reading), while perf still writes its file; run() gives perf's
+    exit status and the recording's seconds, and `ended` when it ended."""
 
-    def __init__(self, args, od, with_jitdump, perf):
+    def __init__(self, args, od, with_jitdump, perf, on_end=None):
         cmd = perf + ["record", "-q", "-p", str(args.pid), "-F", str(args.frequency),
                "--call-graph", args.call_graph, "-o", "perf.data"]
         if with_jitdump:
@@ -188,12 +191,20 @@ class Recording:
         self.cmd = od.helper(cmd + ["--", "sleep", "%g" % args.duration], RECORD_CAPS)
         self.args = args
         self.od = od
+        self.on_end = on_end
         self.interrupted = False
+        self.ended = None
 
     def _on_sigint(self, signum, frame):
         self.interrupted = True
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
+
+    def _end(self, now):
+        if self.ended is None:
+            self.ended = now
+            if self.on_end:
+                self.on_end()
 
     def run(self):
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, start_new_session=True,
@@ -204,21 +215,26 @@ class Recording:
         tty, period, ticks = sys.stderr.isatty(), 0.5, 0
         try:
             while self.proc.poll() is None:
+                now = time.monotonic()
+                if self.interrupted or now - start >= self.args.duration:
+                    self._end(now)
                 if tty or ticks % 4 == 0:
-                    self._progress(time.monotonic() - start, "\r" if tty else "\n")
+                    self._progress(now - start, "\r" if tty else "\n")
                 ticks += 1
-                time.sleep(period)
+                left = start + self.args.duration - now
+                time.sleep(min(period, left) if left > 0.01 else period if self.ended else 0.01)
         finally:
             signal.signal(signal.SIGINT, previous)
+            self._end(time.monotonic())  # perf failed or ended early: nothing to follow
         if tty:
             sys.stderr.write("\n")
-        return self.proc.returncode, time.monotonic() - start
+        return self.proc.returncode, self.ended - start
 
     def _progress(self, elapsed, end):
         size = self.od.size("perf.data")
         line = "recording %d: %.1f of %g s, %.1f MB%s" % (
             self.args.pid, min(elapsed, self.args.duration), self.args.duration, size / 1e6,
-            " (stopping)" if self.interrupted else "")
+            " (stopping)" if self.ended is not None else "")
         sys.stderr.write(("\r" + line) if end == "\r" else (line + "\n"))
         sys.stderr.flush()
 
@@ -569,6 +585,11 @@ class Follower:
                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True)
 
+    def stop(self):
+        """Stop reading (its stdin closes): it writes the jitdump meanwhile."""
+        if not self.proc.stdin.closed:
+            self.proc.stdin.close()
+
     def finish(self):
         try:
             err = self.proc.communicate(input="", timeout=120)[1]  # stdin ends: it writes
@@ -606,10 +627,17 @@ def record_from_memory(args, target, od, perf):
     follower = Follower(args.pid, od, stage_fd)
     say("jitframes record: %d via its memory (its published table; nothing switched on in it)" %
         args.pid, sys.stderr)
+    # The follower stops when the recording ends, not when perf exits: what
+    # is published later is in no sample, and perf's own wrap-up takes
+    # seconds for a large recording.
+    recording = Recording(args, od, True, perf, on_end=follower.stop)
     try:
-        rc, seconds = Recording(args, od, True, perf).run()
+        rc, seconds = recording.run()
     finally:
+        follower.stop()
         dump, followed = follower.finish()
+    after = Timing(recording.ended)
+    after.mark("perf record and the follower")
     if not od.size("perf.data"):
         fail("perf record failed (exit status %s)" % rc)
     read, problems = "perf.data", []
@@ -617,6 +645,7 @@ def record_from_memory(args, target, od, perf):
         problems.append("no jitdump from the process's memory: " + followed)
     else:
         jit, why = inject_marked(args.pid, dump, od, stage_fd, perf)
+        after.mark("perf inject --jit")
         if jit:
             read = jit
             if not args.keep:
@@ -624,7 +653,9 @@ def record_from_memory(args, target, od, perf):
         else:
             problems.append("no perf.jit.data: " + why)
     path = "memory (%s)" % re.sub(r"^jitframes perfmap: ", "", followed) if dump else "memory"
-    return report(args, analyse(args, od, perf, read, seconds), path, problems)
+    result = analyse(args, od, perf, read, seconds)
+    after.mark("perf script and the flame graph")
+    return report(args, result, path, problems, after)
 
 
 def record(args, target, od, perf, turned_on, want, files, dump_fd, told):
@@ -641,31 +672,53 @@ def record(args, target, od, perf, turned_on, want, files, dump_fd, told):
         args.pid, ",".join(sorted(enabled_sinks(during))), ",".join(turned_on) or "none",
         during.get("live_regions", 0)), sys.stderr)
 
+    recording = Recording(args, od, "jitdump" in want, perf)
     try:
-        rc, seconds = Recording(args, od, "jitdump" in want, perf).run()
+        rc, seconds = recording.run()
     finally:
         # Put the sinks back as they were, unless the pid is no longer the process.
         if turned_on and not target.exited():
             cli("disable", str(args.pid), ",".join(turned_on), check=False)
+    after = Timing(recording.ended)
+    after.mark("perf record")
     if not od.size("perf.data"):
         fail("perf record failed (exit status %s)" % rc)
 
     read, problems = "perf.data", []
     if "jitdump" in want:
         jit, why = inject(target, dump_fd, od, perf)
+        after.mark("perf inject --jit")
         if jit:
             read = jit
         else:
             problems.append("no perf.jit.data: " + why)
     # perf script reads the perf map where the process wrote it: before the clean-up.
     result = analyse(args, od, perf, read, seconds)
+    after.mark("perf script and the flame graph")
     if not args.keep:  # what this recording caused, outside DIR
         for path, why in jfrecord_target.clean_up(target, files):
             problems.append("left %s: %s" % (path, why))
     if told:
         problems.append("process %d's answers contradict the kernel (%s)" % (args.pid, ", ".join(told)))
     path = "channel (sinks turned on: %s)" % (",".join(turned_on) or "none")
-    return report(args, result, path, problems)
+    return report(args, result, path, problems, after)
+
+
+class Timing:
+    """Where the time after the recording went: seconds between marks."""
+
+    def __init__(self, ended):
+        self.ended = self.last = ended
+        self.parts = []
+
+    def mark(self, what):
+        now = time.monotonic()
+        self.parts.append((what, now - self.last))
+        self.last = now
+
+    def line(self):
+        return "%.1f s after the recording (%s)" % (
+            self.last - self.ended, ", ".join("%s %.1f s" % part for part in self.parts))
 
 
 def analyse(args, od, perf, read, seconds):
@@ -679,11 +732,13 @@ def analyse(args, od, perf, read, seconds):
     return script_out, children, page, od.path(read), seconds
 
 
-def report(args, result, path, problems):
-    """The summary, the path taken and the problems; exit status 1 with problems."""
+def report(args, result, path, problems, after):
+    """The summary, the path taken, the time after the recording and the
+    problems; exit status 1 with problems."""
     script_out, children, page, read, seconds = result
     print_summary(args, script_out, seconds, read, page)
     say("  via %s" % path)
+    say("  %s" % after.line())
     if children:
         say("  %d samples of processes it forked are left out (--children counts them)" % children)
     if not page and summarize(script_out)[0] > 0:
