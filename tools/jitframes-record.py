@@ -199,6 +199,7 @@ class Recording:
         self.interrupted = True
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
+        self._end(time.monotonic())
 
     def _end(self, now):
         if self.ended is None:
@@ -587,12 +588,14 @@ class Follower:
 
     def stop(self):
         """Stop reading (its stdin closes): it writes the jitdump meanwhile."""
-        if not self.proc.stdin.closed:
+        if self.proc.stdin:
             self.proc.stdin.close()
+            self.proc.stdin = None  # communicate() must not flush it
 
     def finish(self):
         try:
-            err = self.proc.communicate(input="", timeout=120)[1]  # stdin ends: it writes
+            self.stop()
+            err = self.proc.communicate(timeout=120)[1]  # stdin ended: it writes
         except subprocess.TimeoutExpired:
             self.proc.kill()
             err = self.proc.communicate()[1] + "\n(killed: still running 120 s after the recording)"
@@ -634,7 +637,6 @@ def record_from_memory(args, target, od, perf):
     try:
         rc, seconds = recording.run()
     finally:
-        follower.stop()
         dump, followed = follower.finish()
     after = Timing(recording.ended)
     after.mark("perf record and the follower")
