@@ -67,6 +67,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import jfrecord_confine  # noqa: E402
 import jfrecord_inject  # noqa: E402
+import jfrecord_sampled  # noqa: E402
 import jfrecord_target  # noqa: E402
 
 # Characters that must not reach a terminal as they are: controls (C0, DEL,
@@ -184,7 +185,12 @@ class Recording:
     exit status and the recording's seconds, and `ended` when it ended."""
 
     def __init__(self, args, od, with_jitdump, perf, on_end=None):
-        cmd = perf + ["record", "-q", "-p", str(args.pid), "-F", str(args.frequency),
+        # --no-buildid: no build-id pass over perf.data when perf record
+        # ends (seconds for a large recording), and none in its header, so
+        # perf inject then copies no jitted-*.so into a build-id cache (one
+        # per region: 129 MB, 37,217 entries for 7,385 regions). The DSOs
+        # are read where they are, at once, by perf inject and perf script.
+        cmd = perf + ["record", "-q", "--no-buildid", "-p", str(args.pid), "-F", str(args.frequency),
                "--call-graph", args.call_graph, "-o", "perf.data"]
         if with_jitdump:
             cmd += ["-k", "1"]  # CLOCK_MONOTONIC, as the jitdump's timestamps
@@ -625,6 +631,21 @@ def inject_marked(pid, dump, od, stage_fd, perf):
     return perf_inject(od, "perf.data", stage_fd, perf)
 
 
+def keep_sampled_only(dump, od, stage_fd):
+    """DIR/jit/dump with only the regions some sample of DIR/perf.data may
+    fall in (jfrecord_sampled.py: perf inject makes a file per region):
+    what it says, or None when every region stays."""
+    part = ".sampled-" + dump
+    with jfrecord_inject.open_read(stage_fd, dump) as src, jfrecord_inject.open_new(stage_fd, part) as dst, \
+            jfrecord_inject.open_read(od.fd, "perf.data") as data:
+        kept, total = jfrecord_sampled.keep_sampled(src, dst, data)
+    os.unlink(dump, dir_fd=stage_fd)
+    os.link(part, dump, src_dir_fd=stage_fd, dst_dir_fd=stage_fd, follow_symlinks=False)
+    os.unlink(part, dir_fd=stage_fd)
+    return None if kept is None else "%d of its %d regions given to perf inject: those samples may " \
+        "fall in" % (kept, total)
+
+
 def record_from_memory(args, target, od, perf):
     stage_fd = od.mkdir("jit")
     follower = Follower(args.pid, od, stage_fd)
@@ -646,6 +667,11 @@ def record_from_memory(args, target, od, perf):
     if dump is None:
         problems.append("no jitdump from the process's memory: " + followed)
     else:
+        try:
+            sampled = keep_sampled_only(dump, od, stage_fd)
+        except OSError as e:
+            fail("the jitdump from the process's memory: %s" % e)
+        after.mark("choosing the sampled regions")
         jit, why = inject_marked(args.pid, dump, od, stage_fd, perf)
         after.mark("perf inject --jit")
         if jit:
@@ -655,6 +681,8 @@ def record_from_memory(args, target, od, perf):
         else:
             problems.append("no perf.jit.data: " + why)
     path = "memory (%s)" % re.sub(r"^jitframes perfmap: ", "", followed) if dump else "memory"
+    if dump and sampled:
+        path += "; " + sampled
     result = analyse(args, od, perf, read, seconds)
     after.mark("perf script and the flame graph")
     return report(args, result, path, problems, after)
