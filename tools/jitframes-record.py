@@ -9,11 +9,13 @@ Two ways to learn the process's generated code, the summary says which:
 memory (nothing switched on in the process): every process using jitframes
 publishes its live regions in its memory (docs/formats.md, "The published
 region table"). While perf records, `jitframes perfmap PID --follow` reads
-that table every 25 ms, keeping each new region with its code bytes read at
-once and the regions that died between two reads; then it writes a jitdump
-into DIR/jit (named for the pid perf saw), a record of the process mapping
-it is added to perf.data (perf inject looks for one), and `perf inject --jit`
-turns it into names, source lines and unwind tables. Reading needs the right
+that table every 25 ms until the recording ends, keeping each new region
+with its code bytes read at once and the regions that died between two
+reads; then it writes a jitdump into DIR/jit (named for the pid perf saw),
+which keeps only the regions some sample may fall in (jfrecord_sampled.py),
+a record of the process mapping it is added to perf.data (perf inject looks
+for one), and `perf inject --jit` turns it into names, source lines and
+unwind tables. Reading needs the right
 to ptrace the process (the kernel decides); the process writes nothing.
 
 channel (a process started with JITFRAMES_CONTROL=1, listening): turns on
@@ -30,7 +32,8 @@ channel. Either way DIR gets
     flamegraph.html  a self-contained flame graph page (no network needed)
 
 perf inject's jitted-*.so files are made in DIR/jit, and perf's build-id
-cache is kept in DIR while perf runs, so nothing else is written.
+cache is kept in DIR while perf runs (perf record runs with --no-buildid),
+so nothing else is written.
 
 DIR is made by record itself (mode 0700; an existing DIR is refused; the
 default name ends in a random suffix) and everything in it is made through
@@ -156,7 +159,7 @@ def parse_args():
                          "PID's alone and say how many samples of children were left out)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the perf map, jitdump and jitted-*.so files the recording caused "
-                         "(through memory: DIR/jit/jit-PID.dump)")
+                         "(through memory: DIR/jit/jit-PID.dump, the regions samples may fall in)")
     ap.add_argument("--flamegraph-libs", default=os.environ.get("JITFRAMES_FLAMEGRAPH_LIBS"),
                     metavar="DIR", help="node_modules holding d3 and d3-flame-graph")
     a = ap.parse_args()
