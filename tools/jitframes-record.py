@@ -249,11 +249,9 @@ class Recording:
         sys.stderr.flush()
 
 
-def perf_script(od, data, fields, perf, pid=None):
-    """perf script's output (confined); with pid, of that process's samples alone."""
-    only = ["--pid", str(pid)] if pid else []
-    p = subprocess.run(od.helper(perf + ["script", "-i", data, "-F", fields, "--no-inline"] + only,
-                                 READ_CAPS),
+def perf_script(od, data, fields, perf):
+    """perf script's output (confined)."""
+    p = subprocess.run(od.helper(perf + ["script", "-i", data, "-F", fields, "--no-inline"], READ_CAPS),
                        pass_fds=(od.fd,), capture_output=True, text=True, errors="replace")
     return p.stdout
 
@@ -754,11 +752,27 @@ class Timing:
             self.last - self.ended, ", ".join("%s %.1f s" % part for part in self.parts))
 
 
+def samples_of(out, args):
+    """perf script's samples (blocks: a "PID" line, then the frames) of
+    args.pid alone (all with --children), without the PID lines; and how
+    many samples of other processes were left out. One perf script pass:
+    each takes seconds when thousands of jitted-*.so are mapped."""
+    kept, others = [], 0
+    for block in out.split("\n\n"):
+        head, _, frames = block.strip("\n").partition("\n")
+        pid, _, frame = head.strip().partition(" ")
+        if not pid:
+            continue
+        if args.children or pid == str(args.pid):
+            kept.append(frame + "\n" + frames if frame.strip() else frames)
+        else:
+            others += 1
+    return "\n\n".join(kept) + ("\n" if kept else ""), 0 if args.children else others
+
+
 def analyse(args, od, perf, read, seconds):
     """perf script's samples and the flame graph page: what report prints."""
-    script_out = perf_script(od, read, "ip,sym,dso", perf, None if args.children else args.pid)
-    children = 0 if args.children else sum(
-        1 for line in perf_script(od, read, "pid", perf).split() if line != str(args.pid))
+    script_out, children = samples_of(perf_script(od, read, "pid,ip,sym,dso", perf), args)
     title = "process %d, %.1f s (jitframes record)" % (args.pid, seconds)
     names_only = re.sub(r"[ \t]+\([^()\n]*\)$", "", script_out, flags=re.M)  # flamegraph.py reads "ip sym"
     page = write_flamegraph(args, names_only, od, title)
