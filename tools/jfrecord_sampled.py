@@ -127,16 +127,20 @@ class Loads:
         self.longest = max((size for _, _, _, _, size in loads), default=0)
 
     def mark(self, t, a, used):
-        """Add to used each start's latest load at or before t covering a."""
-        i = bisect.bisect_right(self.starts, a) - 1
-        for looks in range(LOOKS_MAX + 1):
-            if i < 0 or self.starts[i] + self.longest <= a:
-                return
-            if looks == LOOKS_MAX:
-                raise Unknown()
+        """Add to used each start's latest load at or before t covering a
+        (a later, shorter load at the same start leaves the rest of an
+        earlier one mapped)."""
+        i, looks = bisect.bisect_right(self.starts, a) - 1, 0
+        while i >= 0 and self.starts[i] + self.longest > a:
             j = bisect.bisect_right(self.times[i], t) - 1
-            if j >= 0 and a < self.starts[i] + self.at[i][j][1]:
+            while j >= 0 and a >= self.starts[i] + self.at[i][j][1]:
+                j -= 1
+                looks += 1
+            if j >= 0:
                 used.add(self.at[i][j][2])
+            looks += 1
+            if looks > LOOKS_MAX:
+                raise Unknown()
             i -= 1
 
 
