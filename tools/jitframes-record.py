@@ -12,7 +12,7 @@ region table"). While perf records, `jitframes perfmap PID --follow` reads
 that table every 25 ms until the recording ends, keeping each new region
 with its code bytes read at once and the regions that died between two
 reads; then it writes a jitdump into DIR/jit (named for the pid perf saw),
-which keeps only the regions some sample may fall in (jfrecord_sampled.py),
+which keeps only the regions some sample may fall in (jfrecord_inject.py),
 a record of the process mapping it is added to perf.data (perf inject looks
 for one), and `perf inject --jit` turns it into names, source lines and
 unwind tables. Reading needs the right
@@ -70,7 +70,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import jfrecord_confine  # noqa: E402
 import jfrecord_inject  # noqa: E402
-import jfrecord_sampled  # noqa: E402
 import jfrecord_target  # noqa: E402
 
 # Characters that must not reach a terminal as they are: controls (C0, DEL,
@@ -634,12 +633,12 @@ def inject_marked(pid, dump, od, stage_fd, perf):
 
 def keep_sampled_only(dump, od, stage_fd):
     """DIR/jit/dump with only the regions some sample of DIR/perf.data may
-    fall in (jfrecord_sampled.py: perf inject makes a file per region):
+    fall in (jfrecord_inject.keep_sampled: perf inject makes a file per region):
     what it says, or None when every region stays."""
     part = ".sampled-" + dump
     with jfrecord_inject.open_read(stage_fd, dump) as src, jfrecord_inject.open_new(stage_fd, part) as dst, \
             jfrecord_inject.open_read(od.fd, "perf.data") as data:
-        kept, total = jfrecord_sampled.keep_sampled(src, dst, data)
+        kept, total = jfrecord_inject.keep_sampled(src, dst, data)
     os.unlink(dump, dir_fd=stage_fd)
     os.link(part, dump, src_dir_fd=stage_fd, dst_dir_fd=stage_fd, follow_symlinks=False)
     os.unlink(part, dir_fd=stage_fd)
