@@ -9,11 +9,13 @@ Two ways to learn the process's generated code, the summary says which:
 memory (nothing switched on in the process): every process using jitframes
 publishes its live regions in its memory (docs/formats.md, "The published
 region table"). While perf records, `jitframes perfmap PID --follow` reads
-that table every 25 ms, keeping each new region with its code bytes read at
-once and the regions that died between two reads; then it writes a jitdump
-into DIR/jit (named for the pid perf saw), a record of the process mapping
-it is added to perf.data (perf inject looks for one), and `perf inject --jit`
-turns it into names, source lines and unwind tables. Reading needs the right
+that table every 25 ms until the recording ends, keeping each new region
+with its code bytes read at once and the regions that died between two
+reads; then it writes a jitdump into DIR/jit (named for the pid perf saw),
+which keeps only the regions some sample may fall in (jfrecord_inject.py),
+a record of the process mapping it is added to perf.data (perf inject looks
+for one), and `perf inject --jit` turns it into names, source lines and
+unwind tables. Reading needs the right
 to ptrace the process (the kernel decides); the process writes nothing.
 
 channel (a process started with JITFRAMES_CONTROL=1, listening): turns on
@@ -30,7 +32,8 @@ else memory. Either way DIR gets
     flamegraph.html  a self-contained flame graph page (no network needed)
 
 perf inject's jitted-*.so files are made in DIR/jit, and perf's build-id
-cache is kept in DIR while perf runs, so nothing else is written.
+cache is kept in DIR while perf runs (perf record runs with --no-buildid),
+so nothing else is written.
 
 DIR is made by record itself (mode 0700; an existing DIR is refused; the
 default name ends in a random suffix) and everything in it is made through
@@ -154,7 +157,7 @@ def parse_args():
                          "PID's alone and say how many samples of children were left out)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the perf map, jitdump and jitted-*.so files the recording caused "
-                         "(through memory: DIR/jit/jit-PID.dump)")
+                         "(through memory: DIR/jit/jit-PID.dump, the regions samples may fall in)")
     ap.add_argument("--flamegraph-libs", default=os.environ.get("JITFRAMES_FLAMEGRAPH_LIBS"),
                     metavar="DIR", help="node_modules holding d3 and d3-flame-graph")
     a = ap.parse_args()
@@ -177,22 +180,39 @@ def flamegraph_tools(libs):
 
 class Recording:
     """perf record -p PID (confined, into DIR/perf.data), with a progress
-    line; Ctrl-C stops it cleanly."""
+    line; Ctrl-C stops it cleanly. The recording ends when its duration has
+    passed or at Ctrl-C: then on_end() runs at once (the table follower
+    stops reading), while perf still writes its file; run() gives perf's
+    exit status and the recording's seconds, and `ended` when it ended."""
 
-    def __init__(self, args, od, with_jitdump, perf):
-        cmd = perf + ["record", "-q", "-p", str(args.pid), "-F", str(args.frequency),
+    def __init__(self, args, od, with_jitdump, perf, on_end=None):
+        # --no-buildid: no build-id pass over perf.data when perf record
+        # ends (seconds for a large recording), and none in its header, so
+        # perf inject then copies no jitted-*.so into a build-id cache (one
+        # per region: 129 MB, 37,217 entries for 7,385 regions). The DSOs
+        # are read where they are, at once, by perf inject and perf script.
+        cmd = perf + ["record", "-q", "--no-buildid", "-p", str(args.pid), "-F", str(args.frequency),
                "--call-graph", args.call_graph, "-o", "perf.data"]
         if with_jitdump:
             cmd += ["-k", "1"]  # CLOCK_MONOTONIC, as the jitdump's timestamps
         self.cmd = od.helper(cmd + ["--", "sleep", "%g" % args.duration], RECORD_CAPS)
         self.args = args
         self.od = od
+        self.on_end = on_end
         self.interrupted = False
+        self.ended = None
 
     def _on_sigint(self, signum, frame):
         self.interrupted = True
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
+        self._end(time.monotonic())
+
+    def _end(self, now):
+        if self.ended is None:
+            self.ended = now
+            if self.on_end:
+                self.on_end()
 
     def run(self):
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, start_new_session=True,
@@ -203,30 +223,33 @@ class Recording:
         tty, period, ticks = sys.stderr.isatty(), 0.5, 0
         try:
             while self.proc.poll() is None:
+                now = time.monotonic()
+                if self.interrupted or now - start >= self.args.duration:
+                    self._end(now)
                 if tty or ticks % 4 == 0:
-                    self._progress(time.monotonic() - start, "\r" if tty else "\n")
+                    self._progress(now - start, "\r" if tty else "\n")
                 ticks += 1
-                time.sleep(period)
+                left = start + self.args.duration - now
+                time.sleep(min(period, left) if left > 0.01 else period if self.ended else 0.01)
         finally:
             signal.signal(signal.SIGINT, previous)
+            self._end(time.monotonic())  # perf failed or ended early: nothing to follow
         if tty:
             sys.stderr.write("\n")
-        return self.proc.returncode, time.monotonic() - start
+        return self.proc.returncode, self.ended - start
 
     def _progress(self, elapsed, end):
         size = self.od.size("perf.data")
         line = "recording %d: %.1f of %g s, %.1f MB%s" % (
             self.args.pid, min(elapsed, self.args.duration), self.args.duration, size / 1e6,
-            " (stopping)" if self.interrupted else "")
+            " (stopping)" if self.ended is not None else "")
         sys.stderr.write(("\r" + line) if end == "\r" else (line + "\n"))
         sys.stderr.flush()
 
 
-def perf_script(od, data, fields, perf, pid=None):
-    """perf script's output (confined); with pid, of that process's samples alone."""
-    only = ["--pid", str(pid)] if pid else []
-    p = subprocess.run(od.helper(perf + ["script", "-i", data, "-F", fields, "--no-inline"] + only,
-                                 READ_CAPS),
+def perf_script(od, data, fields, perf):
+    """perf script's output (confined)."""
+    p = subprocess.run(od.helper(perf + ["script", "-i", data, "-F", fields, "--no-inline"], READ_CAPS),
                        pass_fds=(od.fd,), capture_output=True, text=True, errors="replace")
     return p.stdout
 
@@ -572,9 +595,16 @@ class Follower:
                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True)
 
+    def stop(self):
+        """Stop reading (its stdin closes): it writes the jitdump meanwhile."""
+        if self.proc.stdin:
+            self.proc.stdin.close()
+            self.proc.stdin = None  # communicate() must not flush it
+
     def finish(self):
         try:
-            err = self.proc.communicate(input="", timeout=120)[1]  # stdin ends: it writes
+            self.stop()
+            err = self.proc.communicate(timeout=120)[1]  # stdin ended: it writes
         except subprocess.TimeoutExpired:
             self.proc.kill()
             err = self.proc.communicate()[1] + "\n(killed: still running 120 s after the recording)"
@@ -604,22 +634,49 @@ def inject_marked(pid, dump, od, stage_fd, perf):
     return perf_inject(od, "perf.data", stage_fd, perf)
 
 
+def keep_sampled_only(dump, od, stage_fd):
+    """DIR/jit/dump with only the regions some sample of DIR/perf.data may
+    fall in (jfrecord_inject.keep_sampled: perf inject makes a file per region):
+    what it says, or None when every region stays."""
+    part = ".sampled-" + dump
+    with jfrecord_inject.open_read(stage_fd, dump) as src, jfrecord_inject.open_new(stage_fd, part) as dst, \
+            jfrecord_inject.open_read(od.fd, "perf.data") as data:
+        kept, total = jfrecord_inject.keep_sampled(src, dst, data)
+    os.unlink(dump, dir_fd=stage_fd)
+    os.link(part, dump, src_dir_fd=stage_fd, dst_dir_fd=stage_fd, follow_symlinks=False)
+    os.unlink(part, dir_fd=stage_fd)
+    return None if kept is None else "%d of its %d regions given to perf inject: those samples may " \
+        "fall in" % (kept, total)
+
+
 def record_from_memory(args, target, od, perf):
     stage_fd = od.mkdir("jit")
     follower = Follower(args.pid, od, stage_fd)
     say("jitframes record: %d via its memory (its published table; nothing switched on in it)" %
         args.pid, sys.stderr)
+    # The follower stops when the recording ends, not when perf exits: what
+    # is published later is in no sample, and perf's own wrap-up takes
+    # seconds for a large recording.
+    recording = Recording(args, od, True, perf, on_end=follower.stop)
     try:
-        rc, seconds = Recording(args, od, True, perf).run()
+        rc, seconds = recording.run()
     finally:
         dump, followed = follower.finish()
+    after = Timing(recording.ended)
+    after.mark("perf record and the follower")
     if not od.size("perf.data"):
         fail("perf record failed (exit status %s)" % rc)
     read, problems = "perf.data", []
     if dump is None:
         problems.append("no jitdump from the process's memory: " + followed)
     else:
+        try:
+            sampled = keep_sampled_only(dump, od, stage_fd)
+        except OSError as e:
+            fail("the jitdump from the process's memory: %s" % e)
+        after.mark("choosing the sampled regions")
         jit, why = inject_marked(args.pid, dump, od, stage_fd, perf)
+        after.mark("perf inject --jit")
         if jit:
             read = jit
             if not args.keep:
@@ -627,7 +684,11 @@ def record_from_memory(args, target, od, perf):
         else:
             problems.append("no perf.jit.data: " + why)
     path = "memory (%s)" % re.sub(r"^jitframes perfmap: ", "", followed) if dump else "memory"
-    return report(args, analyse(args, od, perf, read, seconds), path, problems)
+    if dump and sampled:
+        path += "; " + sampled
+    result = analyse(args, od, perf, read, seconds)
+    after.mark("perf script and the flame graph")
+    return report(args, result, path, problems, after)
 
 
 def record(args, target, od, perf, turned_on, want, files, dump_fd, told):
@@ -644,49 +705,89 @@ def record(args, target, od, perf, turned_on, want, files, dump_fd, told):
         args.pid, ",".join(sorted(enabled_sinks(during))), ",".join(turned_on) or "none",
         during.get("live_regions", 0)), sys.stderr)
 
+    recording = Recording(args, od, "jitdump" in want, perf)
     try:
-        rc, seconds = Recording(args, od, "jitdump" in want, perf).run()
+        rc, seconds = recording.run()
     finally:
         # Put the sinks back as they were, unless the pid is no longer the process.
         if turned_on and not target.exited():
             cli("disable", str(args.pid), ",".join(turned_on), check=False)
+    after = Timing(recording.ended)
+    after.mark("perf record")
     if not od.size("perf.data"):
         fail("perf record failed (exit status %s)" % rc)
 
     read, problems = "perf.data", []
     if "jitdump" in want:
         jit, why = inject(target, dump_fd, od, perf)
+        after.mark("perf inject --jit")
         if jit:
             read = jit
         else:
             problems.append("no perf.jit.data: " + why)
     # perf script reads the perf map where the process wrote it: before the clean-up.
     result = analyse(args, od, perf, read, seconds)
+    after.mark("perf script and the flame graph")
     if not args.keep:  # what this recording caused, outside DIR
         for path, why in jfrecord_target.clean_up(target, files):
             problems.append("left %s: %s" % (path, why))
     if told:
         problems.append("process %d's answers contradict the kernel (%s)" % (args.pid, ", ".join(told)))
     path = "channel (sinks turned on: %s)" % (",".join(turned_on) or "none")
-    return report(args, result, path, problems)
+    return report(args, result, path, problems, after)
+
+
+class Timing:
+    """Where the time after the recording went: seconds between marks."""
+
+    def __init__(self, ended):
+        self.ended = self.last = ended
+        self.parts = []
+
+    def mark(self, what):
+        now = time.monotonic()
+        self.parts.append((what, now - self.last))
+        self.last = now
+
+    def line(self):
+        return "%.1f s after the recording (%s)" % (
+            self.last - self.ended, ", ".join("%s %.1f s" % part for part in self.parts))
+
+
+def samples_of(out, args):
+    """perf script's samples (blocks: a "PID" line, then the frames) of
+    args.pid alone (all with --children), without the PID lines; and how
+    many samples of other processes were left out. One perf script pass:
+    each takes seconds when thousands of jitted-*.so are mapped."""
+    kept, others = [], 0
+    for block in out.split("\n\n"):
+        head, _, frames = block.strip("\n").partition("\n")
+        pid, _, frame = head.strip().partition(" ")
+        if not pid:
+            continue
+        if args.children or pid == str(args.pid):
+            kept.append(frame + "\n" + frames if frame.strip() else frames)
+        else:
+            others += 1
+    return "\n\n".join(kept) + ("\n" if kept else ""), 0 if args.children else others
 
 
 def analyse(args, od, perf, read, seconds):
     """perf script's samples and the flame graph page: what report prints."""
-    script_out = perf_script(od, read, "ip,sym,dso", perf, None if args.children else args.pid)
-    children = 0 if args.children else sum(
-        1 for line in perf_script(od, read, "pid", perf).split() if line != str(args.pid))
+    script_out, children = samples_of(perf_script(od, read, "pid,ip,sym,dso", perf), args)
     title = "process %d, %.1f s (jitframes record)" % (args.pid, seconds)
     names_only = re.sub(r"[ \t]+\([^()\n]*\)$", "", script_out, flags=re.M)  # flamegraph.py reads "ip sym"
     page = write_flamegraph(args, names_only, od, title)
     return script_out, children, page, od.path(read), seconds
 
 
-def report(args, result, path, problems):
-    """The summary, the path taken and the problems; exit status 1 with problems."""
+def report(args, result, path, problems, after):
+    """The summary, the path taken, the time after the recording and the
+    problems; exit status 1 with problems."""
     script_out, children, page, read, seconds = result
     print_summary(args, script_out, seconds, read, page)
     say("  via %s" % path)
+    say("  %s" % after.line())
     if children:
         say("  %d samples of processes it forked are left out (--children counts them)" % children)
     if not page and summarize(script_out)[0] > 0:
