@@ -181,11 +181,10 @@ def flamegraph_tools(libs):
 class Recording:
     """perf record -p PID (confined, into DIR/perf.data), with a progress
     line; Ctrl-C stops it cleanly. The recording ends when its duration has
-    passed or at Ctrl-C: then on_end() runs at once (the table follower
-    stops reading), while perf still writes its file; run() gives perf's
+    passed or at Ctrl-C, while perf still writes its file; run() gives perf's
     exit status and the recording's seconds, and `ended` when it ended."""
 
-    def __init__(self, args, od, with_jitdump, perf, on_end=None):
+    def __init__(self, args, od, with_jitdump, perf):
         # --no-buildid: no build-id pass over perf.data when perf record
         # ends (seconds for a large recording), and none in its header, so
         # perf inject then copies no jitted-*.so into a build-id cache (one
@@ -198,7 +197,6 @@ class Recording:
         self.cmd = od.helper(cmd + ["--", "sleep", "%g" % args.duration], RECORD_CAPS)
         self.args = args
         self.od = od
-        self.on_end = on_end
         self.interrupted = False
         self.ended = None
 
@@ -211,8 +209,6 @@ class Recording:
     def _end(self, now):
         if self.ended is None:
             self.ended = now
-            if self.on_end:
-                self.on_end()
 
     def run(self):
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, start_new_session=True,
@@ -654,10 +650,13 @@ def record_from_memory(args, target, od, perf):
     follower = Follower(args.pid, od, stage_fd)
     say("jitframes record: %d via its memory (its published table; nothing switched on in it)" %
         args.pid, sys.stderr)
-    # The follower stops when the recording ends, not when perf exits: what
-    # is published later is in no sample, and perf's own wrap-up takes
-    # seconds for a large recording.
-    recording = Recording(args, od, True, perf, on_end=follower.stop)
+    # The follower stops once perf has exited, not when the duration has
+    # passed here: perf's workload starts later than this timer (perf's
+    # start-up), so perf samples on after it, and code published meanwhile
+    # was named after what lived there before (the last ~10 ms of samples of
+    # a churning process). It then reads once more; perf's wrap-up is short
+    # (--no-buildid), and what it kept unsampled is dropped before inject.
+    recording = Recording(args, od, True, perf)
     try:
         rc, seconds = recording.run()
     finally:

@@ -259,20 +259,24 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-/* Wait one period; 1 when following should end: stdin ended, a signal, or
- * the target exited (its pidfd is readable). */
+enum { FOLLOW_GOES_ON, FOLLOW_TOLD_TO_STOP, FOLLOW_TARGET_EXITED };
+
+/* Wait one period; whether following should end: stdin ended or a signal
+ * (told to stop), or the target exited (its pidfd is readable). */
 static int follow_should_end(int pidfd)
 {
     struct pollfd p[2] = {{0, POLLIN, 0}, {pidfd, POLLIN, 0}};
     int n = poll(p, pidfd >= 0 ? 2 : 1, FOLLOW_PERIOD_MS);
     if (follow_stop)
-        return 1;
+        return FOLLOW_TOLD_TO_STOP;
     if (n <= 0)
-        return 0;
+        return FOLLOW_GOES_ON;
     if (p[1].revents)
-        return 1;
+        return FOLLOW_TARGET_EXITED;
     char buf[64];
-    return (p[0].revents & (POLLIN | POLLHUP)) && read(0, buf, sizeof buf) <= 0;
+    if ((p[0].revents & (POLLIN | POLLHUP)) && read(0, buf, sizeof buf) <= 0)
+        return FOLLOW_TOLD_TO_STOP;
+    return FOLLOW_GOES_ON;
 }
 
 static void follow_table(tf_state *st, pid_t pid)
@@ -284,10 +288,16 @@ static void follow_table(tf_state *st, pid_t pid)
     tr_limits lim = TR_LIMITS_DEFAULT;
     lim.seconds = 1.0; /* one read: the next one tries again */
     char err[256];
+    int end;
     do {
         if (tf_poll(st, &lim, err, sizeof err) != 0 && st->failed_reads == 1)
             fprintf(stderr, "jitframes perfmap: process %ld: %s (further failures are counted)\n", (long)pid, err);
-    } while (!follow_should_end(pidfd));
+    } while (!(end = follow_should_end(pidfd)));
+    /* Told to stop (stdin ended, a signal) after the recording stopped: one
+     * read more, so a region published since the last one (up to a period
+     * ago, maybe sampled) is kept too. A target that exited has no table. */
+    if (end == FOLLOW_TOLD_TO_STOP)
+        (void)tf_poll(st, &lim, err, sizeof err);
     if (pidfd >= 0)
         close(pidfd);
 }
