@@ -10,18 +10,8 @@
 # Usage: follow_ring_unwind.sh JITFRAMES TABLE_CHURN
 set -u
 jitframes=$1 churn=$2
-tmp=$(mktemp -d)
-pid=
-cleanup() { exec 3>&- 2>/dev/null; [ -n "$pid" ] && wait "$pid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-die() { echo "FAIL: $*" >&2; exit 1; }
-
-mkfifo "$tmp/stdin"
-"$churn" 16 8 20000 512 <"$tmp/stdin" >"$tmp/churn.out" &
-pid=$!
-exec 3>"$tmp/stdin"
-for _ in $(seq 600); do grep -q '^pid' "$tmp/churn.out" && break; sleep 0.05; done
-grep -q '^pid' "$tmp/churn.out" || die "table_churn did not start"
+. "$(dirname "$0")/../support/table_churn_start.sh"
+start_churn 16 8 20000 512
 
 # Follow for about a second (the counts below need only a few reads).
 sleep 1 | "$jitframes" perfmap "$pid" --jitdump "$tmp/f.dump" --follow -o "$tmp/f.map" 2>"$tmp/follow.err" ||

@@ -10,18 +10,8 @@
 # Usage: regions_under_churn.sh JITFRAMES TABLE_CHURN
 set -u
 jitframes=$1 churn=$2
-tmp=$(mktemp -d)
-pid=
-cleanup() { exec 3>&- 2>/dev/null; [ -n "$pid" ] && wait "$pid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-die() { echo "FAIL: $*" >&2; exit 1; }
-
-mkfifo "$tmp/stdin"
-"$churn" 100000 8 1000 <"$tmp/stdin" >"$tmp/churn.out" &
-pid=$!
-exec 3>"$tmp/stdin" # it runs until this closes
-for _ in $(seq 600); do grep -q '^pid' "$tmp/churn.out" && break; sleep 0.05; done
-grep -q '^pid' "$tmp/churn.out" || die "table_churn did not start"
+. "$(dirname "$0")/../support/table_churn_start.sh"
+start_churn 100000 8 1000
 
 # One read at a time may lose a slot to bad luck (a change during each of
 # its re-reads): up to 3 reads, one that proves at least half of the 8 wins.
