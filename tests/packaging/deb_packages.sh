@@ -82,9 +82,12 @@ for pair in "$runtime|usr/$lib/libjitframes.so.$version" "$tools|usr/bin/jitfram
   name=$(field "$pkg" Package)
   dbg=$(ls "$debs/$name-dbgsym_"*.ddeb 2>/dev/null) || fail "no $name-dbgsym package"
   rm -rf "$tmp/s" && dpkg-deb -x "$pkg" "$tmp/s" && dpkg-deb -x "$dbg" "$tmp/s"
-  readelf -S "$tmp/s/$file" | grep -q '\.debug_info' && fail "$file is not stripped"
+  grep -q '\.debug_info' <<<"$(readelf -S "$tmp/s/$file")" && fail "$file is not stripped"
   id=$(readelf -n "$tmp/s/$file" | sed -n 's/.*Build ID: //p')
-  readelf -S "$tmp/s/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" 2>/dev/null | grep -q '\.debug_info' ||
+  # The section list read whole first: under pipefail, grep -q quitting at the
+  # first match could make readelf's SIGPIPE fail the check.
+  sections=$(readelf -S "$tmp/s/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" 2>/dev/null || true)
+  grep -q '\.debug_info' <<<"$sections" ||
     fail "$name-dbgsym lacks the debug info of $file (build id $id)"
 done
 echo "ok: the library and the tool stripped, their DWARF in the -dbgsym packages by build id"
