@@ -20,18 +20,24 @@
  *   jf_strerror() names the code; jf_last_error() gives a thread-local message
  *   describing the failure of the calling thread's last jitframes call ("" if
  *   that call succeeded).
- * - All functions are thread-safe. The library never aborts, exits or asserts
- *   on caller input, and never raises SIGXFSZ or SIGBUS in the host — with
- *   one exception it cannot prevent: the jitdump and perf map sinks write
- *   their files through shared mappings (space allocated, RLIMIT_FSIZE
- *   checked, before it is mapped), so if someone truncates a live
- *   jit-<pid>.dump or /tmp/perf-<pid>.map while this process runs, the next
- *   registration that writes past the new end of the file raises SIGBUS.
- *   Nothing that reads them (perf, `perf inject`, bcc, bpftrace, `jitframes
- *   check`) truncates them; do not, and do not let another perf map writer
- *   in the process open the map with O_TRUNC (fopen "w") after jf_init —
- *   writers that append (O_APPEND, as CPython's) are fine, see
- *   jf_register_batch.
+ * - Threads: every function may be called from any thread, concurrently with
+ *   any other, except on one unwind description (jf_cfi): the builder calls
+ *   (jf_cfi_begin_fde ... jf_cfi_add_standard_frame) and jf_cfi_free on one
+ *   jf_cfi must not overlap each other or a call reading it (jf_register,
+ *   jf_register_batch, jf_jitdump_footprint). Build each description in one
+ *   thread; once built, any number of threads may pass it to those calls.
+ *   Different descriptions may be built in different threads at once.
+ * - The library never aborts, exits or asserts on caller input, and never
+ *   raises SIGXFSZ or SIGBUS in the host — with one exception it cannot
+ *   prevent: the jitdump and perf map sinks write their files through shared
+ *   mappings (space allocated, RLIMIT_FSIZE checked, before it is mapped), so
+ *   if someone truncates a live jit-<pid>.dump or /tmp/perf-<pid>.map while
+ *   this process runs, the next registration that writes past the new end of
+ *   the file raises SIGBUS. Nothing that reads them (perf, `perf inject`, bcc,
+ *   bpftrace, `jitframes check`) truncates them; do not, and do not let
+ *   another perf map writer in the process open the map with O_TRUNC (fopen
+ *   "w") after jf_init — writers that append (O_APPEND, as CPython's) are
+ *   fine, see jf_register_batch.
  * - Structs passed in carry a `struct_size` member set to sizeof(the struct) as
  *   the caller compiled it, so later versions can add fields without breaking
  *   callers: fields a caller's struct does not have take their defaults, and
@@ -124,7 +130,7 @@ JF_API const char *jf_last_error(void);
  * With it the library starts one thread that waits, blocked in poll() with
  * no timeout, on an abstract AF_UNIX socket named "jitframes/<pid>.<random>"
  * (no file anywhere; SOCK_CLOEXEC, so an exec leaves nothing); idle it uses
- * no CPU (bench/bench_control: 0 ticks over 10 s). It blocks every signal.
+ * no CPU (docs/guide.md gives bench_control's figure). It blocks every signal.
  * It obeys only clients running as this process's effective uid or as root
  * of its user namespace, as the kernel maps them (SO_PEERCRED), never one
  * with no mapping there; others are refused and logged (sampled). A
@@ -229,10 +235,9 @@ JF_API int jf_parse_sinks(const char *list, unsigned *sinks_out);
  * the other requested sinks are still enabled.
  * Standby: initialised with no sink, the library writes nothing at all (no
  * file, no directory) and only keeps the registry and its published table
- * (below): ~90 ns per jf_register without the table, which adds at most
- * 20% in instructions in any address order (bench/standby_cost.sh prints
- * both), against ~150 with the perf map; jf_enable then
- * replays 100,000 live regions into the perf map in ~6 ms.
+ * (below); jf_enable then replays the live regions into the sink. What a
+ * registration costs in standby and what a replay takes: docs/guide.md,
+ * "What each sink costs".
  */
 JF_API int jf_enable(unsigned sinks);
 
@@ -323,12 +328,9 @@ JF_API int jf_register(const jf_region *region);
  * shared mapping into space reserved ahead by appending newlines (one
  * O_APPEND write per 4 KiB to 1 MiB of lines, RLIMIT_FSIZE checked and the
  * space allocated then): a line is in the kernel's page cache when the call
- * returns, as durable as with write(2). bench/bench_perfmap: ~80-110 ns per
- * jf_register with one region on a quiet machine (about 1,030 instructions
- * without the published table, 1,160 with it), 3.4-7.3x a writer that
- * takes a mutex and calls fprintf + fflush per entry, 2.5-6.7x one
- * write(2) per line; a batch saves little more. A fresh process also pays
- * the table's page faults (docs/guide.md, "What each sink costs").
+ * returns, as durable as with write(2); a batch saves little more than that
+ * per region. Measured costs, against fprintf + fflush and one write(2) per
+ * line: docs/guide.md, "What each sink costs".
  * The file: lines are published whole (a process killed at any instant
  * leaves no torn line; at worst one line starting "##", which readers skip),
  * in reserved space that is never truncated, so the map ends with up to
@@ -351,9 +353,8 @@ JF_API int jf_register_batch(const jf_region *regions, size_t n);
  *   jitdump  nothing is written; a later CODE_LOAD at the same address is
  *            timestamped, so perf attributes samples correctly over time.
  *   gdb      the region's symfile is unregistered, or rebuilt without it:
- *            symfiles hold at most 32,767 regions (typically 4-6k), so one
- *            unregistration under gdb costs at most a few ms (bench_gdb:
- *            ~6-7 ms at 100,000 live regions, against ~0.3 ms to register).
+ *            symfiles hold at most 32,767 regions (typically 4-6k), which
+ *            bounds what one unregistration costs (see "gdb and lldb" below).
  *   unwind   the region's FDEs are removed from the process unwinder.
  * After this returns the address may be reused for a new region.
  */
@@ -388,8 +389,7 @@ typedef struct jf_region_move {
  *   gdb      the region's symfile is rebuilt without it and the region is
  *            registered at new_addr in a new one: nothing is named at the old
  *            address any more. Costs an unregistration plus a registration
- *            (bench_gdb under gdb, 100,000 live regions: ~8 ms a move, ~7.3
- *            an unregistration; ~1.9 ms both with no debugger attached).
+ *            (see "gdb and lldb" below).
  *   unwind   the region's FDEs are removed and registered at new_addr.
  * Errors, each with nothing changed: JF_ENOTINIT; JF_ENOENT (no live region
  * starts at old_addr); JF_EEXIST (the region at new_addr would overlap
@@ -466,8 +466,9 @@ JF_API int jf_move_batch(const jf_region_move *moves, size_t n);
 #endif
 
 /* A new, empty description for the host architecture (JF_ENOTSUP on hosts
- * other than x86_64, aarch64, riscv64, ppc64le and s390x). Not thread-safe: build each
- * description in one thread; registering copies it. */
+ * other than x86_64, aarch64, riscv64, ppc64le and s390x). The description
+ * is not safe to share while it is built: see "Threads" at the top;
+ * registering copies it. */
 JF_API int jf_cfi_new(jf_cfi **out);
 /* NULL is fine. */
 JF_API void jf_cfi_free(jf_cfi *cfi);
@@ -570,12 +571,21 @@ JF_API int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame
  * calls each interpreted function's trampoline instead of calling eval
  * directly, so perf, gdb and lldb show one named frame per interpreted call.
  *
- * Each one is a copy of a per-architecture template (src/arch/<arch>.S): a
- * standard frame record (x86_64: push rbp; mov rbp,rsp — aarch64: stp
- * x29,x30; mov x29,sp — riscv64: ra and s0 saved, s0 set) around one
- * indirect call through a data slot holding the target. Frame-pointer
- * unwinders pass through it, and it is registered with its unwind rules,
- * taken at build time from the assembler's own .eh_frame.
+ * Each one is a copy of a per-architecture template (src/arch/<arch>.S):
+ * one indirect call through a data slot holding the target, inside the
+ * frame the ABI makes usual:
+ *   x86_64   a standard frame record (push rbp; mov rbp,rsp)
+ *   aarch64  a standard frame record (stp x29,x30; mov x29,sp)
+ *   riscv64  ra and s0 saved, s0 set: a frame record
+ *   ppc64le  LR saved in the caller's frame at 16(r1), a 96-byte frame
+ *            with the back chain (stdu), r2 saved and restored
+ *   s390x    r14 and r15 saved in the caller's register save area, a
+ *            160-byte frame, no back chain (the ABI makes it optional)
+ * Frame-pointer unwinders pass through it on x86_64, aarch64 and riscv64,
+ * and back chain walkers (perf -g) on ppc64le; on s390x only unwinding by
+ * its rules does (perf --call-graph dwarf, gdb, the unwind sink). It is
+ * registered with those rules, taken at build time from the assembler's
+ * own .eh_frame.
  *
  * What is forwarded. The trampoline has the target's signature: every
  * register the calling convention uses for arguments and results passes
@@ -613,8 +623,8 @@ JF_API int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame
  * packed and their records clash when jitdump is enabled later;
  * jf_jitdump_overlaps() counts the clashes between consecutive records).
  * The registry's record (name, file; the unwind rules are shared) comes on
- * top, about 110 bytes with a short name (bench/bench_trampoline measures
- * both).
+ * top (bench/bench_trampoline measures both; docs/guide.md gives the
+ * figure).
  */
 
 /* A generic function pointer; cast to and from your eval function's type. */
@@ -648,11 +658,11 @@ typedef struct jf_trampoline_options {
  * Fallback for JF_EACCES and JF_ENOTSUP: call the target directly — the
  * program works the same, only without per-function frames.
  *
- * Thread-safe. After fork() the child's trampolines keep working (the arenas
- * are inherited) and it may create and destroy its own; see "fork" below for
- * what the sinks do. After the last
- * jf_shutdown() trampolines keep working, unregistered; jf_init() again does
- * not register them again.
+ * Any thread may call it. After fork() the child's trampolines keep working
+ * (the arenas are inherited) and it may create and destroy its own; see
+ * fork() under "Lifecycle and sinks" above for what the sinks do. After the
+ * last jf_shutdown() trampolines keep working, unregistered; jf_init() again
+ * does not register them again.
  */
 JF_API int jf_trampoline_create(jf_fn target, const char *name, const jf_trampoline_options *opts,
                                 jf_fn *entry_out);
@@ -674,10 +684,10 @@ JF_API int jf_trampoline_destroy(jf_fn entry);
  * unique bytes (a nonce), counted in its code_size. A perf that derives
  * build-ids from the code bytes can then never merge two regions with
  * identical code. The live code is never touched; `perf annotate` shows the
- * real instructions followed by the nonce bytes. On architectures other than
- * x86_64 and aarch64 (riscv64) up to 3 zero bytes follow the nonce, so that
- * every record starts 4-aligned: the store that publishes a record group must
- * be one aligned store there to be atomic.
+ * real instructions followed by the nonce bytes. On riscv64, ppc64le and
+ * s390x (every architecture but x86_64 and aarch64) up to 3 zero bytes
+ * follow the nonce, so that every record starts 4-aligned: the store that
+ * publishes a record group must be one aligned store there to be atomic.
  */
 #define JF_JITDUMP_NONCE_SIZE 8u
 
@@ -722,15 +732,18 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * lldb 14 unwinds a frame by the FDE at the start of the symbol holding its
  * pc, and gdb shows offsets from that function's start (jit_fn + 5).
  *
- * Cost. Each registration call stops a debugger that is attached (~0.5 ms).
+ * Cost. Each registration call stops a debugger that is attached.
  * To keep that flat, objects of similar size are merged in levels (the merged
  * one is registered right after its parts go: lldb 14 drops the code of an
- * object registered while another at the same address was live): about
- * 35 live objects at 100,000 regions (jf_stats: sink[2].objects). Register
+ * object registered while another at the same address was live), so live
+ * objects stay few (jf_stats: sink[2].objects; docs/guide.md gives the
+ * count at 100,000 regions). Register
  * many regions per call (jf_register_batch) when you can. jf_unregister
  * rebuilds the object holding the region, which costs in proportion to its
- * size; merging stops at 4,096-32,767 regions per object, which bounds that
- * (bench_gdb under gdb: ~6-7 ms per unregistration at 100,000 live regions).
+ * size; merging stops at 4,096-32,767 regions per object, which bounds that.
+ * A move costs an unregistration plus a registration. bench_gdb's figures
+ * for each, with and without a debugger: docs/guide.md, "What each sink
+ * costs".
  *
  * Linking. The two symbols must be in the process's dynamic symbol table or
  * a stripped executable hides them. With the shared library they are. An

@@ -197,6 +197,70 @@ static void trampolines_nest(void **state)
     assert_int_equal(jf_trampoline_destroy((jf_fn)inner), 0);
 }
 
+/*
+ * The frame the trampoline keeps (include/jitframes.h, "Trampolines"), walked
+ * from its target the way the ABI's frame walkers walk it: the frame-pointer
+ * chain on x86_64, aarch64 (the saved FP at FP + 0) and riscv64 (at FP - 16),
+ * the back chain on ppc64le (at SP + 0): two steps up from the target reach
+ * the trampoline's caller. s390x keeps no back chain: the trampoline leaves
+ * the word one would occupy in its frame as it was.
+ */
+#if !defined(__s390x__)
+static void *volatile chain_reached;
+
+__attribute__((noinline)) static void chain_sink(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+
+#if defined(__riscv)
+#define CALLER_FRAME(f) (((void **)(f))[-2])
+#else
+#define CALLER_FRAME(f) (((void **)(f))[0])
+#endif
+
+__attribute__((noinline)) static int64_t walk_two_frames_up(int64_t x)
+{
+    void *own = __builtin_frame_address(0);
+    chain_sink(); /* not a leaf: the target has a frame of its own */
+    void *trampoline = CALLER_FRAME(own);
+    chain_reached = trampoline ? CALLER_FRAME(trampoline) : NULL;
+    return x + 1;
+}
+#endif
+
+#if defined(__s390x__)
+static void trampoline_keeps_no_back_chain_on_s390x(void **state)
+{
+    (void)state;
+    fn_i1 f = (fn_i1)make((jf_fn)t_i1, "no_back_chain");
+    uint64_t *sp;
+    __asm__ volatile("lgr %0, %%r15" : "=r"(sp));
+    /* The trampoline's frame is the 160 bytes below our r15; a back chain
+     * would be its first word. */
+    volatile uint64_t *slot = sp - 20;
+    *slot = 0x5a5a5a5a5a5a5a5aull;
+    assert_true(f(3) == t_i1(3));
+    assert_true(*slot == 0x5a5a5a5a5a5a5a5aull);
+    assert_int_equal(jf_trampoline_destroy((jf_fn)f), 0);
+}
+#else
+static void frame_chain_walks_through_the_trampoline(void **state)
+{
+    (void)state;
+    fn_i1 f = (fn_i1)make((jf_fn)walk_two_frames_up, "frame_chain");
+    void *self = __builtin_frame_address(0);
+    chain_reached = NULL;
+    assert_true(f(1) == 2);
+    assert_ptr_equal(chain_reached, self);
+    /* Control: called directly, two steps up from the target pass us. */
+    chain_reached = NULL;
+    assert_true(walk_two_frames_up(1) == 2);
+    assert_true(chain_reached != self);
+    assert_int_equal(jf_trampoline_destroy((jf_fn)f), 0);
+}
+#endif
+
 static void each_trampoline_is_a_named_region(void **state)
 {
     (void)state;
@@ -475,6 +539,11 @@ int main(void)
         cmocka_unit_test(forwards_integer_arguments_0_to_6),
         cmocka_unit_test(forwards_floating_point_mixed_and_wide_returns),
         cmocka_unit_test(trampolines_nest),
+#if defined(__s390x__)
+        cmocka_unit_test(trampoline_keeps_no_back_chain_on_s390x),
+#else
+        cmocka_unit_test(frame_chain_walks_through_the_trampoline),
+#endif
         cmocka_unit_test(each_trampoline_is_a_named_region),
         cmocka_unit_test(rejects_bad_arguments),
         cmocka_unit_test(destroyed_copies_are_reused),
