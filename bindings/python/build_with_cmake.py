@@ -184,7 +184,7 @@ def flamegraph_libs(repo, npm_dir):
 # repository root: the sdist carries these (git's list of them).
 SDIST_PATHS = ["CMakeLists.txt", "LICENSE", "README.md", "CHANGELOG.md", "cmake", "include", "src", "tools",
                "docs", "bindings/python/CMakeLists.txt", "bindings/python/cmake", "bindings/python/src",
-               "bindings/python/jitframes", "bindings/python/jitframes.pth"]
+               "bindings/python/jitframes"]
 
 
 def dist(repo):

@@ -6,12 +6,16 @@
 # installed copy, run from outside the repository with no PYTHONPATH, passes
 # the client's API tests (tests/python/test_api.py) and perf's naming test
 # (perf_python.sh perfmap) with the venv's own `jitframes` command; every
-# installed file is inside the venv; a bad JITFRAMES= warns once; the
+# installed file is inside the venv; as installed, no .pth file is in the
+# venv and an interpreter started with JITFRAMES and JITFRAMES_CONTROL set
+# imports no jitframes module; after `python -m jitframes --install-hook`
+# the same start imports it and a bad JITFRAMES= warns once; the
 # venv's `jitframes` command is the ELF tool itself, prints its version, and
 # its record verb finds its script (in the venv's libexec/jitframes). From the
 # wheel also: `jitframes record PID` from the venv's bin on a program put in
 # standby by the start-up hook (JITFRAMES_CONTROL=1) writes the flame graph
-# page with the wheel's own d3, and `pip uninstall` leaves the venv as it was.
+# page with the wheel's own d3, and `--remove-hook` then `pip uninstall`
+# leave the venv as it was.
 # Usage: python_install.sh PYTHON WHEEL_DIR SOURCE_DIR
 set -uo pipefail
 python=$1 wheels=$2 src=$3
@@ -62,10 +66,17 @@ check_installed() {
   JITFRAMES_TOOL=$venv/bin/jitframes bash "$src/tests/python/perf_python.sh" "$py" perfmap \
     >"$work/perf.log" 2>&1 || { cat "$work/perf.log"; fail "perf_python.sh perfmap against $venv"; }
   grep "^ok: perf names" "$work/perf.log"
+  "$venv/bin/pip" show -f jitframes | grep '\.pth$' && fail "$venv: the install put the .pth files above in the venv"
+  imported=$(JITFRAMES=perfmap JITFRAMES_CONTROL=1 "$py" -c 'import sys; print("jitframes" in sys.modules)')
+  [ "$imported" = False ] || fail "$venv: without the hook, JITFRAMES set, a jitframes module is imported at start-up"
+  ok "$venv: as installed, no .pth file and nothing of jitframes imported at start-up, JITFRAMES set"
+  "$py" -m jitframes --install-hook >"$work/hook.log" || { cat "$work/hook.log"; fail "$venv: --install-hook"; }
+  grep -q "^jitframes: start-up hook on: $site/jitframes.pth: .*instructions" "$work/hook.log" ||
+    { cat "$work/hook.log"; fail "$venv: --install-hook says"; }
   JITFRAMES=nope "$py" -c pass 2>"$work/warn.log" || fail "JITFRAMES=nope stopped the program"
   [ "$(grep -c 'not activated from JITFRAMES=nope' "$work/warn.log")" = 1 ] ||
     { cat "$work/warn.log"; fail "JITFRAMES=nope: not one warning"; }
-  ok "$venv: the start-up hook warns once"
+  ok "$venv: python -m jitframes --install-hook: $(cat "$work/hook.log"); the start-up hook warns once"
 }
 
 # record_standby VENV: `jitframes record` from the venv's bin.
@@ -105,10 +116,11 @@ files_of "$work/wheel" >"$work/before"
 "$work/wheel/bin/pip" install --quiet --no-index --no-cache-dir "$wheel" || fail "pip install $wheel"
 check_installed "$work/wheel"
 record_standby "$work/wheel"
+"$work/wheel/bin/python" -m jitframes --remove-hook >"$work/hook.log" || { cat "$work/hook.log"; fail "--remove-hook"; }
 "$work/wheel/bin/pip" uninstall --quiet --yes jitframes || fail "pip uninstall"
 files_of "$work/wheel" >"$work/after"
 diff "$work/before" "$work/after" || fail "pip uninstall left the files above"
-ok "pip uninstall jitframes leaves the venv as it was"
+ok "python -m jitframes --remove-hook, pip uninstall jitframes: the venv as it was"
 
 # From the source tree, offline: Debian's meson-python for any interpreter.
 # One build at a time: meson-python 0.12 names the interpreter in a file of

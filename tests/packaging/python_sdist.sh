@@ -23,7 +23,7 @@ flock "$build/.python-source-build.lock" /usr/bin/python3 -m build --sdist --no-
   "$src/bindings/python" >"$work/sdist.log" 2>&1 || { tail -30 "$work/sdist.log"; fail "python3 -m build --sdist"; }
 sdist=$(ls "$work"/sdist/jitframes-*.tar.gz) || fail "no sdist made"
 listing=$(tar tzf "$sdist")
-for f in pyproject.toml meson.build build_with_cmake.py LICENSE jitframes/__init__.py jitframes.pth PKG-INFO \
+for f in pyproject.toml meson.build build_with_cmake.py LICENSE jitframes/__init__.py jitframes/_hook.py jitframes/_startup.py PKG-INFO \
          jitframes-src/CMakeLists.txt jitframes-src/include/jitframes.h jitframes-src/src/CMakeLists.txt \
          jitframes-src/tools/CMakeLists.txt jitframes-src/bindings/python/src/module.c; do
   grep -q "^jitframes-[0-9.]*/$f\$" <<<"$listing" || fail "the sdist lacks $f"

@@ -2,7 +2,8 @@
 # The wheels as scripts/python-wheels builds them (the fixture of the
 # python_install_* tests), one per minor version of the interpreters given,
 # each checked for what it must carry and for what PyPI and pip require:
-# - the extension, the package, the start-up hook; the jitframes tool itself
+# - the extension, the package (with its opt-in start-up hook's installer,
+#   but no .pth file: nothing runs at interpreter start); the jitframes tool itself
 #   as the wheel's script (.data/scripts/jitframes: an ELF executable, no
 #   Python wrapper), its record script and flamegraph.py in
 #   .data/data/libexec/jitframes (where the tool looks, ../libexec/jitframes),
@@ -47,7 +48,7 @@ for py in "$@"; do
   listing=$("$py" -m zipfile -l "$whl")
   data=jitframes-[0-9.]*.data
   for f in "jitframes/_jitframes.cpython-$minor-" jitframes/__init__.py jitframes/__main__.py \
-           jitframes/_built_for.py jitframes.pth "$data/scripts/jitframes " \
+           jitframes/_built_for.py jitframes/_hook.py jitframes/_startup.py "$data/scripts/jitframes " \
            "$data/data/libexec/jitframes/jitframes-record" "$data/data/libexec/jitframes/jfrecord_target.py" \
            "$data/data/libexec/jitframes/jfrecord_inject.py" "$data/data/libexec/jitframes/jfrecord_confine.py" \
            "$data/data/libexec/jitframes/flamegraph.py" \
@@ -58,6 +59,7 @@ for py in "$@"; do
     grep -q "^$f" <<<"$listing" || fail "$whl lacks $f"
   done
   grep -q "_tool/\|_cli.py\|entry_points.txt" <<<"$listing" && fail "$whl still has the Python wrapper of the tool"
+  grep -E '^[^ ]+\.pth ' <<<"$listing" && fail "$whl installs a .pth file, which site would read at every interpreter start"
   python3 "$manylinux" check "$whl" || fail "$whl breaks manylinux_2_31_x86_64"
   "$py" - "$whl" <<'PY' || fail "$whl: see above"
 import re, sys, zipfile

@@ -3,7 +3,7 @@
 # and prints a line each time jitframes turns on or off.
 import os, sys, time
 import jitframes
-jitframes._activate_from_environment()  # what jitframes.pth does at start-up
+jitframes._activate_from_environment()  # what the start-up hook (--install-hook) does
 print("ready", os.getpid(), flush=True)
 
 def hot_python_function(n):

@@ -547,23 +547,28 @@ class StartUp(ChildCase):
             self.assertEqual(err.count("\n"), 1, err)
             self.assertIn("python -m jitframes: " + says, err)
 
-    def installed_venv(self):
-        """A venv with the package and jitframes.pth in its site-packages, as
-        the wheel installs them: its python."""
+    def installed_venv(self, hook=True):
+        """A venv with the package in its site-packages as the wheel installs
+        it (no .pth file), and with hook the opt-in start-up hook installed
+        as users do: `python -m jitframes --install-hook`. Its python; its
+        site-packages in self.site."""
         venv = os.path.join(self.tmp, "venv")
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
-        site = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
-                               "import sysconfig; print(sysconfig.get_paths()['platlib'])"],
-                              capture_output=True, text=True, check=True).stdout.strip()
+        python = os.path.join(venv, "bin", "python")
+        self.site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])"],
+                                   capture_output=True, text=True, check=True).stdout.strip()
         package = os.path.dirname(__import__("jitframes").__file__)
-        shutil.copytree(package, os.path.join(site, "jitframes"))
-        pth = os.path.join(os.path.dirname(__file__), "..", "..", "bindings", "python", "jitframes.pth")
-        shutil.copy(pth, site)
-        return os.path.join(venv, "bin", "python")
+        shutil.copytree(package, os.path.join(self.site, "jitframes"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        if hook:
+            out, _ = self.run_child(["-m", "jitframes", "--install-hook"], env={"PYTHONPATH": ""}, python=python)
+            self.assertIn("start-up hook on", out)
+        return python
 
-    def test_installed_pth_activates_from_JITFRAMES(self):
-        """Installed (here into a venv), `JITFRAMES=perfmap python script.py`
-        activates at start-up; a bad value warns and the program still runs."""
+    def test_installed_hook_activates_from_JITFRAMES(self):
+        """With the hook installed (here into a venv), `JITFRAMES=perfmap
+        python script.py` activates at start-up; a bad value warns and the
+        program still runs."""
         python = self.installed_venv()
         env = {"PYTHONPATH": ""}
         path = self.script(self.SCRIPT)
@@ -577,23 +582,157 @@ class StartUp(ChildCase):
         out, _ = self.run_child([path], env=env, python=python)
         self.assertIn("active=()", out)
 
-    def test_installed_pth_does_nothing_under_E_and_I(self):
-        """python -E / -I ignore the environment: the hook neither activates
-        nor imports the package; with no variable it imports nothing either."""
+    # Whether site imported jitframes before the program, and what it turned on.
+    PROBE = """
+    import os, sys
+    imported = "jitframes" in sys.modules
+    import jitframes
+    with open("/proc/net/unix") as f:
+        channel = "@jitframes/%d." % os.getpid() in f.read()
+    print("pid=%d" % os.getpid())
+    print("imported=%r active=%r channel=%r" % (imported, jitframes.active_sinks(), channel))
+"""
+
+    def test_installed_hook_imports_nothing_without_a_variable_and_activates_nothing_under_E_and_I(self):
+        """With the hook, JITFRAMES_CONTROL=1 imports jitframes at start-up
+        and opens the channel; no variable imports nothing; python -E / -I
+        ignore the environment: nothing activated, no channel."""
         python = self.installed_venv()
-        probe = "import sys; print('imported=%r' % ('jitframes' in sys.modules))"
-        for flags, env, imported in (([], {"JITFRAMES_CONTROL": "1"}, True),
-                                     ([], {}, False),
-                                     (["-E"], {"JITFRAMES": "jitdump"}, False),
-                                     (["-E"], {"JITFRAMES_CONTROL": "1"}, False),
-                                     (["-I"], {"JITFRAMES": "jitdump"}, False),
-                                     (["-I"], {"JITFRAMES_CONTROL": "1"}, False)):
-            out, _ = self.run_child(flags + ["-c", probe], env=dict(env, PYTHONPATH=""), python=python)
-            self.assertIn("imported=%r" % imported, out, (flags, env))
+        probe = self.script(self.PROBE, name="probe.py")
+        for flags, env, says in (([], {"JITFRAMES_CONTROL": "1"}, "imported=True active=() channel=True"),
+                                 ([], {}, "imported=False active=() channel=False"),
+                                 (["-E"], {"JITFRAMES": "jitdump"}, "active=() channel=False"),
+                                 (["-E"], {"JITFRAMES_CONTROL": "1"}, "active=() channel=False"),
+                                 (["-I"], {"JITFRAMES": "jitdump"}, "active=() channel=False"),
+                                 (["-I"], {"JITFRAMES_CONTROL": "1"}, "active=() channel=False")):
+            out, _ = self.run_child(flags + [probe], env=dict(env, PYTHONPATH=""), python=python)
+            self.assertIn(says, out, (flags, env))
+
+    def pth_files(self):
+        return sorted(f for f in os.listdir(self.site) if f.endswith(".pth"))
+
+    def hook(self, python, option, expect_status=0):
+        """python -m jitframes OPTION: its one line (stdout, else stderr)."""
+        out, err = self.run_child(["-m", "jitframes", option], env={"PYTHONPATH": ""}, python=python,
+                                  expect_status=expect_status)
+        line = out or err
+        self.assertEqual(line.count("\n"), 1, (option, out, err))
+        return line
+
+    def test_default_install_has_no_start_up_hook_and_install_hook_turns_it_on(self):
+        """As installed (no .pth), an interpreter started with JITFRAMES and
+        JITFRAMES_CONTROL set imports no jitframes module and activates
+        nothing; `--install-hook` adds jitframes.pth (and nothing else), after
+        which the same start activates; `--remove-hook` puts the directory
+        back as it was. Each prints one line saying what the hook costs."""
+        python = self.installed_venv(hook=False)
+        self.assertEqual(self.pth_files(), [])
+        before = sorted(os.listdir(self.site))
+        probe = self.script(self.PROBE, name="probe.py")
+        env = {"PYTHONPATH": "", "JITFRAMES": "perfmap", "JITFRAMES_CONTROL": "1"}
+        out, _ = self.run_child([probe], env=env, python=python)
+        self.assertIn("imported=False active=() channel=False", out)
+        self.assertFalse(os.path.exists(perf_map_path(self.pids[-1])))
+        self.assertRegex(self.hook(python, "--hook-status", expect_status=1), r"hook off: .*instructions")
+        self.assertRegex(self.hook(python, "--install-hook"),
+                         r"^jitframes: start-up hook on: %s/jitframes.pth: .* \+\d+\.\d+%% instructions at "
+                         r"each start of Python 3\.1\d" % re.escape(self.site))
+        self.assertEqual(sorted(os.listdir(self.site)), sorted(before + ["jitframes.pth"]))
+        with open(os.path.join(self.site, "jitframes.pth")) as f:
+            self.assertRegex(f.read(), r"^import os;[^\n]*\n$")
+        self.assertIn("already on", self.hook(python, "--install-hook"))
+        self.assertRegex(self.hook(python, "--hook-status"), r"hook on: .*instructions")
+        out, _ = self.run_child([probe], env=env, python=python)
+        self.assertIn("imported=True active=('perfmap',) channel=True", out)
+        self.assertTrue(os.path.exists(perf_map_path(self.pids[-1])))
+        self.assertIn("hook off: removed", self.hook(python, "--remove-hook"))
+        self.assertEqual(sorted(os.listdir(self.site)), before)
+        self.assertIn("already off", self.hook(python, "--remove-hook"))
+        out, _ = self.run_child([probe], env=env, python=python)
+        self.assertIn("imported=False active=() channel=False", out)
+
+    def test_hook_options_refuse_a_jitframes_pth_not_their_own(self):
+        """A foreign jitframes.pth, a symbolic link (even to a copy of the
+        hook's own line) or a directory of that name: --install-hook,
+        --remove-hook and --hook-status refuse in one line, exit 1, and leave
+        it, and what a link points to, as they were."""
+        python = self.installed_venv(hook=False)
+        pth = os.path.join(self.site, "jitframes.pth")
+        self.hook(python, "--install-hook")
+        with open(pth) as f:
+            line = f.read()
+        self.hook(python, "--remove-hook")
+        target = os.path.join(self.tmp, "target.pth")
+        with open(target, "w") as f:
+            f.write(line)
+
+        def foreign():
+            with open(pth, "w") as f:
+                f.write("import sys\n")
+
+        def link():
+            os.symlink(target, pth)
+
+        def dangling():
+            os.symlink(os.path.join(self.tmp, "nothing-here"), pth)
+
+        for make, kind in ((foreign, "file"), (link, "link"), (dangling, "link"), (lambda: os.mkdir(pth), "dir")):
+            make()
+            for option in ("--install-hook", "--remove-hook", "--hook-status"):
+                err = self.hook(python, option, expect_status=1)
+                self.assertIn("python -m jitframes: %s is not jitframes' own hook" % pth, err)
+            if kind == "file":
+                with open(pth) as f:
+                    self.assertEqual(f.read(), "import sys\n")
+                os.unlink(pth)
+            elif kind == "link":
+                self.assertTrue(os.path.islink(pth))
+                os.unlink(pth)
+            else:
+                self.assertTrue(os.path.isdir(pth))
+                os.rmdir(pth)
+        with open(target) as f:
+            self.assertEqual(f.read(), line)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "nothing-here")))
+        self.assertEqual(self.pth_files(), [])
+
+    def test_install_hook_replaces_and_remove_hook_removes_the_hook_0_2_0_installed(self):
+        """The jitframes.pth the package installed until 0.2.0 is jitframes'
+        own: --install-hook replaces it with the cheaper line, --remove-hook
+        removes it."""
+        python = self.installed_venv(hook=False)
+        pth = os.path.join(self.site, "jitframes.pth")
+        old = ("import os, sys; ('JITFRAMES' in os.environ or 'JITFRAMES_CONTROL' in os.environ) and not "
+               "sys.flags.ignore_environment and __import__('jitframes')._activate_from_environment()\n")
+        with open(pth, "w") as f:
+            f.write(old)
+        self.assertIn("hook on", self.hook(python, "--install-hook"))
+        with open(pth) as f:
+            new = f.read()
+        self.assertNotEqual(new, old)
+        self.assertLess(len(new), len(old))
+        with open(pth, "w") as f:
+            f.write(old)
+        self.assertIn("hook off: removed", self.hook(python, "--remove-hook"))
+        self.assertEqual(self.pth_files(), [])
+
+    def test_install_hook_refuses_a_package_site_does_not_read_pth_files_beside(self):
+        """jitframes imported from a PYTHONPATH directory (a build tree): no
+        .pth file there would ever run, so --install-hook refuses and writes
+        none, there or in the venv's site-packages."""
+        python = self.installed_venv(hook=False)
+        other = os.path.join(self.tmp, "other")
+        shutil.copytree(os.path.join(self.site, "jitframes"), os.path.join(other, "jitframes"))
+        _, err = self.run_child(["-m", "jitframes", "--install-hook"], env={"PYTHONPATH": other},
+                                python=python, expect_status=1)
+        self.assertIn("jitframes is imported from %s, where site reads no .pth file" % other, err)
+        self.assertEqual(err.count("\n"), 1, err)
+        self.assertEqual(sorted(os.listdir(other)), ["jitframes"])
+        self.assertEqual(self.pth_files(), [])
 
     def test_python_E_and_I_ignore_every_JITFRAMES_variable(self):
-        """`python -E` and `python -I` read no JITFRAMES* variable: the .pth
-        hook activates nothing (no /tmp/perf-PID.map), JITFRAMES_CONTROL
+        """`python -E` and `python -I` read no JITFRAMES* variable: the
+        start-up hook activates nothing (no /tmp/perf-PID.map), JITFRAMES_CONTROL
         opens no channel, `-m jitframes` does not take its sinks from
         JITFRAMES, and activate() writes its dump to /tmp, not to
         JITFRAMES_DIR, nor prints what JITFRAMES_LOG asks. The control: the

@@ -10,13 +10,15 @@ written to the chosen sinks:
     gdb       the GDB JIT interface          gdb and lldb (names, file:line, bt)
     unwind    the process's own unwinder     backtrace(), C++ exceptions
 
-Start-up activation uses the library's own convention: ``JITFRAMES=perfmap``
-(any comma list of sinks) activates jitframes when Python starts, through the
-``jitframes.pth`` file installed beside the package; ``python -m jitframes
-[--sinks LIST] script.py args...`` does the same without installing.
-``JITFRAMES_CONTROL=1`` instead starts it in standby (``standby()``): nothing
-is written until ``jitframes enable PID perfmap`` or ``jitframes record PID``
-turns a sink on from outside.
+``python -m jitframes [--sinks LIST] script.py args...`` runs a program with
+jitframes active, as ``activate()`` does from within. Start-up activation
+from the library's own convention is opt-in: after ``python -m jitframes
+--install-hook`` (a one-line ``jitframes.pth`` beside the package; not
+installed by default, as site would compile it at every interpreter start),
+``JITFRAMES=perfmap`` (any comma list of sinks) activates jitframes when
+Python starts, and ``JITFRAMES_CONTROL=1`` starts it in standby
+(``standby()``): nothing is written until ``jitframes enable PID perfmap`` or
+``jitframes record PID`` turns a sink on from outside.
 Under ``python -E`` and ``python -I`` every ``JITFRAMES*`` variable is
 ignored (start-up activation, ``JITFRAMES_DIR``, ``JITFRAMES_LOG``).
 """
@@ -53,10 +55,11 @@ _environment_read = False
 
 
 def _activate_from_environment():
-    """Called at start-up by jitframes.pth when $JITFRAMES or
-    $JITFRAMES_CONTROL is set. In a virtual environment site runs the .pth
-    line twice (its venv() and main() both add the site-packages): the
-    second call does nothing, so a warning is printed once. Under
+    """Called at start-up by the opt-in hook (jitframes.pth imports
+    jitframes._startup) when $JITFRAMES or $JITFRAMES_CONTROL is set. In a
+    virtual environment site runs the .pth line twice (its venv() and main()
+    both add the site-packages): the second call does nothing, so a warning
+    is printed once. Under
     ``python -E`` or ``-I`` (sys.flags.ignore_environment) nothing is read,
     as the interpreter reads no PYTHON* variable."""
     global _environment_read

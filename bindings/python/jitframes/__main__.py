@@ -1,5 +1,6 @@
 """python -m jitframes [--sinks LIST | --standby] (script.py | -m module) [args...]
 python -m jitframes --version
+python -m jitframes (--install-hook | --remove-hook | --hook-status)
 
 Run a script or module with jitframes active, as `python -X perf` runs one
 with CPython's trampolines. LIST defaults to $JITFRAMES (not under
@@ -9,6 +10,13 @@ python -E or -I), else perfmap.
 `jitframes enable PID SINKS` turns sinks on from outside. A script or module
 that cannot be found is one line and exit status 2, as for python itself;
 what the program raises is its own traceback.
+--install-hook writes the opt-in start-up hook (jitframes.pth) into the
+site-packages jitframes is installed in, after which JITFRAMES=SINKS and
+JITFRAMES_CONTROL=1 activate every python started there; --remove-hook
+removes it, --hook-status says whether it is on (exit status 0 on, 1 off).
+Each prints one line with what the hook costs every interpreter start
+(jitframes/_hook.py). A file of that name that is not jitframes' own is
+refused and left as it is (exit status 1).
 """
 import importlib.util
 import os
@@ -18,7 +26,9 @@ import sys
 import jitframes
 
 USAGE = ("usage: python -m jitframes [--sinks LIST | --standby] (script.py | -m module) [args...]\n"
-         "       python -m jitframes --version")
+         "       python -m jitframes --version\n"
+         "       python -m jitframes (--install-hook | --remove-hook | --hook-status)")
+HOOK_OPTIONS = ("--install-hook", "--remove-hook", "--hook-status")
 
 
 def die(message):
@@ -63,7 +73,24 @@ def check_runnable(argv):
         die("can't open file %r: no such file" % argv[0])
 
 
+def hook(option):
+    """--install-hook, --remove-hook, --hook-status: one line, an exit status."""
+    from jitframes import _hook
+    try:
+        if option == "--hook-status":
+            on, line = _hook.status()
+            print(line)
+            sys.exit(0 if on else 1)
+        print(_hook.install() if option == "--install-hook" else _hook.remove())
+    except (_hook.Refused, OSError) as e:
+        print("python -m jitframes: %s" % e, file=sys.stderr)
+        sys.exit(1)
+    sys.exit(0)
+
+
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] in HOOK_OPTIONS:
+        hook(sys.argv[1])
     sinks, argv = parse(sys.argv[1:])
     try:
         if jitframes.is_active():  # already, from $JITFRAMES at start-up
