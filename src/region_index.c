@@ -1,9 +1,9 @@
 /*
- * Two-level table of live regions (see region_table.h). Page numbers are
+ * Two-level table of live regions (see region_index.h). Page numbers are
  * hashed with Fibonacci hashing (the product's top bits), which spreads
  * strided keys evenly.
  */
-#include "region_table.h"
+#include "region_index.h"
 
 #include <stdlib.h>
 #include <string.h>

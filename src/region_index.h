@@ -8,8 +8,8 @@
  * Not thread-safe: the registry lock protects it. Iteration allocates
  * nothing, so it can run in a child right after fork().
  */
-#ifndef JF_REGION_TABLE_H
-#define JF_REGION_TABLE_H
+#ifndef JF_REGION_INDEX_H
+#define JF_REGION_INDEX_H
 
 #include "region.h"
 

@@ -14,7 +14,7 @@
 #include "registry.h"
 #include "region.h"
 #include "region_slab.h"
-#include "region_table.h"
+#include "region_index.h"
 #include "sink.h"
 #include "sys.h"
 

@@ -44,7 +44,7 @@
  * ever touched under that one lock.
  */
 #include "elf_image.h"
-#include "gdbjit.h"
+#include "sink_gdb.h"
 #include "error.h"
 #include "region.h"
 #include "sink.h"

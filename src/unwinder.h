@@ -2,7 +2,7 @@
  * The process's unwinders, found and probed at run time (unwinder.c): which
  * ones exist (libgcc_s, LLVM libunwind, in global scope or loaded by glibc's
  * backtrace()) and how each takes registrations. The unwind sink
- * (unwind.c) registers its tables with every one bound here.
+ * (sink_unwind.c) registers its tables with every one bound here.
  */
 #ifndef JF_UNWINDER_H
 #define JF_UNWINDER_H

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "region_table.h"
+#include "region_index.h"
 
 enum { KEYS = 20000 };
 
