@@ -23,7 +23,7 @@
  *   JF_HOST_UNALIGNED_STORE32_ATOMIC
  *                        1 if a 4-byte store is one instruction even when
  *                        unaligned (the jitdump's publishing store, see
- *                        LOAD_PAD_MAX in src/sink_jitdump.c)
+ *                        JITDUMP_LOAD_PAD_MAX in src/jitdump_encode.h)
  */
 #ifndef JF_ARCH_HOST_H
 #define JF_ARCH_HOST_H
