@@ -104,6 +104,14 @@ int jf_parse_sinks(const char *list, unsigned *sinks_out)
     return 0;
 }
 
+const char *jf_sink_name(unsigned sink)
+{
+    for (int i = 0; i < JF_SINK_COUNT; i++)
+        if (sink_table[i]->bit == sink)
+            return sink_table[i]->word;
+    return NULL;
+}
+
 /* A sink failed: disable it, count it and say so once. Keeps the sink's
  * message as the thread's last error. */
 static void sink_failed(int i, int rc)

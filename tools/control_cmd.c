@@ -22,8 +22,6 @@
 
 enum { EXIT_DONE = 0, EXIT_ANSWERED_ERROR = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 4 };
 
-static const char *const sink_words[JF_SINK_COUNT] = {"perfmap", "jitdump", "gdb", "unwind"};
-
 int jft_is_control_command(const char *cmd)
 {
     return strcmp(cmd, "enable") == 0 || strcmp(cmd, "disable") == 0 || strcmp(cmd, "status") == 0;
@@ -47,7 +45,7 @@ static const char *sink_list(unsigned bits, char *out, size_t cap)
     out[0] = '\0';
     for (int i = 0; i < JF_SINK_COUNT; i++)
         if (bits & (1u << i) && at < cap)
-            at += (size_t)snprintf(out + at, cap - at, "%s%s", at ? "," : "", sink_words[i]);
+            at += (size_t)snprintf(out + at, cap - at, "%s%s", at ? "," : "", jf_sink_name(1u << i));
     return at ? out : "none";
 }
 
@@ -73,7 +71,7 @@ static void print_status_text(pid_t pid, const jf_ctl_reply *r)
         const char *state = r->enabled & (1u << i) ? "on" : r->failed & (1u << i) ? "failed" : "off";
         char file[JF_CTL_DIR_MAX + 64];
         sink_file(r, i, file, sizeof file);
-        printf("  %-8s %-6s %10" PRIu64 " regions %12" PRIu64 " bytes %6" PRIu64 " errors", sink_words[i],
+        printf("  %-8s %-6s %10" PRIu64 " regions %12" PRIu64 " bytes %6" PRIu64 " errors", jf_sink_name(1u << i),
                state, r->regions[i], r->bytes[i], r->errors[i]);
         if (file[0])
             printf("  %s (from here: /proc/%ld/root%s)", file, (long)pid, file);
@@ -86,7 +84,7 @@ static void json_sink(pid_t pid, const jf_ctl_reply *r, int i)
     char file[JF_CTL_DIR_MAX + 64], here[JF_CTL_DIR_MAX + 96];
     sink_file(r, i, file, sizeof file);
     printf("%s\"%s\": {\"enabled\": %s, \"failed\": %s, \"regions\": %" PRIu64 ", \"bytes\": %" PRIu64
-           ", \"errors\": %" PRIu64, i ? ", " : "", sink_words[i], r->enabled & (1u << i) ? "true" : "false",
+           ", \"errors\": %" PRIu64, i ? ", " : "", jf_sink_name(1u << i), r->enabled & (1u << i) ? "true" : "false",
            r->failed & (1u << i) ? "true" : "false", r->regions[i], r->bytes[i], r->errors[i]);
     if (file[0]) {
         snprintf(here, sizeof here, "/proc/%ld/root%s", (long)pid, file);
@@ -104,7 +102,7 @@ static void json_sink_array(unsigned bits)
     printf("[");
     for (int i = 0, n = 0; i < JF_SINK_COUNT; i++)
         if (bits & (1u << i))
-            printf("%s\"%s\"", n++ ? ", " : "", sink_words[i]);
+            printf("%s\"%s\"", n++ ? ", " : "", jf_sink_name(1u << i));
     printf("]");
 }
 
