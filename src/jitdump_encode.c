@@ -21,7 +21,7 @@ uint64_t jf__jitdump_nonce_seed(void)
     return jf__jitdump_mix64(jf__monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL));
 }
 
-void jf__jitdump_put_file_header(jf_writer *w, uint32_t pid, uint64_t timestamp)
+void jf__jitdump_put_file_header(jf__writer *w, uint32_t pid, uint64_t timestamp)
 {
     jf__put_u32(w, JITDUMP_MAGIC);
     jf__put_u32(w, JITDUMP_VERSION);

@@ -81,11 +81,11 @@ static inline size_t jf__jitdump_mapped_size(size_t unwind_data_size)
     return jf__round_up(unwind_data_size, 8);
 }
 
-void jf__jitdump_put_file_header(jf_writer *w, uint32_t pid, uint64_t timestamp);
+void jf__jitdump_put_file_header(jf__writer *w, uint32_t pid, uint64_t timestamp);
 
 /* Start a record (its size 0 until jf__jitdump_end_record); returns where
  * it starts. */
-static inline size_t jf__jitdump_begin_record(jf_writer *w, uint32_t id, uint64_t timestamp)
+static inline size_t jf__jitdump_begin_record(jf__writer *w, uint32_t id, uint64_t timestamp)
 {
     size_t start = w->pos;
     jf__put_u32(w, id);
@@ -96,14 +96,14 @@ static inline size_t jf__jitdump_begin_record(jf_writer *w, uint32_t id, uint64_
 
 /* Pad the record that started at `start` to `align` (1: no padding) and
  * return its size; jf__jitdump_end_record also stores it in the record. */
-static inline uint32_t jf__jitdump_pad_record(jf_writer *w, size_t start, size_t align)
+static inline uint32_t jf__jitdump_pad_record(jf__writer *w, size_t start, size_t align)
 {
     size_t len = w->pos - start;
     if (align > 1 && len % align)
         jf__put_zeros(w, align - len % align);
     return (uint32_t)(w->pos - start);
 }
-static inline void jf__jitdump_end_record(jf_writer *w, size_t start, size_t align)
+static inline void jf__jitdump_end_record(jf__writer *w, size_t start, size_t align)
 {
     jf__patch_u32(w, start + 4, jf__jitdump_pad_record(w, start, align));
 }
@@ -111,12 +111,12 @@ static inline void jf__jitdump_end_record(jf_writer *w, size_t start, size_t ali
 /* DEBUG_INFO: after begin_record, the head, then nr_entry entries. perf
  * ends the line sequence at the last entry, which therefore covers nothing:
  * writers close it with an entry at the CODE_LOAD's end. */
-static inline void jf__jitdump_put_debug_head(jf_writer *w, uint64_t code_addr, uint64_t nr_entry)
+static inline void jf__jitdump_put_debug_head(jf__writer *w, uint64_t code_addr, uint64_t nr_entry)
 {
     jf__put_u64(w, code_addr);
     jf__put_u64(w, nr_entry);
 }
-static inline void jf__jitdump_put_debug_entry(jf_writer *w, uint64_t addr, uint32_t line, const char *file)
+static inline void jf__jitdump_put_debug_entry(jf__writer *w, uint64_t addr, uint32_t line, const char *file)
 {
     jf__put_u64(w, addr);
     jf__put_u32(w, line);
@@ -127,7 +127,7 @@ static inline void jf__jitdump_put_debug_entry(jf_writer *w, uint64_t addr, uint
 /* CODE_UNWINDING_INFO: after begin_record, 24 bytes of sizes (reserve them
  * with jf__put_zeros and store them with this once the data is written),
  * then the .eh_frame and .eh_frame_hdr data. */
-static inline void jf__jitdump_set_unwinding_sizes(jf_writer *w, size_t at, uint64_t data_size, uint64_t hdr_size,
+static inline void jf__jitdump_set_unwinding_sizes(jf__writer *w, size_t at, uint64_t data_size, uint64_t hdr_size,
                                      uint64_t mapped_size)
 {
     jf__patch_u64(w, at, data_size);
@@ -151,7 +151,7 @@ typedef struct jf__jitdump_load {
 
 /* The whole record but its size: returns where it starts (end it with
  * alignment 1: perf takes the code from a CODE_LOAD's last code_size bytes). */
-static inline size_t jf__jitdump_put_code_load(jf_writer *w, const jf__jitdump_load *l, uint64_t timestamp)
+static inline size_t jf__jitdump_put_code_load(jf__writer *w, const jf__jitdump_load *l, uint64_t timestamp)
 {
     size_t start = jf__jitdump_begin_record(w, JIT_CODE_LOAD, timestamp);
     jf__put_u32(w, l->pid);
@@ -175,7 +175,7 @@ static inline size_t jf__jitdump_put_code_load(jf_writer *w, const jf__jitdump_l
 /* A CODE_MOVE but its size (end it with alignment 1): perf inject maps the
  * object it made for code index `index` at new_addr. `size` is the
  * CODE_LOAD's code_size. Returns where it starts. */
-static inline size_t jf__jitdump_put_code_move(jf_writer *w, uint32_t pid, uint32_t tid, uint64_t old_addr,
+static inline size_t jf__jitdump_put_code_move(jf__writer *w, uint32_t pid, uint32_t tid, uint64_t old_addr,
                                  uint64_t new_addr, uint64_t size, uint64_t index, uint64_t timestamp)
 {
     size_t start = jf__jitdump_begin_record(w, JIT_CODE_MOVE, timestamp);

@@ -130,7 +130,7 @@ static uint32_t current_tid(void)
 /* Size of the unwind data (eh_frame + hdr) for cfi, emitted for a load of
  * load_size bytes at code_addr; 0 with the error set on failure. */
 static size_t unwind_image_size(const struct jf_cfi *cfi, uint64_t code_addr, size_t load_size,
-                                jf_eh_image *img)
+                                jf__eh_image *img)
 {
     size_t cap = jf__cfi_max_image_size(cfi);
     uint8_t stack_buf[512];
@@ -157,7 +157,7 @@ size_t jf_jitdump_footprint(size_t code_size, const jf_cfi *cfi)
         return load_size;
     if (jf__cfi_validate(cfi, code_size) != 0)
         return 0;
-    jf_eh_image img;
+    jf__eh_image img;
     size_t data = unwind_image_size(cfi, 0x10000, load_size, &img);
     return data ? jf__round_up(load_size, 8) + jf__jitdump_mapped_size(data) : 0;
 }
@@ -171,7 +171,7 @@ uint64_t jf_jitdump_overlaps(void)
 /* Report a region whose synthesized mapping cuts into the previous one's
  * (perf would split the older mapping: the older region loses its unwind
  * data, or its first bytes get the newer name). */
-static void check_overlap(const jf_live *r, uintptr_t synth_end)
+static void check_overlap(const jf__live *r, uintptr_t synth_end)
 {
     if (prev_load.valid && r->start < prev_load.protected_end && synth_end > prev_load.start) {
         uint64_t n = __atomic_add_fetch(&overlap_count, 1, __ATOMIC_RELAXED);
@@ -184,7 +184,7 @@ static void check_overlap(const jf_live *r, uintptr_t synth_end)
     }
 }
 
-static void remember_load(const jf_live *r, uintptr_t synth_end, int has_unwind)
+static void remember_load(const jf__live *r, uintptr_t synth_end, int has_unwind)
 {
     prev_load.valid = 1;
     prev_load.start = r->start;
@@ -277,7 +277,7 @@ static int ensure_room(size_t need)
  * byte, and that first record's size is held back here until the group is
  * complete (see publish_group). */
 typedef struct group_writer {
-    jf_writer w;
+    jf__writer w;
     uint32_t first_size;
 } group_writer;
 
@@ -299,7 +299,7 @@ static void end_record(group_writer *g, size_t start, size_t align)
 
 /* Bytes after the real code in r's CODE_LOAD (counted in its code_size): the
  * nonce, and where LOAD_PAD_MAX asks for it, padding to 4. */
-static size_t nonce_size(const jf_live *r)
+static size_t nonce_size(const jf__live *r)
 {
     if (!LOAD_PAD_MAX) /* no strlen where the size is constant */
         return JF_JITDUMP_NONCE_SIZE;
@@ -307,12 +307,12 @@ static size_t nonce_size(const jf_live *r)
 }
 
 /* code_size of r's CODE_LOAD. */
-static size_t load_size(const jf_live *r)
+static size_t load_size(const jf__live *r)
 {
     return r->size + nonce_size(r);
 }
 
-static const char *line_file(const jf_live *r, const jf_line *l)
+static const char *line_file(const jf__live *r, const jf_line *l)
 {
     return l->file ? l->file : r->file;
 }
@@ -321,14 +321,14 @@ static const char *line_file(const jf_live *r, const jf_line *l)
  * plus the closing entry at the end of the CODE_LOAD's code (code_addr +
  * code_size, nonce included): perf ends the line sequence at the last
  * entry, which therefore covers nothing. 0 if no lines. */
-static size_t debug_entry_count(const jf_live *r)
+static size_t debug_entry_count(const jf__live *r)
 {
     if (r->n_lines)
         return r->n_lines + 1;
     return r->file && r->line ? 2 : 0;
 }
 
-static size_t debug_record_bound(const jf_live *r)
+static size_t debug_record_bound(const jf__live *r)
 {
     size_t n = debug_entry_count(r);
     if (!n)
@@ -341,9 +341,9 @@ static size_t debug_record_bound(const jf_live *r)
     return bytes + strlen(line_file(r, &r->lines[r->n_lines - 1])) + 1;
 }
 
-static void write_debug_info(group_writer *g, const jf_live *r, uint64_t timestamp)
+static void write_debug_info(group_writer *g, const jf__live *r, uint64_t timestamp)
 {
-    jf_writer *w = &g->w;
+    jf__writer *w = &g->w;
     size_t n = debug_entry_count(r);
     if (!n)
         return;
@@ -362,7 +362,7 @@ static void write_debug_info(group_writer *g, const jf_live *r, uint64_t timesta
     end_record(g, start, JITDUMP_RECORD_ALIGN);
 }
 
-static size_t unwind_record_bound(const jf_live *r)
+static size_t unwind_record_bound(const jf__live *r)
 {
     return r->cfi ? JITDUMP_UNWIND_FIXED + jf__cfi_max_image_size(r->cfi) + JITDUMP_RECORD_ALIGN : 0;
 }
@@ -371,16 +371,16 @@ static size_t unwind_record_bound(const jf_live *r)
  * output. `own`: r's own rules, which perf maps after the code (*mapped gets
  * that size); else data describing nothing, mapped_size 0. Returns 0 or the
  * emitter's error (nothing written then). */
-static int put_unwinding_record(group_writer *g, const jf_live *r, const struct jf_cfi *cfi, int own,
+static int put_unwinding_record(group_writer *g, const jf__live *r, const struct jf_cfi *cfi, int own,
                                 uint64_t timestamp, size_t *mapped)
 {
-    jf_writer *w = &g->w;
+    jf__writer *w = &g->w;
     size_t start = jf__jitdump_begin_record(w, JIT_CODE_UNWINDING_INFO, timestamp);
     size_t sizes_at = w->pos;
     jf__put_zeros(w, 24);
     size_t cap = jf__cfi_max_image_size(cfi);
     uint8_t *data = jf__writer_reserve(w, cap);
-    jf_eh_image img;
+    jf__eh_image img;
     int rc = data ? jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, r->start, (uint64_t)load_size(r), 0,
                                  data, cap, &img)
                   : JF_ERANGE;
@@ -402,7 +402,7 @@ static int put_unwinding_record(group_writer *g, const jf_live *r, const struct 
 /* r's own unwinding record. Returns the mapped size written (0: no record,
  * either no CFI or emission failed — then the region goes out without
  * unwind data and the failure is logged). */
-static size_t write_unwinding_info(group_writer *g, const jf_live *r, uint64_t timestamp,
+static size_t write_unwinding_info(group_writer *g, const jf__live *r, uint64_t timestamp,
                                    jf_sink_stats *stats)
 {
     size_t mapped = 0;
@@ -416,7 +416,7 @@ static size_t write_unwinding_info(group_writer *g, const jf_live *r, uint64_t t
 
 /* Before a load or move of r written without unwind data: replace what perf
  * still keeps from a move (see perf_keeps_move_unwind). */
-static void forget_move_unwind(group_writer *g, const jf_live *r, uint64_t timestamp)
+static void forget_move_unwind(group_writer *g, const jf__live *r, uint64_t timestamp)
 {
     size_t mapped;
     if (!perf_keeps_move_unwind)
@@ -433,7 +433,7 @@ static size_t no_fde_record_bound(void)
     return no_fde_cfi ? JITDUMP_UNWIND_FIXED + jf__cfi_max_image_size(no_fde_cfi) + JITDUMP_RECORD_ALIGN : 0;
 }
 
-static size_t code_load_bound(const jf_live *r)
+static size_t code_load_bound(const jf__live *r)
 {
     return JITDUMP_CODE_LOAD_FIXED + strlen(r->name) + 1 + load_size(r);
 }
@@ -441,7 +441,7 @@ static size_t code_load_bound(const jf_live *r)
 /* CODE_LOAD: not padded — perf takes the code from the record's last
  * code_size bytes. The real code is followed by the nonce (and its padding,
  * see LOAD_PAD_MAX). */
-static void write_code_load(group_writer *g, jf_live *r, uint64_t timestamp, int has_unwind)
+static void write_code_load(group_writer *g, jf__live *r, uint64_t timestamp, int has_unwind)
 {
     uint64_t index = next_code_index++;
     /* For CODE_MOVE: the index, and whether perf's .so holds unwind data. */
@@ -467,12 +467,12 @@ static void write_code_load(group_writer *g, jf_live *r, uint64_t timestamp, int
  * its name and lines). JITs that pack code downwards (LuaJIT's traces) meet
  * this on every region.
  */
-static int covers_other_code(const jf_live *r, uintptr_t synth_end)
+static int covers_other_code(const jf__live *r, uintptr_t synth_end)
 {
     return jf__live_region_starts_in(r->start + r->size, synth_end);
 }
 
-static void report_left_out_unwind(const jf_live *r, uintptr_t synth_end)
+static void report_left_out_unwind(const jf__live *r, uintptr_t synth_end)
 {
     uint64_t n = __atomic_add_fetch(&overlap_count, 1, __ATOMIC_RELAXED);
     if ((n & (n - 1)) == 0)
@@ -485,7 +485,7 @@ static void report_left_out_unwind(const jf_live *r, uintptr_t synth_end)
 
 /* r's unwinding record, unless it would cover another region's code (see
  * above): the mapped size it adds to perf's mapping, 0 if none written. */
-static size_t write_unwinding_unless_covering(group_writer *g, const jf_live *r,
+static size_t write_unwinding_unless_covering(group_writer *g, const jf__live *r,
                                               uint64_t timestamp, jf_sink_stats *stats)
 {
     if (!r->cfi)
@@ -497,7 +497,7 @@ static size_t write_unwinding_unless_covering(group_writer *g, const jf_live *r,
         report_left_out_unwind(r, code_end + 8);
         return 0;
     }
-    jf_writer *w = &g->w;
+    jf__writer *w = &g->w;
     size_t unwind_at = w->pos;
     size_t mapped = write_unwinding_info(g, r, timestamp, stats);
     if (mapped && covers_other_code(r, code_end + mapped)) {
@@ -510,7 +510,7 @@ static size_t write_unwinding_unless_covering(group_writer *g, const jf_live *r,
 }
 
 /* One region's records: debug info, unwinding info, then its load. */
-static void write_region_group(group_writer *g, jf_live *r, uint64_t timestamp,
+static void write_region_group(group_writer *g, jf__live *r, uint64_t timestamp,
                                jf_sink_stats *stats)
 {
     write_debug_info(g, r, timestamp);
@@ -551,13 +551,13 @@ static void publish_group(const group_writer *g)
 /* A record's size is a u32 and perf reads code_size as an int: a region
  * whose records would not fit (2 GiB of code, or a line table that large) is
  * left out (JF_ERANGE), never written truncated. */
-static int region_fits(const jf_live *r)
+static int region_fits(const jf__live *r)
 {
     return r->size <= UINT32_MAX / 2 && code_load_bound(r) <= UINT32_MAX &&
            debug_record_bound(r) <= UINT32_MAX && unwind_record_bound(r) <= UINT32_MAX;
 }
 
-static size_t group_bound(jf_live *const *regions, size_t n)
+static size_t group_bound(jf__live *const *regions, size_t n)
 {
     size_t bound = 0;
     for (size_t i = 0; i < n; i++)
@@ -567,7 +567,7 @@ static size_t group_bound(jf_live *const *regions, size_t n)
     return bound;
 }
 
-static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+static int jitdump_add(jf__live *const *regions, size_t n, jf_sink_stats *stats)
 {
     if (dump.fd < 0)
         return jf__fail(JF_EDISABLED, "jitdump is not open");
@@ -579,7 +579,7 @@ static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     group_init(&g, dump.map + dump.used, dump.reserved - dump.used);
     uint64_t timestamp = jf__monotonic_ns();
     size_t written = 0;
-    const jf_live *left_out = NULL;
+    const jf__live *left_out = NULL;
     for (size_t i = 0; i < n; i++) {
         if (region_fits(regions[i])) {
             write_region_group(&g, regions[i], timestamp, stats);
@@ -607,7 +607,7 @@ static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     return rc;
 }
 
-static int jitdump_remove(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+static int jitdump_remove(jf__live *const *regions, size_t n, jf_sink_stats *stats)
 {
     (void)stats;
     /* Nothing is written: a later CODE_LOAD at the same address is
@@ -622,18 +622,18 @@ static int jitdump_remove(jf_live *const *regions, size_t n, jf_sink_stats *stat
 /* The code index of r's CODE_LOAD in this file, 0 if it has none (left out
  * as too large); and whether that load carried unwind data. A replay
  * (enabling, fork) gives every region a new one. */
-static uint64_t code_index_of(const jf_live *r)
+static uint64_t code_index_of(const jf__live *r)
 {
     return (uint64_t)(uintptr_t)r->sink_handle[JF_SINK_INDEX_JITDUMP] >> 1;
 }
 
-static int loaded_with_unwind(const jf_live *r)
+static int loaded_with_unwind(const jf__live *r)
 {
     return (int)((uintptr_t)r->sink_handle[JF_SINK_INDEX_JITDUMP] & 1);
 }
 
 /* CODE_MOVE: perf inject maps the .so it made for `index` at the new address. */
-static void write_code_move(group_writer *g, const jf_live *r, uintptr_t old_start, uint64_t index,
+static void write_code_move(group_writer *g, const jf__live *r, uintptr_t old_start, uint64_t index,
                             uint64_t timestamp)
 {
     /* Its size as its CODE_LOAD said. */
@@ -646,7 +646,7 @@ static void write_code_move(group_writer *g, const jf_live *r, uintptr_t old_sta
  * one (perf's CODE_MOVE maps round8(code_size) + the last unwinding record's
  * mapped_size, and its libunwind reads .eh_frame_hdr through that mapping),
  * then the CODE_MOVE. */
-static void write_move_group(group_writer *g, jf_live *r, uintptr_t old_start, uint64_t timestamp,
+static void write_move_group(group_writer *g, jf__live *r, uintptr_t old_start, uint64_t timestamp,
                              jf_sink_stats *stats)
 {
     size_t mapped = 0;
@@ -659,7 +659,7 @@ static void write_move_group(group_writer *g, jf_live *r, uintptr_t old_start, u
         perf_keeps_move_unwind = 1;
 }
 
-static size_t move_bound(jf_live *const *regions, size_t n)
+static size_t move_bound(jf__live *const *regions, size_t n)
 {
     size_t bound = 0;
     for (size_t i = 0; i < n; i++)
@@ -667,7 +667,7 @@ static size_t move_bound(jf_live *const *regions, size_t n)
     return bound;
 }
 
-static int jitdump_move(jf_live *const *regions, const uintptr_t *old_starts, size_t n,
+static int jitdump_move(jf__live *const *regions, const uintptr_t *old_starts, size_t n,
                         jf_sink_stats *stats)
 {
     if (dump.fd < 0)
@@ -702,7 +702,7 @@ static int jitdump_move(jf_live *const *regions, const uintptr_t *old_starts, si
 
 static void write_file_header(void)
 {
-    jf_writer w;
+    jf__writer w;
     jf__writer_init(&w, dump.map, JITDUMP_HEADER_SIZE);
     jf__jitdump_put_file_header(&w, dump_pid, jf__monotonic_ns());
     dump.used = JITDUMP_HEADER_SIZE;
@@ -926,7 +926,7 @@ static void jitdump_forget_after_fork(void)
     fork_generation++;
 }
 
-const sink_ops jf_jitdump_sink = {
+const jf__sink_ops jf__jitdump_sink = {
     .word = "jitdump",
     .bit = JF_SINK_JITDUMP,
     .start = jitdump_start,

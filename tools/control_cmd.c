@@ -50,7 +50,7 @@ static const char *sink_list(unsigned bits, char *out, size_t cap)
 }
 
 /* The file a sink writes, as the process sees it ("" for sinks without one). */
-static void sink_file(const jf_ctl_reply *r, int i, char *out, size_t cap)
+static void sink_file(const jf__ctl_reply *r, int i, char *out, size_t cap)
 {
     if (i == 0)
         snprintf(out, cap, "/tmp/perf-%" PRIu32 ".map", r->pid);
@@ -60,7 +60,7 @@ static void sink_file(const jf_ctl_reply *r, int i, char *out, size_t cap)
         out[0] = '\0';
 }
 
-static void print_status_text(pid_t pid, const jf_ctl_reply *r)
+static void print_status_text(pid_t pid, const jf__ctl_reply *r)
 {
     printf("process %ld", (long)pid);
     if (r->pid != (uint32_t)pid)
@@ -79,7 +79,7 @@ static void print_status_text(pid_t pid, const jf_ctl_reply *r)
     }
 }
 
-static void json_sink(pid_t pid, const jf_ctl_reply *r, int i)
+static void json_sink(pid_t pid, const jf__ctl_reply *r, int i)
 {
     char file[JF_CTL_DIR_MAX + 64], here[JF_CTL_DIR_MAX + 96];
     sink_file(r, i, file, sizeof file);
@@ -106,7 +106,7 @@ static void json_sink_array(unsigned bits)
     printf("]");
 }
 
-static void print_status_json(pid_t pid, const jf_ctl_reply *r)
+static void print_status_json(pid_t pid, const jf__ctl_reply *r)
 {
     printf("{\"pid\": %ld, \"pid_inside\": %" PRIu32 ", \"uid\": %" PRIu32 ", \"version\": \"%u.%u.%u\", "
            "\"live_regions\": %" PRIu64 ", \"enabled\": ",
@@ -140,7 +140,7 @@ static int on_json(void *ctx, int which, const char *value)
     return 0;
 }
 
-static int report(pid_t pid, const char *cmd, int json, unsigned asked, const jf_ctl_reply *r)
+static int report(pid_t pid, const char *cmd, int json, unsigned asked, const jf__ctl_reply *r)
 {
     char list[64];
     if (r->status) {
@@ -176,7 +176,7 @@ int jft_control_command(int argc, char **argv)
     pid_t pid;
     if (parse_pid(ops[0], &pid) != 0)
         return usage_error(cmd, "PID must be a positive process id");
-    jf_ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
+    jf__ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
     if (wants_sinks) {
         req.op = strcmp(cmd, "enable") == 0 ? JF_CTL_ENABLE : JF_CTL_DISABLE;
         if (jf_parse_sinks(ops[1], &req.sinks) != 0)
@@ -184,7 +184,7 @@ int jft_control_command(int argc, char **argv)
         if (!req.sinks)
             return usage_error(cmd, "SINKS names no sink (perfmap, jitdump, gdb, unwind, all)");
     }
-    jf_ctl_reply reply;
+    jf__ctl_reply reply;
     jfc_error err;
     if (jfc_request(pid, &req, &reply, &err) != 0) {
         fprintf(stderr, "jitframes %s: %s\n", cmd, err.msg);

@@ -69,7 +69,7 @@ static size_t debug_lines(const tr_region *r, int table)
 
 /* r's DEBUG_INFO, with its line table or without; the code it describes
  * ends at `end`. Stops early (incomplete) once past `stop_after` bytes. */
-static void put_debug_info(jf_writer *w, const tr_region *r, int table, uint64_t end, uint64_t ts,
+static void put_debug_info(jf__writer *w, const tr_region *r, int table, uint64_t end, uint64_t ts,
                            size_t stop_after)
 {
     size_t n = debug_lines(r, table);
@@ -89,7 +89,7 @@ static void put_debug_info(jf_writer *w, const tr_region *r, int table, uint64_t
 
 static uint64_t debug_info_size(const tr_region *r, int table, uint64_t end)
 {
-    jf_writer w;
+    jf__writer w;
     jf__writer_init(&w, NULL, 0); /* measures */
     put_debug_info(&w, r, table, end, 0, JD_MAX_HELD_RECORD_SIZE);
     return w.pos;
@@ -111,7 +111,7 @@ static int debug_table_fits(const tr_region *r, uint64_t code_size, uint64_t *ro
 
 /* perf maps round8(code_size) + mapped_size bytes for the region and reads
  * .eh_frame_hdr through that mapping. */
-static void put_unwinding_info(jf_writer *w, const tr_region *r, uint64_t ts)
+static void put_unwinding_info(jf__writer *w, const tr_region *r, uint64_t ts)
 {
     size_t start = jf__jitdump_begin_record(w, JIT_CODE_UNWINDING_INFO, ts);
     size_t sizes_at = w->pos;
@@ -132,7 +132,7 @@ typedef struct region_shape {
 /* e's records: CODE_UNWINDING_INFO, DEBUG_INFO (as `shape` says), then its
  * CODE_LOAD, whose code is followed by the nonce unless it has unwind data
  * (see load_size). */
-static void put_region(jf_writer *w, pid_t pid, const tj_entry *e, const region_shape *shape)
+static void put_region(jf__writer *w, pid_t pid, const tj_entry *e, const region_shape *shape)
 {
     const tr_region *r = e->r;
     if (shape->with_unwind)
@@ -158,7 +158,7 @@ static void put_region(jf_writer *w, pid_t pid, const tj_entry *e, const region_
 static int write_region(FILE *out, pid_t pid, const tj_entry *e, const region_shape *shape, uint8_t **buf,
                         size_t *cap)
 {
-    jf_writer w;
+    jf__writer w;
     jf__writer_init(&w, NULL, 0);
     put_region(&w, pid, e, shape); /* measures */
     if (w.pos > *cap) {
@@ -176,7 +176,7 @@ static int write_region(FILE *out, pid_t pid, const tj_entry *e, const region_sh
 static void write_header(FILE *out, pid_t pid, uint64_t ts)
 {
     uint8_t header[JITDUMP_HEADER_SIZE];
-    jf_writer w;
+    jf__writer w;
     jf__writer_init(&w, header, sizeof header);
     jf__jitdump_put_file_header(&w, (uint32_t)pid, ts);
     fwrite(header, 1, w.pos, out);
