@@ -117,23 +117,6 @@ static inline void jf__put_sleb128(jf__writer *w, int64_t v)
     }
 }
 
-/* Bytes an (s|u)leb128 encoding of v takes. */
-static inline size_t jf__uleb128_size(uint64_t v)
-{
-    size_t n = 1;
-    while (v >>= 7)
-        n++;
-    return n;
-}
-
-static inline size_t jf__sleb128_size(int64_t v)
-{
-    jf__writer w;
-    jf__writer_init(&w, NULL, 0);
-    jf__put_sleb128(&w, v);
-    return w.pos;
-}
-
 /* Zero-pad until pos is a multiple of `align` (a power of two), counted from
  * the start of the buffer. */
 static inline void jf__put_align(jf__writer *w, size_t align)

@@ -76,11 +76,6 @@ int jf__cfi_host_arch(void)
     return JF_HOST_CFI_ARCH;
 }
 
-uint16_t jf__cfi_arch_elf_machine(jf__cfi_arch arch)
-{
-    return (unsigned)arch < JF_CFI_ARCH_COUNT ? jf__cfi_arches[arch].elf_machine : 0;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Construction                                                             */
 /* ------------------------------------------------------------------------ */

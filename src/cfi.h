@@ -13,9 +13,6 @@
 /* The architecture this library was built for, or -1 if none of the above. */
 int jf__cfi_host_arch(void);
 
-/* ELF e_machine of an architecture (62, 183, 243), 0 if out of range. */
-uint16_t jf__cfi_arch_elf_machine(jf__cfi_arch arch);
-
 /* jf_cfi_new for a given architecture (tests build every architecture's
  * descriptions on any host). */
 int jf__cfi_new_arch(jf__cfi_arch arch, struct jf_cfi **out);

@@ -39,6 +39,7 @@
 #include "error.h"
 #include "log.h"
 #include "pub_blocks.h"
+#include "arch/host.h"
 #include "pub_layout.h"
 #include "published_map.h"
 #include "sys.h"
@@ -771,9 +772,10 @@ static void unpublish(jf__live *r, uint64_t now_ns)
 
 /* published_ns: CLOCK_MONOTONIC_COARSE, never ahead of CLOCK_MONOTONIC
  * (the last tick's value of the same clock). Even that cost ~30 ns a call
- * on the reference machine (a VM: 40% of a registration), so on x86_64 the
- * value is kept and read again only when the time-stamp counter says
- * ~0.5 ms have passed (2^20 cycles at 2 GHz) or a removal took the precise
+ * on the reference machine (a VM: 40% of a registration), so where the host
+ * has a cycle counter (JF_HOST_HAS_TICKS, src/arch/host.h: the x86_64 TSC)
+ * the value is kept and read again only when the counter says ~0.5 ms have
+ * passed (2^20 cycles at 2 GHz) or a removal took the precise
  * time since: a kept value stays a lower bound, at most that much staler,
  * and never earlier than a removal published before it. */
 static uint64_t coarse_clock_ns(void)
@@ -791,15 +793,14 @@ static uint64_t kept_ns, kept_tsc;
 static void keep_time(uint64_t precise_ns)
 {
     kept_ns = precise_ns;
-#if defined(__x86_64__)
-    kept_tsc = __builtin_ia32_rdtsc();
-#endif
+    kept_tsc = jf__host_ticks();
 }
 
 static uint64_t coarse_now_ns(void)
 {
-#if defined(__x86_64__)
-    uint64_t tsc = __builtin_ia32_rdtsc();
+    if (!JF_HOST_HAS_TICKS)
+        return coarse_clock_ns();
+    uint64_t tsc = jf__host_ticks();
     if (kept_ns && tsc - kept_tsc < COARSE_REREAD_CYCLES)
         return kept_ns;
     uint64_t now = coarse_clock_ns();
@@ -807,9 +808,6 @@ static uint64_t coarse_now_ns(void)
         kept_ns = now;
     kept_tsc = tsc;
     return kept_ns;
-#else
-    return coarse_clock_ns();
-#endif
 }
 
 /* Out of line: without the table, jf__pub_add is a test and a return. */

@@ -26,6 +26,24 @@ static void assert_encoding(const uint8_t *got, size_t got_len, const uint8_t *w
 #define ENCODES(put, value, ...) ENCODES_IN(0, put, value, __VA_ARGS__)
 #define ENCODES_BE(put, value, ...) ENCODES_IN(1, put, value, __VA_ARGS__)
 
+/* Bytes an encoding takes, measured by a writer over nothing: how the
+ * emitters size their output before writing it. */
+static size_t uleb128_measured(uint64_t v)
+{
+    jf__writer w;
+    jf__writer_init(&w, NULL, 0);
+    jf__put_uleb128(&w, v);
+    return w.pos;
+}
+
+static size_t sleb128_measured(int64_t v)
+{
+    jf__writer w;
+    jf__writer_init(&w, NULL, 0);
+    jf__put_sleb128(&w, v);
+    return w.pos;
+}
+
 static void uleb128_matches_dwarf_examples(void **state)
 {
     (void)state;
@@ -37,9 +55,9 @@ static void uleb128_matches_dwarf_examples(void **state)
     ENCODES(jf__put_uleb128, 12857, 0xb9, 0x64);
     ENCODES(jf__put_uleb128, 624485, 0xe5, 0x8e, 0x26);
     ENCODES(jf__put_uleb128, UINT64_MAX, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01);
-    assert_int_equal(jf__uleb128_size(0), 1);
-    assert_int_equal(jf__uleb128_size(128), 2);
-    assert_int_equal(jf__uleb128_size(UINT64_MAX), 10);
+    assert_int_equal(uleb128_measured(0), 1);
+    assert_int_equal(uleb128_measured(128), 2);
+    assert_int_equal(uleb128_measured(UINT64_MAX), 10);
 }
 
 static void sleb128_matches_dwarf_examples(void **state)
@@ -58,9 +76,9 @@ static void sleb128_matches_dwarf_examples(void **state)
     ENCODES(jf__put_sleb128, -129, 0xff, 0x7e);
     ENCODES(jf__put_sleb128, INT64_MAX, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00);
     ENCODES(jf__put_sleb128, INT64_MIN, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f);
-    assert_int_equal(jf__sleb128_size(-64), 1);
-    assert_int_equal(jf__sleb128_size(64), 2);
-    assert_int_equal(jf__sleb128_size(INT64_MIN), 10);
+    assert_int_equal(sleb128_measured(-64), 1);
+    assert_int_equal(sleb128_measured(64), 2);
+    assert_int_equal(sleb128_measured(INT64_MIN), 10);
 }
 
 static void integers_are_little_endian_in_a_little_endian_writer(void **state)
