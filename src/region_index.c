@@ -1,7 +1,7 @@
 /*
- * Two-level table of live regions (see region_index.h). Page numbers are
- * hashed with Fibonacci hashing (the product's top bits), which spreads
- * strided keys evenly.
+ * The registry's two-level index of live regions (see region_index.h).
+ * Page numbers are hashed with Fibonacci hashing (the product's top bits),
+ * which spreads strided keys evenly.
  */
 #include "region_index.h"
 

@@ -1,7 +1,8 @@
 /*
- * The table of live regions, keyed by start address, in two levels: a small
- * hash directory of 4 KiB code pages, and per page a sorted array of the
- * regions that start in it. JITs allocate code sequentially, so consecutive
+ * The registry's private index of live regions (not the published
+ * jf_region_table, which src/published.c writes for other processes),
+ * keyed by start address, in two levels: a small hash directory of 4 KiB
+ * code pages, and per page a sorted array of the regions that start in it. JITs allocate code sequentially, so consecutive
  * registrations land in the same page, whose array is already in cache: a
  * flat hash of a million regions missed the cache (and the TLB) on every
  * insertion and cost as much as the write(2) of the perf map line.

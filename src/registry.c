@@ -529,7 +529,7 @@ static int insert_batch(jf__live **lives, size_t n)
             for (size_t k = 0; k < i; k++)
                 jf__region_index_remove(&live_regions, lives[k]->start);
             if (rc == JF_ENOMEM)
-                return jf__fail(JF_ENOMEM, "out of memory growing the region table");
+                return jf__fail(JF_ENOMEM, "out of memory growing the region index");
             return jf__fail(JF_EEXIST, "region %zu (%s): a live region already starts at %p", i,
                             lives[i]->name, (void *)lives[i]->start);
         }
@@ -727,7 +727,7 @@ static int move_in_table(planned_move *plan, size_t n)
         while (inserted < n && jf__region_index_insert(&live_regions, plan[inserted].region) == 0)
             inserted++;
         if (inserted < n) {
-            rc = jf__fail(JF_ENOMEM, "out of memory growing the region table");
+            rc = jf__fail(JF_ENOMEM, "out of memory growing the region index");
             for (size_t i = 0; i < inserted; i++)
                 jf__region_index_detach(&live_regions, plan[i].to);
             set_starts(plan, n, 0);

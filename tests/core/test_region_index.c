@@ -1,4 +1,4 @@
-/* The live-region table checked against a plain reference array under
+/* The registry's index of live regions checked against a plain reference array under
  * random inserts and removals, dense pages and sparse ones. */
 #include <setjmp.h>
 #include <stdarg.h>
