@@ -19,7 +19,7 @@
  *   code, counted in code_size, so a perf that derives build-ids from the
  *   code bytes alone can never merge two regions with identical code. The
  *   live code and the real instructions are never touched. (Padded to 4
- *   where LOAD_PAD_MAX says so.)
+ *   where JITDUMP_LOAD_PAD_MAX, src/jitdump_encode.h, says so.)
  * - A marker mapping of the first page (PROT_READ|PROT_EXEC, MAP_PRIVATE) is
  *   how perf finds the file; it stays mapped for the life of the process.
  * - The file is born complete: created unnamed (O_TMPFILE), its header
@@ -51,11 +51,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-/* The records are encoded by jitdump_encode.c; JITDUMP_LOAD_PAD_MAX (there)
- * says where CODE_LOADs are padded so that every record starts 4-aligned. */
-#define LOAD_PAD_MAX JITDUMP_LOAD_PAD_MAX
-#define JITDUMP_ELF_MACHINE JF_HOST_ELF_MACHINE
 
 /* File growth: at least MIN_GROWTH, half the current size, at most MAX_GROWTH. */
 #define MIN_GROWTH ((size_t)256 * 1024)
@@ -152,7 +147,7 @@ size_t jf_jitdump_footprint(size_t code_size, const jf_cfi *cfi)
         jf__fail(JF_EINVAL, "jf_jitdump_footprint: code_size %zu out of range", code_size);
         return 0;
     }
-    size_t load_size = code_size + JF_JITDUMP_NONCE_SIZE + LOAD_PAD_MAX; /* at most */
+    size_t load_size = code_size + JF_JITDUMP_NONCE_SIZE + JITDUMP_LOAD_PAD_MAX; /* at most */
     if (!cfi)
         return load_size;
     if (jf__cfi_validate(cfi, code_size) != 0)
@@ -298,10 +293,10 @@ static void end_record(group_writer *g, size_t start, size_t align)
 }
 
 /* Bytes after the real code in r's CODE_LOAD (counted in its code_size): the
- * nonce, and where LOAD_PAD_MAX asks for it, padding to 4. */
+ * nonce, and where JITDUMP_LOAD_PAD_MAX asks for it, padding to 4. */
 static size_t nonce_size(const jf__live *r)
 {
-    if (!LOAD_PAD_MAX) /* no strlen where the size is constant */
+    if (!JITDUMP_LOAD_PAD_MAX) /* no strlen where the size is constant */
         return JF_JITDUMP_NONCE_SIZE;
     return jf__jitdump_nonce_size(strlen(r->name), r->size);
 }
@@ -440,7 +435,7 @@ static size_t code_load_bound(const jf__live *r)
 
 /* CODE_LOAD: not padded — perf takes the code from the record's last
  * code_size bytes. The real code is followed by the nonce (and its padding,
- * see LOAD_PAD_MAX). */
+ * see JITDUMP_LOAD_PAD_MAX). */
 static void write_code_load(group_writer *g, jf__live *r, uint64_t timestamp, int has_unwind)
 {
     uint64_t index = next_code_index++;
@@ -530,7 +525,7 @@ static void write_region_group(group_writer *g, jf__live *r, uint64_t timestamp,
  * stored last, in one 4-byte store, after everything else (signal fences
  * keep the compiler from moving the group's stores past it). Until then the
  * zero size reads as the end of the file, so a writer killed mid-group
- * leaves a valid file. Where LOAD_PAD_MAX pads, records start 4-aligned and
+ * leaves a valid file. Where JITDUMP_LOAD_PAD_MAX pads, records start 4-aligned and
  * the compiler is told so: one aligned store there too.
  */
 static void publish_group(const group_writer *g)
@@ -540,7 +535,7 @@ static void publish_group(const group_writer *g)
     jf__store_host_u32(size, g->first_size);
     uint8_t *size_field = dump.map + dump.used + 4;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (LOAD_PAD_MAX)
+    if (JITDUMP_LOAD_PAD_MAX)
         memcpy(__builtin_assume_aligned(size_field, 4), size, 4);
     else
         memcpy(size_field, size, 4); /* a constant 4-byte copy: one store */
@@ -862,7 +857,7 @@ static int jitdump_start(const char *dir, jf_sink_stats *stats)
     if (dump.fd >= 0)
         return 0;
     dump_pid = (uint32_t)getpid();
-    if (JITDUMP_ELF_MACHINE == 0)
+    if (JF_HOST_ELF_MACHINE == 0)
         return jf__fail(JF_ENOTSUP, "jitdump: unknown ELF machine for this architecture");
     if (!no_fde_cfi && jf_cfi_new(&no_fde_cfi) != 0)
         no_fde_cfi = NULL; /* then moves carry no unwind data (see write_move_group) */
