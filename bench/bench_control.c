@@ -164,7 +164,7 @@ static double status_by_name_seconds(const char *name)
 {
     static uint8_t in[JF_CTL_REPLY_MAX];
     uint8_t out[JF_CTL_REQUEST_SIZE];
-    jf_ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
+    jf__ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
     jf__ctl_encode_request(&req, out);
     double t0 = bench_now_seconds();
     int fd;
@@ -317,8 +317,8 @@ static void flood(const char *task, int storm, int pinned)
 
 static double request_seconds(uint16_t op, uint32_t sinks)
 {
-    jf_ctl_request req = {JF_CTL_VERSION, op, sinks};
-    static jf_ctl_reply reply;
+    jf__ctl_request req = {JF_CTL_VERSION, op, sinks};
+    static jf__ctl_reply reply;
     jfc_error err;
     double t0 = bench_now_seconds();
     if (jfc_request(getpid(), &req, &reply, &err) != 0 || reply.status != 0) {

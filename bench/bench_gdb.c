@@ -17,7 +17,7 @@
  * 200 bytes, each with a frameless FDE.
  */
 #define _GNU_SOURCE
-#include "gdbjit.h"
+#include "sink_gdb.h"
 #include "jitframes.h"
 
 #include <signal.h>

@@ -76,8 +76,8 @@ static void bench_time(long n)
 
 static void print_layout(const char *mode, unsigned sinks)
 {
-    jf_trampoline_layout l;
-    if (jf__trampoline_layout(sinks, 0, &l) != 0) {
+    jf__trampoline_layout l;
+    if (jf__trampoline_layout_for(sinks, 0, &l) != 0) {
         printf("%s: %s\n", mode, jf_last_error());
         return;
     }

@@ -35,7 +35,7 @@ static void setup(void)
  * makes progress; more calls than bytes would be a loop that never ends. */
 static void answer(int fd, size_t sent)
 {
-    jf_ctl_conn c = {.fd = fd, .deadline_ns = UINT64_MAX};
+    jf__ctl_conn c = {.fd = fd, .deadline_ns = UINT64_MAX};
     if (fcntl(fd, F_SETFL, O_NONBLOCK) != 0)
         abort();
     if (jf__control_admit(&c) != 1)
@@ -66,7 +66,7 @@ static void serve(const uint8_t *data, size_t size, int expect_ok)
     answer(sv[1], n);
     close(sv[1]);
     static uint8_t buf[JF_CTL_REPLY_MAX];
-    static jf_ctl_reply r;
+    static jf__ctl_reply r;
     size_t got = read_reply(sv[0], buf);
     close(sv[0]);
     if (got < JF_CTL_REPLY_HEADER_SIZE || jf__ctl_reply_size(buf) != got || jf__ctl_decode_reply(buf, got, &r) != 0)
@@ -79,13 +79,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!initialised)
         setup();
-    jf_ctl_request req;
+    jf__ctl_request req;
     int valid = size >= JF_CTL_REQUEST_SIZE && jf__ctl_decode_request(data, &req) == 0;
     if (!valid || req.op == JF_CTL_STATUS)
         serve(data, size, valid);
     if (size >= JF_CTL_REPLY_HEADER_SIZE) {
         size_t whole = jf__ctl_reply_size(data);
-        static jf_ctl_reply r;
+        static jf__ctl_reply r;
         if (whole && whole <= size)
             (void)jf__ctl_decode_reply(data, whole, &r);
     }

@@ -18,7 +18,7 @@ HEAP_CAP = 256
 SIZE = HEAP_OFF + HEAP_CAP
 CODE = 0x7f0000001000
 
-# An unwind description (pub_cfi): x86-64 CIE (CFA rsp+8, ra at cfa-8), one
+# An unwind description (jf__pub_cfi): x86-64 CIE (CFA rsp+8, ra at cfa-8), one
 # FDE [0, 16): advance 1, CFA offset 16.
 CIE = bytes([0x0c, 0x07, 0x08, 0x90, 0x01])
 FDE = bytes([0x41, 0x0e, 0x10])

@@ -228,6 +228,13 @@ JF_API int jf_shutdown(void);
  * JF_EINVAL, with the offending word in jf_last_error(), on an unknown word. */
 JF_API int jf_parse_sinks(const char *list, unsigned *sinks_out);
 
+/* The word jf_parse_sinks reads for one sink bit: "perfmap" for
+ * JF_SINK_PERFMAP, then "jitdump", "gdb", "unwind" (jf_sink_name(1u << i)
+ * names jf_stats.sink[i]). NULL for 0, for a bit no sink has, or for several
+ * bits. A static string; callable at any time, from any thread, without
+ * jf_init; jf_last_error() is left as it was. */
+JF_API const char *jf_sink_name(unsigned sink);
+
 /*
  * Enable sinks. A sink enabled while regions are live first receives every
  * live region (a replay), so late enabling loses nothing. Enabling a sink that

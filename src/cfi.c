@@ -43,7 +43,7 @@ typedef struct cfi_fde {
 } cfi_fde;
 
 struct jf_cfi {
-    const jf_cfi_arch_facts *arch; /* NULL for descriptions built from raw bytes */
+    const jf__cfi_arch_facts *arch; /* NULL for descriptions built from raw bytes */
     uint32_t code_align;
     int32_t data_align;
     uint32_t ra_reg;
@@ -74,11 +74,6 @@ struct jf_cfi {
 int jf__cfi_host_arch(void)
 {
     return JF_HOST_CFI_ARCH;
-}
-
-uint16_t jf__cfi_arch_elf_machine(jf_cfi_arch arch)
-{
-    return (unsigned)arch < JF_CFI_ARCH_COUNT ? jf__cfi_arches[arch].elf_machine : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -117,7 +112,7 @@ static int ops_append(struct jf_cfi *c, const uint8_t *bytes, size_t n)
 }
 
 /* Pad a record with DW_CFA_nop to the record alignment, then fill in its length. */
-static void finish_record(jf_writer *w, size_t at)
+static void finish_record(jf__writer *w, size_t at)
 {
     jf__put_align(w, CFI_RECORD_ALIGN);
     jf__patch_u32(w, at, (uint32_t)(w->pos - at - 4));
@@ -128,7 +123,7 @@ static void finish_record(jf_writer *w, size_t at)
  * Returns the offset of its pointer-encoding byte, which emission rewrites
  * for the absolute layout. */
 _Static_assert(CFI_REG_MAX <= UINT8_MAX, "a version 1 CIE holds the return address column in a byte");
-static size_t put_cie(jf_writer *w, const struct jf_cfi *c, const uint8_t *insns, size_t len)
+static size_t put_cie(jf__writer *w, const struct jf_cfi *c, const uint8_t *insns, size_t len)
 {
     size_t at = w->pos;
     jf__put_u32(w, 0);
@@ -160,7 +155,7 @@ static struct jf_cfi *cfi_alloc(uint32_t code_align, int32_t data_align, uint32_
     c->data_align = data_align;
     c->ra_reg = ra_reg;
     c->cur = NO_FDE;
-    jf_writer w;
+    jf__writer w;
     jf__writer_init(&w, NULL, 0);
     put_cie(&w, c, cie_insns, cie_insns_len);
     if (ops_reserve(c, w.pos) != 0) {
@@ -173,14 +168,14 @@ static struct jf_cfi *cfi_alloc(uint32_t code_align, int32_t data_align, uint32_
     return c;
 }
 
-int jf__cfi_new_arch(jf_cfi_arch arch, struct jf_cfi **out)
+int jf__cfi_new_arch(jf__cfi_arch arch, struct jf_cfi **out)
 {
     if (!out)
         return jf__fail(JF_EINVAL, "jf_cfi_new: out is NULL");
     *out = NULL;
     if ((unsigned)arch >= JF_CFI_ARCH_COUNT)
         return jf__fail(JF_ENOTSUP, "unwind descriptions: unknown architecture %d", (int)arch);
-    const jf_cfi_arch_facts *a = &jf__cfi_arches[arch];
+    const jf__cfi_arch_facts *a = &jf__cfi_arches[arch];
     struct jf_cfi *c = cfi_alloc(a->code_align, a->data_align, a->ra, a->cie_insns, a->cie_insns_len);
     if (!c)
         return JF_ENOMEM;
@@ -198,7 +193,7 @@ int jf_cfi_new(jf_cfi **out)
             *out = NULL;
         return jf__fail(JF_ENOTSUP, "unwind descriptions are not supported on this architecture");
     }
-    return jf__cfi_new_arch((jf_cfi_arch)arch, out);
+    return jf__cfi_new_arch((jf__cfi_arch)arch, out);
 }
 
 void jf__cfi_free(struct jf_cfi *cfi)
@@ -328,7 +323,7 @@ static int factor_offset(struct jf_cfi *c, const char *fn, int64_t offset, int64
 }
 
 /* Append one encoded instruction to the open FDE. */
-static int emit_op(struct jf_cfi *c, const char *fn, const jf_writer *w)
+static int emit_op(struct jf_cfi *c, const char *fn, const jf__writer *w)
 {
     if (!jf__writer_ok(w))
         return builder_error(c, fn, JF_ERANGE, "instruction too long");
@@ -345,7 +340,7 @@ static int emit_op(struct jf_cfi *c, const char *fn, const jf_writer *w)
 static int emit_op_uleb(struct jf_cfi *c, const char *fn, uint8_t opcode, uint64_t operand)
 {
     uint8_t buf[OP_BUF_SIZE];
-    jf_writer w;
+    jf__writer w;
     jf__writer_init(&w, buf, sizeof buf);
     jf__put_u8(&w, opcode);
     jf__put_uleb128(&w, operand);
@@ -356,7 +351,7 @@ static int emit_op_uleb(struct jf_cfi *c, const char *fn, uint8_t opcode, uint64
 static int emit_op_reg_sleb(struct jf_cfi *c, const char *fn, uint8_t opcode, unsigned reg, int64_t operand)
 {
     uint8_t buf[OP_BUF_SIZE];
-    jf_writer w;
+    jf__writer w;
     jf__writer_init(&w, buf, sizeof buf);
     jf__put_u8(&w, opcode);
     jf__put_uleb128(&w, reg);
@@ -420,7 +415,7 @@ int jf_cfi_begin_fde(jf_cfi *cfi, size_t start, size_t end)
 
 /* The smallest DW_CFA_advance_loc* form for `units` (< 2^32: FDE ranges are
  * below 4 GiB). */
-static void put_advance(jf_writer *w, uint64_t units)
+static void put_advance(jf__writer *w, uint64_t units)
 {
     if (units < 0x40) {
         jf__put_u8(w, (uint8_t)(DW_CFA_advance_loc | units));
@@ -454,7 +449,7 @@ int jf_cfi_advance_to(jf_cfi *cfi, size_t offset)
     if (units == 0)
         return 0;
     uint8_t buf[OP_BUF_SIZE];
-    jf_writer w;
+    jf__writer w;
     jf__writer_init(&w, buf, sizeof buf);
     put_advance(&w, units);
     if ((rc = emit_op(cfi, fn, &w)) != 0)
@@ -472,7 +467,7 @@ int jf_cfi_def_cfa(jf_cfi *cfi, unsigned reg, int64_t offset)
         return rc;
     if (offset >= 0) {
         uint8_t buf[OP_BUF_SIZE];
-        jf_writer w;
+        jf__writer w;
         jf__writer_init(&w, buf, sizeof buf);
         jf__put_u8(&w, DW_CFA_def_cfa);
         jf__put_uleb128(&w, reg);
@@ -496,7 +491,7 @@ int jf_cfi_def_cfa_offset(jf_cfi *cfi, int64_t offset)
     if ((rc = factor_offset(cfi, fn, offset, &factored)) != 0)
         return rc;
     uint8_t buf[OP_BUF_SIZE];
-    jf_writer w;
+    jf__writer w;
     jf__writer_init(&w, buf, sizeof buf);
     jf__put_u8(&w, DW_CFA_def_cfa_offset_sf);
     jf__put_sleb128(&w, factored);
@@ -531,7 +526,7 @@ int jf_cfi_offset(jf_cfi *cfi, unsigned reg, int64_t cfa_offset)
     if (factored < 0)
         return emit_op_reg_sleb(cfi, fn, DW_CFA_offset_extended_sf, reg, factored);
     uint8_t buf[OP_BUF_SIZE];
-    jf_writer w;
+    jf__writer w;
     jf__writer_init(&w, buf, sizeof buf);
     if (reg < 0x40) {
         jf__put_u8(&w, (uint8_t)(DW_CFA_offset | reg));
@@ -559,7 +554,7 @@ int jf_cfi_restore(jf_cfi *cfi, unsigned reg)
         return rc;
     if (reg < 0x40) {
         uint8_t op = (uint8_t)(DW_CFA_restore | reg);
-        jf_writer w = {&op, 1, 1, 0, JF_HOST_BIG_ENDIAN};
+        jf__writer w = {&op, 1, 1, 0, JF_HOST_BIG_ENDIAN};
         return emit_op(cfi, fn, &w);
     }
     return emit_op_uleb(cfi, fn, DW_CFA_restore_extended, reg);
@@ -576,7 +571,7 @@ int jf_cfi_same_value(jf_cfi *cfi, unsigned reg)
 
 static int emit_op_bare(struct jf_cfi *c, const char *fn, uint8_t opcode)
 {
-    jf_writer w = {&opcode, 1, 1, 0, JF_HOST_BIG_ENDIAN};
+    jf__writer w = {&opcode, 1, 1, 0, JF_HOST_BIG_ENDIAN};
     return emit_op(c, fn, &w);
 }
 
@@ -663,7 +658,7 @@ static int check_frame_order(const jf_standard_frame *f, int needs_epilogue_star
 }
 
 /* Describe the frame record saves: FP at CFA-16, RA at CFA-8. */
-static int frame_saves(jf_cfi *cfi, const jf_cfi_arch_facts *a)
+static int frame_saves(jf_cfi *cfi, const jf__cfi_arch_facts *a)
 {
     int rc = jf_cfi_offset(cfi, a->fp, -16);
     if (!rc && !a->ra_rule_in_cie)
@@ -672,7 +667,7 @@ static int frame_saves(jf_cfi *cfi, const jf_cfi_arch_facts *a)
 }
 
 /* Rules up to the end of the prologue. */
-static int frame_prologue(jf_cfi *cfi, const jf_cfi_arch_facts *a, const jf_standard_frame *f)
+static int frame_prologue(jf_cfi *cfi, const jf__cfi_arch_facts *a, const jf_standard_frame *f)
 {
     int rc = jf_cfi_advance_to(cfi, f->after_push);
     if (!rc)
@@ -691,7 +686,7 @@ static int frame_prologue(jf_cfi *cfi, const jf_cfi_arch_facts *a, const jf_stan
 }
 
 /* Rules from the epilogue on: CFA back to SP, then the entry state. */
-static int frame_epilogue(jf_cfi *cfi, const jf_cfi_arch_facts *a, const jf_standard_frame *f)
+static int frame_epilogue(jf_cfi *cfi, const jf__cfi_arch_facts *a, const jf_standard_frame *f)
 {
     int rc = 0;
     if (f->epilogue_start) {
@@ -725,7 +720,7 @@ int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame)
     jf_standard_frame copy = JF_STANDARD_FRAME_INIT;
     memcpy(&copy, frame, frame->struct_size < sizeof copy ? frame->struct_size : sizeof copy);
     frame = &copy;
-    const jf_cfi_arch_facts *a = cfi->arch;
+    const jf__cfi_arch_facts *a = cfi->arch;
     if (!a->has_frame_record)
         return builder_error(cfi, fn, JF_ENOTSUP, "%s has no standard frame record: describe the "
                              "frame with the rules (jf_cfi_offset...)", a->name);
@@ -832,7 +827,7 @@ static int check_raw_insns(const uint8_t *insns, size_t len, uint32_t code_align
     return 0;
 }
 
-struct jf_cfi *jf__cfi_from_raw(const jf_raw_cie *cie, const uint8_t *fde_insns, size_t fde_insns_len,
+struct jf_cfi *jf__cfi_from_raw(const jf__raw_cie *cie, const uint8_t *fde_insns, size_t fde_insns_len,
                                 size_t start, size_t end)
 {
     if (!cie || (!cie->insns && cie->insns_len) || (!fde_insns && fde_insns_len)) {
@@ -860,7 +855,7 @@ struct jf_cfi *jf__cfi_from_raw(const jf_raw_cie *cie, const uint8_t *fde_insns,
 }
 
 /* ------------------------------------------------------------------------ */
-/* The published table's form (src/pub_layout.h: pub_cfi, pub_fde)         */
+/* The published table's form (src/pub_layout.h: jf__pub_cfi, jf__pub_fde)         */
 /* ------------------------------------------------------------------------ */
 
 /* The CIE's initial instructions: what follows its pointer-encoding byte
@@ -1028,19 +1023,19 @@ int jf__cfi_validate(const struct jf_cfi *cfi, size_t size)
  * a GDB symfile or unwinder table may describe code terabytes away from the
  * memory holding it (heap versus mmap'ed JIT code, code spread over the
  * address space in one merged table). */
-static size_t fde_address_size(jf_eh_layout layout)
+static size_t fde_address_size(jf__eh_layout layout)
 {
     return layout == JF_EH_LAYOUT_ABSOLUTE ? 8 : 4;
 }
 
 /* length, CIE pointer, pc_begin, pc_range, augmentation length 0, instructions */
-static size_t fde_size(const cfi_fde *f, jf_eh_layout layout)
+static size_t fde_size(const cfi_fde *f, jf__eh_layout layout)
 {
     return jf__round_up(4 + 4 + 2 * fde_address_size(layout) + 1 + f->ops_len, CFI_RECORD_ALIGN);
 }
 
 /* The absolute layout ends .eh_frame with a zero terminator (__register_frame). */
-static size_t eh_frame_size(const struct jf_cfi *c, jf_eh_layout layout)
+static size_t eh_frame_size(const struct jf_cfi *c, jf__eh_layout layout)
 {
     size_t n = c->cie_len + (layout == JF_EH_LAYOUT_ABSOLUTE ? 4 : 0);
     for (size_t i = 0; i < c->n_fdes; i++)
@@ -1057,7 +1052,7 @@ size_t jf__cfi_max_image_size(const struct jf_cfi *cfi)
 
 /* Where the image lives: region offset 0 is at code_base, .eh_frame at eh_addr. */
 typedef struct eh_layout {
-    jf_eh_layout kind;
+    jf__eh_layout kind;
     uint64_t code_base;
     uint64_t eh_addr;
 } eh_layout;
@@ -1073,7 +1068,7 @@ static int rel32(uint64_t target, uint64_t place, int32_t *out)
     return 0;
 }
 
-static int put_fde(jf_writer *w, const struct jf_cfi *c, const cfi_fde *f, const eh_layout *l)
+static int put_fde(jf__writer *w, const struct jf_cfi *c, const cfi_fde *f, const eh_layout *l)
 {
     size_t at = w->pos;
     jf__put_u32(w, 0);
@@ -1114,7 +1109,7 @@ static int hdr_rows_reach(const struct jf_cfi *c, const eh_layout *l, uint64_t h
  * then omitted (fde_count and table encodings DW_EH_PE_omit) and readers
  * scan .eh_frame — gdb and __register_frame never read the header anyway.
  */
-static int put_hdr(jf_writer *w, const struct jf_cfi *c, const eh_layout *l)
+static int put_hdr(jf__writer *w, const struct jf_cfi *c, const eh_layout *l)
 {
     uint64_t hdr_addr = l->eh_addr + w->pos;
     int with_table = l->kind != JF_EH_LAYOUT_ABSOLUTE || hdr_rows_reach(c, l, hdr_addr);
@@ -1145,7 +1140,7 @@ static int put_hdr(jf_writer *w, const struct jf_cfi *c, const eh_layout *l)
 }
 
 /* The CIE as encoded at creation, with the FDE pointer encoding of the layout. */
-static void put_cie_for_layout(jf_writer *w, const struct jf_cfi *c, jf_eh_layout layout)
+static void put_cie_for_layout(jf__writer *w, const struct jf_cfi *c, jf__eh_layout layout)
 {
     size_t at = w->pos;
     jf__put_bytes(w, c->ops, c->cie_len);
@@ -1153,8 +1148,8 @@ static void put_cie_for_layout(jf_writer *w, const struct jf_cfi *c, jf_eh_layou
         jf__patch_uint(w, at + c->cie_enc_off, DW_EH_PE_absptr, 1);
 }
 
-int jf__cfi_emit(const struct jf_cfi *cfi, jf_eh_layout layout, uint64_t code_addr, uint64_t code_size,
-                 uint64_t image_addr, uint8_t *buf, size_t cap, jf_eh_image *out)
+int jf__cfi_emit(const struct jf_cfi *cfi, jf__eh_layout layout, uint64_t code_addr, uint64_t code_size,
+                 uint64_t image_addr, uint8_t *buf, size_t cap, jf__eh_image *out)
 {
     if (!cfi || !out || (!buf && cap))
         return jf__fail(JF_EINVAL, "jf__cfi_emit: NULL argument");
@@ -1173,7 +1168,7 @@ int jf__cfi_emit(const struct jf_cfi *cfi, jf_eh_layout layout, uint64_t code_ad
     eh_layout l = layout == JF_EH_LAYOUT_ABSOLUTE
                       ? (eh_layout){layout, code_addr, image_addr}
                       : (eh_layout){layout, 0, jf__round_up((size_t)code_size, 8)};
-    jf_writer w;
+    jf__writer w;
     jf__writer_init(&w, buf, cap);
     put_cie_for_layout(&w, cfi, layout);
     for (size_t i = 0; i < cfi->n_fdes; i++)

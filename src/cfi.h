@@ -13,24 +13,21 @@
 /* The architecture this library was built for, or -1 if none of the above. */
 int jf__cfi_host_arch(void);
 
-/* ELF e_machine of an architecture (62, 183, 243), 0 if out of range. */
-uint16_t jf__cfi_arch_elf_machine(jf_cfi_arch arch);
-
 /* jf_cfi_new for a given architecture (tests build every architecture's
  * descriptions on any host). */
-int jf__cfi_new_arch(jf_cfi_arch arch, struct jf_cfi **out);
+int jf__cfi_new_arch(jf__cfi_arch arch, struct jf_cfi **out);
 
 /*
  * A CIE as read from an assembled object: the factors, the return address
  * column and the initial instructions (DWARF CFA opcodes, nops allowed).
  */
-typedef struct jf_raw_cie {
+typedef struct jf__raw_cie {
     uint32_t code_align;
     int32_t data_align;
     uint32_t ra_reg;
     const uint8_t *insns;
     size_t insns_len;
-} jf_raw_cie;
+} jf__raw_cie;
 
 /*
  * A description with one FDE for region offsets [start, end) whose CFA
@@ -40,10 +37,10 @@ typedef struct jf_raw_cie {
  * restore_state. Returns NULL with the last error set if they are not valid.
  * The result is closed: builder calls on it fail. Free with jf_cfi_free.
  */
-struct jf_cfi *jf__cfi_from_raw(const jf_raw_cie *cie, const uint8_t *fde_insns,
+struct jf_cfi *jf__cfi_from_raw(const jf__raw_cie *cie, const uint8_t *fde_insns,
                                 size_t fde_insns_len, size_t start, size_t end);
 
-/* The published table's form of a description (src/pub_layout.h: pub_cfi,
+/* The published table's form of a description (src/pub_layout.h: jf__pub_cfi,
  * host byte order): its size (0 if it has none: incomplete, no FDE, ranges
  * beyond 4 GiB), and writing those bytes to out. */
 size_t jf__cfi_serialized_size(const struct jf_cfi *cfi);
@@ -82,7 +79,7 @@ int jf__cfi_validate(const struct jf_cfi *cfi, size_t size);
 size_t jf__cfi_next_entry(const struct jf_cfi *cfi, size_t from, size_t size);
 
 /* Where the emitted bytes will live, which fixes every pc-relative field. */
-typedef enum jf_eh_layout {
+typedef enum jf__eh_layout {
     /* perf's synthesized DSO for a jitdump CODE_UNWINDING_INFO record:
      * .eh_frame at round8(code_size) after the code start, .eh_frame_hdr
      * right after .eh_frame, no terminator (docs/formats.md). */
@@ -94,12 +91,12 @@ typedef enum jf_eh_layout {
      * search table is present only when the code is within 32-bit reach of
      * it (hdr_size is then 12 + 8 * FDEs, else 8). */
     JF_EH_LAYOUT_ABSOLUTE,
-} jf_eh_layout;
+} jf__eh_layout;
 
-typedef struct jf_eh_image {
+typedef struct jf__eh_image {
     size_t eh_frame_size; /* .eh_frame bytes (terminator included if any) */
     size_t hdr_size;      /* .eh_frame_hdr bytes (12 + 8 * number of FDEs) */
-} jf_eh_image;
+} jf__eh_image;
 
 /* Upper bound of eh_frame_size + hdr_size for this description. */
 size_t jf__cfi_max_image_size(const struct jf_cfi *cfi);
@@ -111,8 +108,8 @@ size_t jf__cfi_max_image_size(const struct jf_cfi *cfi);
  * (fresh from jf_cfi_new) gives the CIE and a header with no entry: unwind
  * data that describes nothing. Returns 0 or a JF_E* code.
  */
-int jf__cfi_emit(const struct jf_cfi *cfi, jf_eh_layout layout, uint64_t code_addr,
+int jf__cfi_emit(const struct jf_cfi *cfi, jf__eh_layout layout, uint64_t code_addr,
                  uint64_t code_size, uint64_t image_addr, uint8_t *buf, size_t cap,
-                 jf_eh_image *out);
+                 jf__eh_image *out);
 
 #endif

@@ -43,27 +43,27 @@ void jf__control_listen(int listen_fd, int wake_fd);
 void jf__control_close_inherited(void);
 
 /* One accepted connection whose request is being read (control_serve.c). */
-typedef struct jf_ctl_conn {
+typedef struct jf__ctl_conn {
     int fd;               /* non-blocking; -1: a free slot */
     uid_t uid;            /* the peer's, from SO_PEERCRED */
     pid_t pid;
     uint64_t deadline_ns; /* jf__monotonic_ns() by which the request must be in */
     size_t got;
     uint8_t buf[JF_CTL_REQUEST_SIZE];
-} jf_ctl_conn;
+} jf__ctl_conn;
 
 /* Just accepted (c->fd set): 1 if the peer is obeyed and its request is
  * awaited, 0 if it was refused (answered: close it). */
-int jf__control_admit(jf_ctl_conn *c);
+int jf__control_admit(jf__ctl_conn *c);
 
 /* c->fd is readable (or hung up): read what is there. 1 to wait for more,
  * 0 once answered (close it). Never blocks. */
-int jf__control_receive(jf_ctl_conn *c);
+int jf__control_receive(jf__ctl_conn *c);
 
 /* Answer c with an error (dropped for a newer one, the channel stops);
  * close it after. jf__control_expire: its time is up. */
-void jf__control_give_up(jf_ctl_conn *c, const char *why);
-void jf__control_expire(jf_ctl_conn *c);
+void jf__control_give_up(jf__ctl_conn *c, const char *why);
+void jf__control_expire(jf__ctl_conn *c);
 
 /* Whether a peer whose effective uid reads as peer_uid here is obeyed
  * (control_peer.c): 1, or 0 with the reason in why. */

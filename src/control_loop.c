@@ -39,7 +39,7 @@
 
 enum { PENDING_MAX = 128, ADMITTING = PENDING_MAX, ACCEPTS_PER_ROUND = 16, BACKOFF_MS = 1000, PATIENCE_MS = 100 };
 
-static jf_ctl_conn pending[PENDING_MAX];
+static jf__ctl_conn pending[PENDING_MAX];
 /* When to look again at a connection whose request came in part; 0: it is
  * watched by poll(). The thread's own. */
 static uint64_t next_look[PENDING_MAX];
@@ -101,7 +101,7 @@ static int slot_for(pid_t pid)
  * already in, or left waiting. */
 static void take(int fd)
 {
-    jf_ctl_conn c = {.fd = fd};
+    jf__ctl_conn c = {.fd = fd};
     __atomic_store_n(&held[ADMITTING], fd + 1, __ATOMIC_SEQ_CST);
     if (jf__control_admit(&c)) {
         int slot = slot_for(c.pid);

@@ -32,7 +32,7 @@ static const char *const op_names[] = {"?", "status", "enable", "disable"};
 /* How many of each a peer caused: the sampled logs' counters. */
 static uint64_t refused, failed, answered, unsent;
 
-static int execute(const jf_ctl_request *req)
+static int execute(const jf__ctl_request *req)
 {
     switch (req->op) {
     case JF_CTL_ENABLE: return jf_enable(req->sinks);
@@ -41,7 +41,7 @@ static int execute(const jf_ctl_request *req)
     }
 }
 
-static void fill_state(jf_ctl_reply *r)
+static void fill_state(jf__ctl_reply *r)
 {
     struct jf_stats st = JF_STATS_INIT;
     jf_stats(&st);
@@ -61,7 +61,7 @@ static void fill_state(jf_ctl_reply *r)
     jf__dump_dir(r->dump_dir, sizeof r->dump_dir);
 }
 
-static void send_reply(int conn, const jf_ctl_reply *r)
+static void send_reply(int conn, const jf__ctl_reply *r)
 {
     static uint8_t out[JF_CTL_REPLY_MAX]; /* only the listener thread answers */
     size_t len = jf__ctl_encode_reply(r, out);
@@ -94,9 +94,9 @@ static void tell_runtime(int op)
 
 /* The reply being built: 4.7 KiB, off the thread's stack; only the
  * listener thread answers. */
-static jf_ctl_reply reply;
+static jf__ctl_reply reply;
 
-static void answer(const jf_ctl_conn *c, int status, const char *message, int with_state)
+static void answer(const jf__ctl_conn *c, int status, const char *message, int with_state)
 {
     snprintf(reply.message, sizeof reply.message, "%s", status ? message : "");
     reply.status = status;
@@ -105,9 +105,9 @@ static void answer(const jf_ctl_conn *c, int status, const char *message, int wi
     send_reply(c->fd, &reply);
 }
 
-int jf__control_admit(jf_ctl_conn *c)
+int jf__control_admit(jf__ctl_conn *c)
 {
-    reply = (jf_ctl_reply){.version = JF_CTL_VERSION};
+    reply = (jf__ctl_reply){.version = JF_CTL_VERSION};
     struct ucred peer;
     socklen_t len = sizeof peer;
     char why[JF_CTL_MESSAGE_MAX + 1];
@@ -130,9 +130,9 @@ int jf__control_admit(jf_ctl_conn *c)
 
 /* Answer an obeyed peer: the outcome of its request, with the process's
  * state if it was read. */
-static void conclude(const jf_ctl_conn *c, const jf_ctl_request *req, int rc, const char *message, int with_state)
+static void conclude(const jf__ctl_conn *c, const jf__ctl_request *req, int rc, const char *message, int with_state)
 {
-    reply = (jf_ctl_reply){.version = JF_CTL_VERSION, .op = req->op};
+    reply = (jf__ctl_reply){.version = JF_CTL_VERSION, .op = req->op};
     answer(c, rc, message, with_state);
     /* A bad request is the client's problem, not the host's: info. */
     jf__log_sampled(rc ? &failed : &answered, JF_LOG_INFO, "control channel: %s 0x%x from uid %u pid %ld: %s",
@@ -141,16 +141,16 @@ static void conclude(const jf_ctl_conn *c, const jf_ctl_request *req, int rc, co
     tell_runtime(req->op); /* after answering: the runtime may take a while */
 }
 
-void jf__control_give_up(jf_ctl_conn *c, const char *why)
+void jf__control_give_up(jf__ctl_conn *c, const char *why)
 {
-    jf_ctl_request none = {0};
+    jf__ctl_request none = {0};
     conclude(c, &none, JF_EIO, why, 0); /* nothing asked: no state, no registry lock */
 }
 
 /* A whole request: decode and carry it out; req stays 0 if malformed. */
-static int carry_out(const jf_ctl_conn *c, jf_ctl_request *req)
+static int carry_out(const jf__ctl_conn *c, jf__ctl_request *req)
 {
-    jf_ctl_request decoded;
+    jf__ctl_request decoded;
     int rc = jf__ctl_decode_request(c->buf, &decoded);
     if (rc == 0) {
         *req = decoded;
@@ -159,14 +159,14 @@ static int carry_out(const jf_ctl_conn *c, jf_ctl_request *req)
     return rc;
 }
 
-int jf__control_receive(jf_ctl_conn *c)
+int jf__control_receive(jf__ctl_conn *c)
 {
     ssize_t n = recv(c->fd, c->buf + c->got, JF_CTL_REQUEST_SIZE - c->got, MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return 1;
     if (n > 0 && (c->got += (size_t)n) < JF_CTL_REQUEST_SIZE)
         return 1;
-    jf_ctl_request req = {0};
+    jf__ctl_request req = {0};
     int rc;
     if (n < 0)
         rc = jf__fail(JF_EIO, "control channel: recv: %s", strerror(errno));
@@ -178,7 +178,7 @@ int jf__control_receive(jf_ctl_conn *c)
     return 0;
 }
 
-void jf__control_expire(jf_ctl_conn *c)
+void jf__control_expire(jf__ctl_conn *c)
 {
     jf__fail(JF_EIO, "control request incomplete after %d ms (%zu of %d bytes)", REQUEST_DEADLINE_MS, c->got,
              JF_CTL_REQUEST_SIZE);

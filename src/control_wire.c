@@ -30,23 +30,23 @@ static uint64_t load_le(const uint8_t *p, size_t n)
 }
 
 /* Both messages open with magic, version and op. */
-static void put_preamble(jf_writer *w, const uint8_t magic[4], uint16_t version, uint16_t op)
+static void put_preamble(jf__writer *w, const uint8_t magic[4], uint16_t version, uint16_t op)
 {
     jf__put_bytes(w, magic, 4);
     jf__put_u16(w, version);
     jf__put_u16(w, op);
 }
 
-void jf__ctl_encode_request(const jf_ctl_request *req, uint8_t out[JF_CTL_REQUEST_SIZE])
+void jf__ctl_encode_request(const jf__ctl_request *req, uint8_t out[JF_CTL_REQUEST_SIZE])
 {
-    jf_writer w;
+    jf__writer w;
     jf__writer_init_order(&w, out, JF_CTL_REQUEST_SIZE, 0);
     put_preamble(&w, request_magic, req->version, req->op);
     jf__put_u32(&w, req->sinks);
     jf__put_u32(&w, 0);
 }
 
-int jf__ctl_decode_request(const uint8_t buf[JF_CTL_REQUEST_SIZE], jf_ctl_request *req)
+int jf__ctl_decode_request(const uint8_t buf[JF_CTL_REQUEST_SIZE], jf__ctl_request *req)
 {
     if (memcmp(buf, request_magic, sizeof request_magic) != 0)
         return jf__fail(JF_EINVAL, "not a jitframes control request (bad magic)");
@@ -73,12 +73,12 @@ static size_t text_length(const char *s, size_t max)
     return n > max ? max : n;
 }
 
-size_t jf__ctl_encode_reply(const jf_ctl_reply *r, uint8_t out[JF_CTL_REPLY_MAX])
+size_t jf__ctl_encode_reply(const jf__ctl_reply *r, uint8_t out[JF_CTL_REPLY_MAX])
 {
     size_t message_len = text_length(r->message, JF_CTL_MESSAGE_MAX);
     size_t dir_len = text_length(r->dump_dir, JF_CTL_DIR_MAX);
     size_t size = JF_CTL_REPLY_HEADER_SIZE + message_len + dir_len;
-    jf_writer w;
+    jf__writer w;
     jf__writer_init_order(&w, out, JF_CTL_REPLY_MAX, 0);
     put_preamble(&w, reply_magic, r->version, r->op);
     jf__put_s32(&w, r->status);
@@ -131,7 +131,7 @@ static void load_u64s(const uint8_t *p, uint64_t *out, int n)
         out[i] = load_le(p + 8 * i, 8);
 }
 
-int jf__ctl_decode_reply(const uint8_t *buf, size_t len, jf_ctl_reply *r)
+int jf__ctl_decode_reply(const uint8_t *buf, size_t len, jf__ctl_reply *r)
 {
     if (len < JF_CTL_REPLY_HEADER_SIZE || jf__ctl_reply_size(buf) != len)
         return jf__fail(JF_EINVAL, "control reply: %s", len < JF_CTL_REPLY_HEADER_SIZE ? "too short"

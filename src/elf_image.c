@@ -105,9 +105,9 @@ typedef struct section {
 } section;
 
 typedef struct builder {
-    jf_live *const *regions;
+    jf__live *const *regions;
     size_t n;
-    const jf_elf_span *spans;
+    const jf__elf_span *spans;
     size_t n_spans;
     uint16_t index[SEC_KINDS]; /* section index, 0 when absent */
     uint16_t shnum;
@@ -120,7 +120,7 @@ typedef struct builder {
 /* ---- source lines ------------------------------------------------------ */
 
 /* A region's line rows: its table, or the single row its (file, line) gives. */
-static size_t region_rows(const jf_live *r, jf_line *one, const jf_line **rows)
+static size_t region_rows(const jf__live *r, jf_line *one, const jf_line **rows)
 {
     if (r->n_lines) {
         *rows = r->lines;
@@ -136,18 +136,18 @@ static size_t region_rows(const jf_live *r, jf_line *one, const jf_line **rows)
     return 0;
 }
 
-static int region_has_lines(const jf_live *r)
+static int region_has_lines(const jf__live *r)
 {
     return r->n_lines > 0 || (r->file && r->line);
 }
 
-static const char *row_file(const jf_live *r, const jf_line *row)
+static const char *row_file(const jf__live *r, const jf_line *row)
 {
     return row->file ? row->file : r->file;
 }
 
 /* The compile unit's name: the region's file, else its first row's. */
-static const char *unit_name(const jf_live *r)
+static const char *unit_name(const jf__live *r)
 {
     return r->file ? r->file : row_file(r, &r->lines[0]);
 }
@@ -162,7 +162,7 @@ static size_t file_index(const char **files, size_t *n, const char *file)
     return *n;
 }
 
-static void put_line_header(jf_writer *w, const char **files, size_t n_files)
+static void put_line_header(jf__writer *w, const char **files, size_t n_files)
 {
     static const uint8_t standard_opcode_lengths[OPCODE_BASE - 1] = {0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1};
     jf__put_u8(w, 1); /* minimum_instruction_length */
@@ -182,7 +182,7 @@ static void put_line_header(jf_writer *w, const char **files, size_t n_files)
     jf__put_u8(w, 0);
 }
 
-static void put_line_rows(jf_writer *w, const jf_live *r, const jf_line *rows, size_t n_rows,
+static void put_line_rows(jf__writer *w, const jf__live *r, const jf_line *rows, size_t n_rows,
                           const char **files, size_t *n_files)
 {
     jf__put_u8(w, 0);
@@ -220,7 +220,7 @@ static void put_line_rows(jf_writer *w, const jf_live *r, const jf_line *rows, s
 }
 
 /* One DWARF 4 line program for region r. files: scratch for its file table. */
-static void put_line_program(jf_writer *w, const jf_live *r, const char **files)
+static void put_line_program(jf__writer *w, const jf__live *r, const char **files)
 {
     jf_line one;
     const jf_line *rows = NULL;
@@ -243,7 +243,7 @@ static void put_line_program(jf_writer *w, const jf_live *r, const char **files)
     jf__patch_u32(w, unit_start, (uint32_t)(w->pos - unit_start - 4));
 }
 
-static void put_abbrevs(jf_writer *w)
+static void put_abbrevs(jf__writer *w)
 {
     static const uint8_t abbrevs[] = {
         ABBREV_CU, DW_TAG_compile_unit, DW_CHILDREN_yes,
@@ -277,7 +277,7 @@ static void put_abbrevs(jf_writer *w)
  * the previous function) would be analysed from a wrong state. gdb shows
  * every part under the region's name.
  */
-static size_t part_end(const jf_live *r, size_t part_start)
+static size_t part_end(const jf__live *r, size_t part_start)
 {
     return jf__cfi_next_entry(r->cfi, part_start, r->size);
 }
@@ -285,7 +285,7 @@ static size_t part_end(const jf_live *r, size_t part_start)
 /* A compile unit covering exactly region r, with a subprogram per part (see
  * put_symtab): lldb wants a unit before it uses a line table, gdb finds the
  * unit by address. */
-static void put_compile_unit(jf_writer *w, const jf_live *r, uint64_t stmt_list)
+static void put_compile_unit(jf__writer *w, const jf__live *r, uint64_t stmt_list)
 {
     size_t unit_start = w->pos;
     jf__put_u32(w, 0); /* unit_length, patched below */
@@ -312,26 +312,26 @@ static void put_compile_unit(jf_writer *w, const jf_live *r, uint64_t stmt_list)
 
 /* ---- sections ---------------------------------------------------------- */
 
-static void begin_section(jf_writer *w, builder *b, enum section_kind k, size_t align)
+static void begin_section(jf__writer *w, builder *b, enum section_kind k, size_t align)
 {
     jf__put_align(w, align);
     b->sec[k].offset = w->pos;
     b->sec[k].align = align;
 }
 
-static void end_section(jf_writer *w, builder *b, enum section_kind k)
+static void end_section(jf__writer *w, builder *b, enum section_kind k)
 {
     b->sec[k].size = w->pos - b->sec[k].offset;
 }
 
-static void put_symtab(jf_writer *w, builder *b)
+static void put_symtab(jf__writer *w, builder *b)
 {
     begin_section(w, b, SEC_SYMTAB, 8);
     jf__put_zeros(w, SYM_SIZE);
     uint32_t name = 1;
     size_t span = 0;
     for (size_t i = 0; i < b->n; i++) {
-        const jf_live *r = b->regions[i];
+        const jf__live *r = b->regions[i];
         while (span + 1 < b->n_spans && b->spans[span].hi <= r->start)
             span++;
         for (size_t at = 0, end; at < r->size; at = end) {
@@ -350,7 +350,7 @@ static void put_symtab(jf_writer *w, builder *b)
     b->sec[SEC_SYMTAB].info = 1; /* every symbol after the null one is global */
 }
 
-static void put_strtab(jf_writer *w, builder *b)
+static void put_strtab(jf__writer *w, builder *b)
 {
     begin_section(w, b, SEC_STRTAB, 1);
     jf__put_u8(w, 0);
@@ -359,7 +359,7 @@ static void put_strtab(jf_writer *w, builder *b)
     end_section(w, b, SEC_STRTAB);
 }
 
-static void put_debug_sections(jf_writer *w, builder *b)
+static void put_debug_sections(jf__writer *w, builder *b)
 {
     begin_section(w, b, SEC_ABBREV, 1);
     put_abbrevs(w);
@@ -381,7 +381,7 @@ static void put_debug_sections(jf_writer *w, builder *b)
     end_section(w, b, SEC_INFO);
 }
 
-static void put_shstrtab(jf_writer *w, builder *b)
+static void put_shstrtab(jf__writer *w, builder *b)
 {
     begin_section(w, b, SEC_SHSTRTAB, 1);
     size_t start = w->pos;
@@ -404,12 +404,12 @@ static void put_shstrtab(jf_writer *w, builder *b)
  * address. Each emission ends with a zero terminator (and .eh_frame_hdr)
  * that the next region's records overwrite; the last terminator ends the
  * section. Measuring reserves the worst case. */
-static int put_eh_frame(jf_writer *w, builder *b)
+static int put_eh_frame(jf__writer *w, builder *b)
 {
     begin_section(w, b, SEC_EH, 8);
     int emitted = 0;
     for (size_t i = 0; i < b->n; i++) {
-        const jf_live *r = b->regions[i];
+        const jf__live *r = b->regions[i];
         if (!r->cfi)
             continue;
         if (!w->buf) {
@@ -419,7 +419,7 @@ static int put_eh_frame(jf_writer *w, builder *b)
         if (w->pos > w->cap)
             return jf__internal("symfile larger than measured");
         uint8_t *at = w->buf + w->pos;
-        jf_eh_image img;
+        jf__eh_image img;
         int rc = jf__cfi_emit(r->cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size, (uint64_t)(uintptr_t)at,
                               at, w->cap - w->pos, &img);
         if (rc)
@@ -443,7 +443,7 @@ static size_t program_header_count(const builder *b)
     return b->n_spans + (b->index[SEC_EH] ? 1 : 0);
 }
 
-static void put_elf_header(jf_writer *w, const builder *b, uint64_t shoff)
+static void put_elf_header(jf__writer *w, const builder *b, uint64_t shoff)
 {
     const uint8_t ident[16] = {0x7f, 'E', 'L', 'F', ELFCLASS64,
                               w->big_endian ? ELFDATA2MSB : ELFDATA2LSB, EV_CURRENT};
@@ -463,7 +463,7 @@ static void put_elf_header(jf_writer *w, const builder *b, uint64_t shoff)
     jf__put_u16(w, b->index[SEC_SHSTRTAB]);
 }
 
-static void put_program_header(jf_writer *w, uint32_t flags, uint64_t offset, uint64_t addr,
+static void put_program_header(jf__writer *w, uint32_t flags, uint64_t offset, uint64_t addr,
                                uint64_t filesz, uint64_t memsz)
 {
     jf__put_u32(w, PT_LOAD);
@@ -478,7 +478,7 @@ static void put_program_header(jf_writer *w, uint32_t flags, uint64_t offset, ui
 
 /* One segment per .text span (nothing in the file), and one for .eh_frame,
  * which is loaded where it already is. */
-static void put_program_headers(jf_writer *w, const builder *b)
+static void put_program_headers(jf__writer *w, const builder *b)
 {
     for (size_t i = 0; i < b->n_spans; i++)
         put_program_header(w, PF_R | PF_X, 0, b->spans[i].lo, 0, b->spans[i].hi - b->spans[i].lo);
@@ -488,7 +488,7 @@ static void put_program_headers(jf_writer *w, const builder *b)
     }
 }
 
-static void put_section_header(jf_writer *w, const section *s)
+static void put_section_header(jf__writer *w, const section *s)
 {
     jf__put_u32(w, s->name);
     jf__put_u32(w, s->type);
@@ -512,7 +512,7 @@ static uint32_t text_name_size(size_t i)
 /* Each span's section has a name of its own: lldb 14 looks a symbol's
  * section up by name, so spans sharing ".text" put every symbol at the
  * first one's address (unnamed or wrongly named frames). */
-static void put_section_headers(jf_writer *w, builder *b)
+static void put_section_headers(jf__writer *w, builder *b)
 {
     section s = {0};
     put_section_header(w, &s);
@@ -536,7 +536,7 @@ static void put_section_headers(jf_writer *w, builder *b)
 }
 
 /* One pass: measures when w has no buffer, writes otherwise. */
-static int put_image(jf_writer *w, builder *b)
+static int put_image(jf__writer *w, builder *b)
 {
     /* Both header tables are written last, when every offset is known. */
     size_t headers = EHDR_SIZE + PHDR_SIZE * program_header_count(b);
@@ -555,7 +555,7 @@ static int put_image(jf_writer *w, builder *b)
     uint64_t shoff = w->pos;
     put_section_headers(w, b);
     if (w->buf) {
-        jf_writer header;
+        jf__writer header;
         jf__writer_init(&header, w->buf, headers);
         put_elf_header(&header, b, shoff);
         put_program_headers(&header, b);
@@ -594,8 +594,8 @@ static int alloc_line_scratch(builder *b)
     return b->line_offsets && b->files ? 0 : JF_ENOMEM;
 }
 
-int jf__elf_image_build(jf_live *const *regions, size_t n, const jf_elf_span *spans,
-                        size_t n_spans, jf_elf_image *out)
+int jf__elf_image_build(jf__live *const *regions, size_t n, const jf__elf_span *spans,
+                        size_t n_spans, jf__elf_image *out)
 {
     out->bytes = NULL;
     out->size = 0;
@@ -606,7 +606,7 @@ int jf__elf_image_build(jf_live *const *regions, size_t n, const jf_elf_span *sp
     int rc = 0;
     if (b.index[SEC_INFO] && alloc_line_scratch(&b) != 0)
         rc = jf__fail(JF_ENOMEM, "out of memory for the line tables of a symfile");
-    jf_writer w;
+    jf__writer w;
     jf__writer_init(&w, NULL, 0);
     if (rc == 0)
         rc = put_image(&w, &b);
@@ -635,7 +635,7 @@ int jf__elf_image_build(jf_live *const *regions, size_t n, const jf_elf_span *sp
     return 0;
 }
 
-void jf__elf_image_free(jf_elf_image *image)
+void jf__elf_image_free(jf__elf_image *image)
 {
     free(image->bytes);
     image->bytes = NULL;

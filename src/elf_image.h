@@ -14,18 +14,18 @@
 
 /* An address range [lo, hi) that becomes one SHT_NOBITS .text section and
  * one PT_LOAD segment with the same bounds. */
-typedef struct jf_elf_span {
+typedef struct jf__elf_span {
     uint64_t lo;
     uint64_t hi;
-} jf_elf_span;
+} jf__elf_span;
 
 /* A built image, in memory of its own (malloc). It must not move while
  * registered: the debugger reads it in place, and its section addresses
  * (.eh_frame's sh_addr) are where these very bytes live. */
-typedef struct jf_elf_image {
+typedef struct jf__elf_image {
     uint8_t *bytes;
     size_t size;
-} jf_elf_image;
+} jf__elf_image;
 
 /* The most .text sections one image may have (section indices stay below
  * SHN_LORESERVE, so no extended numbering is needed). */
@@ -46,10 +46,10 @@ typedef struct jf_elf_image {
  *   one PT_LOAD per span.
  * Returns 0, JF_ENOMEM, JF_ERANGE (too many spans) or the CFI emitter's error.
  */
-int jf__elf_image_build(jf_live *const *regions, size_t n, const jf_elf_span *spans,
-                        size_t n_spans, jf_elf_image *out);
+int jf__elf_image_build(jf__live *const *regions, size_t n, const jf__elf_span *spans,
+                        size_t n_spans, jf__elf_image *out);
 
 /* Free an image (NULL bytes is fine). */
-void jf__elf_image_free(jf_elf_image *image);
+void jf__elf_image_free(jf__elf_image *image);
 
 #endif

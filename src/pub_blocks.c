@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void jf__pub_blocks_put_slow(pub_blocks *b, uint32_t off, uint32_t c)
+void jf__pub_blocks_put_slow(jf__pub_blocks *b, uint32_t off, uint32_t c)
 {
-    pub_free_list *l = &b->cls[c];
+    jf__pub_free_list *l = &b->cls[c];
     if (l->n == l->cap) {
         uint32_t cap = l->cap ? 2 * l->cap : 64;
         uint32_t *v = realloc(l->off, (size_t)cap * sizeof *v);
@@ -24,7 +24,7 @@ void jf__pub_blocks_put_slow(pub_blocks *b, uint32_t off, uint32_t c)
 
 /* Free [off, off + len) (a multiple of PUB_SMALL_STEP) as the largest
  * blocks that fit, in order. */
-static void put_span(pub_blocks *b, uint32_t off, uint64_t len)
+static void put_span(jf__pub_blocks *b, uint32_t off, uint64_t len)
 {
     while (len >= PUB_SMALL_STEP) {
         uint32_t c = jf__pub_class(len);
@@ -37,7 +37,7 @@ static void put_span(pub_blocks *b, uint32_t off, uint64_t len)
     }
 }
 
-int jf__pub_blocks_take_larger(pub_blocks *b, uint32_t c, uint32_t *off)
+int jf__pub_blocks_take_larger(jf__pub_blocks *b, uint32_t c, uint32_t *off)
 {
     for (uint32_t k = c + 1; k < PUB_CLASSES; k++)
         if (jf__pub_blocks_take(b, k, off)) {
@@ -48,14 +48,14 @@ int jf__pub_blocks_take_larger(pub_blocks *b, uint32_t c, uint32_t *off)
     return 0;
 }
 
-void jf__pub_blocks_clear(pub_blocks *b)
+void jf__pub_blocks_clear(jf__pub_blocks *b)
 {
     for (uint32_t c = 0; c < PUB_CLASSES; c++)
         b->cls[c].n = 0;
     b->lost_bytes = 0;
 }
 
-void jf__pub_blocks_free(pub_blocks *b)
+void jf__pub_blocks_free(jf__pub_blocks *b)
 {
     for (uint32_t c = 0; c < PUB_CLASSES; c++)
         free(b->cls[c].off);

@@ -20,15 +20,15 @@ enum {
     PUB_CLASSES = PUB_SMALL_CLASSES + 4 * (32 - 8), /* up to 2^32 bytes */
 };
 
-typedef struct pub_free_list {
+typedef struct jf__pub_free_list {
     uint32_t *off; /* block offsets, the last freed on top */
     uint32_t n, cap;
-} pub_free_list;
+} jf__pub_free_list;
 
-typedef struct pub_blocks {
-    pub_free_list cls[PUB_CLASSES];
+typedef struct jf__pub_blocks {
+    jf__pub_free_list cls[PUB_CLASSES];
     uint64_t lost_bytes; /* freed blocks no list could take (no memory): never reused */
-} pub_blocks;
+} jf__pub_blocks;
 
 /* The class of a block for `bytes` (1 .. 2^32 - 1). */
 static inline uint32_t jf__pub_class(uint64_t bytes)
@@ -50,9 +50,9 @@ static inline uint64_t jf__pub_class_size(uint32_t c)
 }
 
 /* A free block of class c, reused last freed first: 1 with *off, or 0. */
-static inline int jf__pub_blocks_take(pub_blocks *b, uint32_t c, uint32_t *off)
+static inline int jf__pub_blocks_take(jf__pub_blocks *b, uint32_t c, uint32_t *off)
 {
-    pub_free_list *l = &b->cls[c];
+    jf__pub_free_list *l = &b->cls[c];
     if (!l->n)
         return 0;
     *off = l->off[--l->n];
@@ -60,26 +60,26 @@ static inline int jf__pub_blocks_take(pub_blocks *b, uint32_t c, uint32_t *off)
 }
 
 /* jf__pub_blocks_put when its list is full: the list grows. */
-void jf__pub_blocks_put_slow(pub_blocks *b, uint32_t off, uint32_t c);
+void jf__pub_blocks_put_slow(jf__pub_blocks *b, uint32_t off, uint32_t c);
 
 /* A free block of a larger class than c, split: its first
  * jf__pub_class_size(c) bytes are *off, the rest goes back to the lists.
  * 1, or 0 when there is none. O(classes): for a heap that cannot grow. */
-int jf__pub_blocks_take_larger(pub_blocks *b, uint32_t c, uint32_t *off);
+int jf__pub_blocks_take_larger(jf__pub_blocks *b, uint32_t c, uint32_t *off);
 
 /* Free the block of class c at off. */
-static inline void jf__pub_blocks_put(pub_blocks *b, uint32_t off, uint32_t c)
+static inline void jf__pub_blocks_put(jf__pub_blocks *b, uint32_t off, uint32_t c)
 {
-    pub_free_list *l = &b->cls[c];
+    jf__pub_free_list *l = &b->cls[c];
     if (__builtin_expect(l->n == l->cap, 0))
         return jf__pub_blocks_put_slow(b, off, c);
     l->off[l->n++] = off;
 }
 
 /* Forget every free block (the heap was emptied), keeping the lists' memory. */
-void jf__pub_blocks_clear(pub_blocks *b);
+void jf__pub_blocks_clear(jf__pub_blocks *b);
 
 /* Release the lists' memory. */
-void jf__pub_blocks_free(pub_blocks *b);
+void jf__pub_blocks_free(jf__pub_blocks *b);
 
 #endif

@@ -16,12 +16,12 @@
 #define JF_PUB_NAME "jitframes-regions" /* memfd name, or the anonymous VMA's name */
 enum { JF_PUB_VERSION = 2 };
 
-/* pub_header.flags */
+/* jf__pub_header.flags */
 enum {
     JF_PUB_INCOMPLETE = 1u, /* some regions could not be published (memory ran out: the table could not grow) */
 };
 
-/* pub_entry.flags */
+/* jf__pub_entry.flags */
 enum {
     JF_PUB_EMPTY = 0u,   /* a free slot of the live array (never used, or freed) */
     JF_PUB_LIVE = 1u,    /* a live region */
@@ -31,22 +31,22 @@ enum {
 /* The first 128 bytes of the mapping. Fields a writer changes after
  * publication: generation, flags, entries_used, live_count, ring_written,
  * heap_used, dropped (each an aligned store). */
-typedef struct pub_header {
+typedef struct jf__pub_header {
     char signature[8];       /* JF_PUB_SIGNATURE once the table is ready */
     uint32_t version;        /* JF_PUB_VERSION */
-    uint32_t header_size;    /* sizeof(pub_header): entries start at or after it */
-    uint32_t entry_size;     /* sizeof(pub_entry) */
+    uint32_t header_size;    /* sizeof(jf__pub_header): entries start at or after it */
+    uint32_t entry_size;     /* sizeof(jf__pub_entry) */
     uint32_t flags;          /* JF_PUB_INCOMPLETE */
     uint64_t generation;     /* odd while the writer changes the table; +2 per change */
     uint32_t pid;            /* the writer's pid (a forked child makes its own table) */
     uint32_t clock_id;       /* the clock of published_ns, removed_ns: 1 = CLOCK_MONOTONIC */
     uint64_t created_ns;     /* CLOCK_REALTIME when published */
     uint64_t map_size;       /* bytes of the whole mapping */
-    uint32_t entries_off;    /* live array: entries_capacity pub_entry, in no order */
+    uint32_t entries_off;    /* live array: entries_capacity jf__pub_entry, in no order */
     uint32_t entries_capacity;
     uint32_t entries_used;   /* slots ever used (free ones included): readers read [0, entries_used) */
     uint32_t live_count;
-    uint32_t ring_off;       /* removed ring: ring_capacity pub_entry */
+    uint32_t ring_off;       /* removed ring: ring_capacity jf__pub_entry */
     uint32_t ring_capacity;
     uint64_t ring_written;   /* removals so far; the newest is at (ring_written - 1) % ring_capacity */
     uint64_t heap_off;       /* one block per entry (its name, file, line table, unwind description),
@@ -56,14 +56,14 @@ typedef struct pub_header {
     uint32_t heap_used;      /* end of the blocks made so far (free ones included): read [0, heap_used) */
     uint64_t dropped;        /* registrations not published (jf_stats: table_dropped) */
     uint8_t reserved[128 - 112];
-} pub_header;
+} jf__pub_header;
 
 /* One region (96 bytes). seq is a per-entry sequence lock: even when the
  * entry is stable, odd while the writer changes it; a reader keeps an entry
  * only if it read the same even seq before and after its fields and strings.
  * A region keeps its slot from registration to removal (a move rewrites it
  * in place), so the live array is in no order: readers sort what they read. */
-typedef struct pub_entry {
+typedef struct jf__pub_entry {
     uint32_t seq;
     uint32_t flags;      /* JF_PUB_LIVE, JF_PUB_REMOVED or JF_PUB_EMPTY */
     uint64_t start;
@@ -73,49 +73,49 @@ typedef struct pub_entry {
     uint32_t file_off;   /* from heap_off; file_len == 0: no file */
     uint32_t file_len;
     uint32_t line;       /* first line, 0 if none */
-    uint32_t lines_len;  /* bytes of the line table (pub_lines), 0 if none */
+    uint32_t lines_len;  /* bytes of the line table (jf__pub_lines), 0 if none */
     uint32_t lines_off;  /* from heap_off: the line table */
-    uint32_t cfi_len;    /* bytes of the unwind description (pub_cfi), 0 if none */
+    uint32_t cfi_len;    /* bytes of the unwind description (jf__pub_cfi), 0 if none */
     uint32_t cfi_off;    /* from heap_off: the unwind description */
     uint32_t reserved;   /* 0 */
     uint64_t published_gen; /* the header's (even) generation once this entry was published */
     uint64_t published_ns;  /* CLOCK_MONOTONIC_COARSE then: a lower bound of the precise clock */
     uint64_t removed_gen;   /* ring only: the generation once it was removed; 0 in the live array */
     uint64_t removed_ns;    /* ring only: when it was removed (clock_id) */
-} pub_entry;
+} jf__pub_entry;
 
-/* A line table in the heap: this header, n_lines pub_line, then the file
+/* A line table in the heap: this header, n_lines jf__pub_line, then the file
  * names they point at (NUL-terminated). Offsets are from the table's start. */
-typedef struct pub_lines {
+typedef struct jf__pub_lines {
     uint32_t n_lines;
-} pub_lines;
+} jf__pub_lines;
 
-typedef struct pub_line {
+typedef struct jf__pub_line {
     uint32_t offset;   /* from the region's start */
     uint32_t line;
-    uint32_t file_off; /* from the pub_lines header; file_len 0: the region's file */
+    uint32_t file_off; /* from the jf__pub_lines header; file_len 0: the region's file */
     uint32_t file_len;
-} pub_line;
+} jf__pub_line;
 
 /* An unwind description in the heap (what jf_cfi holds, not yet laid out
  * for a place): this header, the CIE's initial instructions
- * (cie_insns_len bytes), then n_fdes times a pub_fde followed by its
+ * (cie_insns_len bytes), then n_fdes times a jf__pub_fde followed by its
  * fde insns_len bytes of DWARF CFA instructions. Packed, no padding:
  * readers copy fields out. The CIE is version 1, augmentation "zR". */
-typedef struct pub_cfi {
+typedef struct jf__pub_cfi {
     uint32_t code_align;
     int32_t data_align;
     uint32_t ra_reg;
     uint32_t cie_insns_len;
     uint32_t n_fdes;
-} pub_cfi;
+} jf__pub_cfi;
 
-typedef struct pub_fde {
+typedef struct jf__pub_fde {
     uint32_t start, end;  /* region offsets */
     uint32_t insns_len;
-} pub_fde;
+} jf__pub_fde;
 
-_Static_assert(sizeof(pub_header) == 128, "pub_header is 128 bytes");
-_Static_assert(sizeof(pub_entry) == 96, "pub_entry is 96 bytes");
+_Static_assert(sizeof(jf__pub_header) == 128, "jf__pub_header is 128 bytes");
+_Static_assert(sizeof(jf__pub_entry) == 96, "jf__pub_entry is 96 bytes");
 
 #endif

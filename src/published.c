@@ -5,7 +5,7 @@
  *
  * Every change is O(1) whatever the address order: a region takes a free
  * slot (the last freed, else the next never used) and keeps it until it is
- * removed (its jf_live remembers which), and a removal frees the slot. No
+ * removed (its jf__live remembers which), and a removal frees the slot. No
  * entry ever moves, so readers sort what they read (a sorted array cost
  * O(n) shifts per registration out of address order, which multi-threaded
  * JITs and arena reuse do all the time).
@@ -39,6 +39,7 @@
 #include "error.h"
 #include "log.h"
 #include "pub_blocks.h"
+#include "arch/host.h"
 #include "pub_layout.h"
 #include "published_map.h"
 #include "sys.h"
@@ -80,14 +81,14 @@ enum {
 typedef struct pub_state {
     unsigned char *base;
     size_t map_size;
-    pub_header *h;
-    pub_entry *entries, *ring;
+    jf__pub_header *h;
+    jf__pub_entry *entries, *ring;
     char *heap;
     uint32_t cap, used, live;
     uint32_t *free_slots;     /* freed slots, reused last freed first */
     uint32_t n_free, free_cap;
     uint32_t heap_cap, heap_used; /* heap_used: the end of the blocks ever made */
-    pub_blocks blocks;        /* freed blocks by size class */
+    jf__pub_blocks blocks;        /* freed blocks by size class */
     uint64_t dropped;         /* registrations not published (the header's, kept here too) */
     uint64_t ring_written;
     uint64_t generation;
@@ -156,7 +157,7 @@ static inline void change_end(int what)
 }
 
 /* Copy an entry's fields into slot e under e's lock. */
-static void entry_store(pub_entry *e, const pub_entry *v)
+static void entry_store(jf__pub_entry *e, const jf__pub_entry *v)
 {
     seq_begin(&e->seq);
     uint32_t seq = e->seq;
@@ -165,7 +166,7 @@ static void entry_store(pub_entry *e, const pub_entry *v)
     seq_end(&e->seq);
 }
 
-static uint64_t entry_string_bytes(const pub_entry *e)
+static uint64_t entry_string_bytes(const jf__pub_entry *e)
 {
     return (uint64_t)e->name_len + 1 + (e->file_len ? e->file_len + 1u : 0u) + e->lines_len + e->cfi_len;
 }
@@ -201,12 +202,12 @@ static void populate_ahead(char *area, size_t *ready, size_t need, size_t cap)
 
 static size_t ring_area_offset(void)
 {
-    return jf__page_size() + (size_t)pub.cap * sizeof(pub_entry);
+    return jf__page_size() + (size_t)pub.cap * sizeof(jf__pub_entry);
 }
 
 static size_t heap_area_offset(void)
 {
-    return ring_area_offset() + (size_t)RING * sizeof(pub_entry);
+    return ring_area_offset() + (size_t)RING * sizeof(jf__pub_entry);
 }
 
 /* Where each area goes for a live array of `cap` entries and a heap of
@@ -223,20 +224,20 @@ static void layout(uint32_t cap, uint64_t heap_cap)
 static void attach(unsigned char *base)
 {
     pub.base = base;
-    pub.h = (pub_header *)base;
-    pub.entries = (pub_entry *)(base + jf__page_size());
-    pub.ring = (pub_entry *)(base + ring_area_offset());
+    pub.h = (jf__pub_header *)base;
+    pub.entries = (jf__pub_entry *)(base + jf__page_size());
+    pub.ring = (jf__pub_entry *)(base + ring_area_offset());
     pub.heap = (char *)(base + heap_area_offset());
 }
 
 static void write_header(void)
 {
-    pub_header *h = pub.h;
+    jf__pub_header *h = pub.h;
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     h->version = JF_PUB_VERSION;
-    h->header_size = sizeof(pub_header);
-    h->entry_size = sizeof(pub_entry);
+    h->header_size = sizeof(jf__pub_header);
+    h->entry_size = sizeof(jf__pub_entry);
     h->pid = (uint32_t)getpid();
     h->clock_id = CLOCK_MONOTONIC;
     h->created_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
@@ -264,8 +265,8 @@ static void write_header(void)
 static void reset_kept_table(void)
 {
     size_t ring_used = pub.ring_written < RING ? (size_t)pub.ring_written : RING;
-    memset(pub.ring, 0, ring_used * sizeof(pub_entry));
-    static const pub_entry empty = {.flags = JF_PUB_EMPTY};
+    memset(pub.ring, 0, ring_used * sizeof(jf__pub_entry));
+    static const jf__pub_entry empty = {.flags = JF_PUB_EMPTY};
     for (uint32_t i = 0; i < pub.used; i++) /* publish_one expects free slots zeroed */
         entry_store(&pub.entries[i], &empty);
     pub.used = pub.live = pub.n_free = 0;
@@ -397,10 +398,10 @@ static int grow(int more_slots, uint64_t heap_need)
         return -1;
     }
     attach(base);
-    memcpy(pub.entries, old.entries, (size_t)old.used * sizeof(pub_entry));
-    memcpy(pub.ring, old.ring, (size_t)(old.ring_written < RING ? old.ring_written : RING) * sizeof(pub_entry));
+    memcpy(pub.entries, old.entries, (size_t)old.used * sizeof(jf__pub_entry));
+    memcpy(pub.ring, old.ring, (size_t)(old.ring_written < RING ? old.ring_written : RING) * sizeof(jf__pub_entry));
     memcpy(pub.heap, old.heap, old.heap_used);
-    pub.entries_ready = (size_t)old.used * sizeof(pub_entry); /* touched by the copy */
+    pub.entries_ready = (size_t)old.used * sizeof(jf__pub_entry); /* touched by the copy */
     pub.slots_ready = old.used;
     pub.heap_ready = old.heap_used;
     pub.h->flags = old.h->flags;
@@ -415,13 +416,13 @@ static int grow(int more_slots, uint64_t heap_need)
 
 /* ---- The heap ------------------------------------------------------------ */
 
-static inline uint32_t entry_block_class(const pub_entry *e)
+static inline uint32_t entry_block_class(const jf__pub_entry *e)
 {
     return jf__pub_class(entry_string_bytes(e));
 }
 
 /* A removed entry's block, free once its ring slot is reused. */
-static inline void release_block(const pub_entry *e)
+static inline void release_block(const jf__pub_entry *e)
 {
     jf__pub_blocks_put(&pub.blocks, e->name_off, entry_block_class(e));
 }
@@ -432,9 +433,9 @@ static inline void release_block(const pub_entry *e)
  * cannot grow. */
 static int reclaim_ring(uint32_t c, uint32_t *off)
 {
-    static const pub_entry empty = {.flags = JF_PUB_EMPTY};
+    static const jf__pub_entry empty = {.flags = JF_PUB_EMPTY};
     for (uint32_t k = 0; k < RING; k++) {
-        pub_entry *e = &pub.ring[(pub.ring_written + k) % RING]; /* oldest first */
+        jf__pub_entry *e = &pub.ring[(pub.ring_written + k) % RING]; /* oldest first */
         if (e->flags != JF_PUB_REMOVED)
             continue;
         release_block(e);
@@ -514,9 +515,9 @@ static inline uint32_t take_slot(void)
     if (pub.used >= pub.slots_ready) { /* rarely: populate the next 256 KiB, or grow */
         if (pub.used == pub.cap && grow(1, 0) != 0)
             return UINT32_MAX;
-        populate_ahead((char *)pub.entries, &pub.entries_ready, (pub.used + 1) * sizeof(pub_entry),
-                       (size_t)pub.cap * sizeof(pub_entry));
-        pub.slots_ready = (uint32_t)(pub.entries_ready / sizeof(pub_entry));
+        populate_ahead((char *)pub.entries, &pub.entries_ready, (pub.used + 1) * sizeof(jf__pub_entry),
+                       (size_t)pub.cap * sizeof(jf__pub_entry));
+        pub.slots_ready = (uint32_t)(pub.entries_ready / sizeof(jf__pub_entry));
     }
     return pub.used++;
 }
@@ -537,11 +538,11 @@ static void free_slot(uint32_t slot)
 
 
 /* Bytes of r's line table in the heap (0: none, or too big to publish). */
-static uint32_t lines_size(const jf_live *r)
+static uint32_t lines_size(const jf__live *r)
 {
     if (r->n_lines == 0 || r->n_lines > LINES_MAX)
         return 0;
-    uint64_t bytes = sizeof(pub_lines) + (uint64_t)r->n_lines * sizeof(pub_line);
+    uint64_t bytes = sizeof(jf__pub_lines) + (uint64_t)r->n_lines * sizeof(jf__pub_line);
     for (size_t k = 0; k < r->n_lines; k++)
         if (r->lines[k].file)
             bytes += strnlen(r->lines[k].file, FILE_MAX) + 1;
@@ -551,27 +552,27 @@ static uint32_t lines_size(const jf_live *r)
 /* One row with no file of its own (file fields 0: the block may be reused). */
 static inline void put_row(char *row, const jf_line *l)
 {
-    pub_line out = {l->offset > UINT32_MAX ? UINT32_MAX : (uint32_t)l->offset, l->line, 0, 0};
+    jf__pub_line out = {l->offset > UINT32_MAX ? UINT32_MAX : (uint32_t)l->offset, l->line, 0, 0};
     memcpy(row, &out, sizeof out);
 }
 
 /* Write r's line table (size bytes, from lines_size) at *at. */
-static uint32_t heap_put_lines(uint32_t *at, const jf_live *r, uint32_t size)
+static uint32_t heap_put_lines(uint32_t *at, const jf__live *r, uint32_t size)
 {
     uint32_t off = *at;
     char *blob = pub.heap + off;
-    pub_lines head = {(uint32_t)r->n_lines};
+    jf__pub_lines head = {(uint32_t)r->n_lines};
     memcpy(blob, &head, sizeof head);
-    uint32_t strings = sizeof head + (uint32_t)r->n_lines * sizeof(pub_line);
+    uint32_t strings = sizeof head + (uint32_t)r->n_lines * sizeof(jf__pub_line);
     *at += size;
     if (strings == size) { /* no row names a file of its own: the usual case */
         for (size_t k = 0; k < r->n_lines; k++)
-            put_row(blob + sizeof head + k * sizeof(pub_line), &r->lines[k]);
+            put_row(blob + sizeof head + k * sizeof(jf__pub_line), &r->lines[k]);
         return off;
     }
     for (size_t k = 0; k < r->n_lines; k++) {
         const jf_line *l = &r->lines[k];
-        pub_line out = {(uint32_t)(l->offset > UINT32_MAX ? UINT32_MAX : l->offset), l->line, 0, 0};
+        jf__pub_line out = {(uint32_t)(l->offset > UINT32_MAX ? UINT32_MAX : l->offset), l->line, 0, 0};
         if (l->file) {
             out.file_len = (uint32_t)strnlen(l->file, FILE_MAX);
             out.file_off = strings;
@@ -585,7 +586,7 @@ static uint32_t heap_put_lines(uint32_t *at, const jf_live *r, uint32_t size)
 }
 
 /* Bytes of r's unwind description in the heap (0: none, or not publishable). */
-static uint32_t cfi_size(const jf_live *r)
+static uint32_t cfi_size(const jf__live *r)
 {
     if (r->cfi == cfi_cache.cfi)
         return cfi_cache.len;
@@ -608,7 +609,7 @@ static uint32_t cfi_size(const jf_live *r)
     return (uint32_t)n;
 }
 
-static uint32_t heap_put_cfi(uint32_t *at, const jf_live *r, uint32_t size)
+static uint32_t heap_put_cfi(uint32_t *at, const jf__live *r, uint32_t size)
 {
     uint32_t off = *at;
     if (r->cfi == cfi_cache.cfi)
@@ -620,7 +621,7 @@ static uint32_t heap_put_cfi(uint32_t *at, const jf_live *r, uint32_t size)
 }
 
 /* Bytes of r's source file in the heap (a longer name is cut). */
-static inline uint32_t file_len(const jf_live *r)
+static inline uint32_t file_len(const jf__live *r)
 {
     return r->file_len < FILE_MAX ? r->file_len : FILE_MAX;
 }
@@ -630,7 +631,7 @@ typedef struct extras {
     uint32_t file_len, lines_len, cfi_len;
 } extras;
 
-static void measure_extras(const jf_live *r, extras *x)
+static void measure_extras(const jf__live *r, extras *x)
 {
     x->file_len = file_len(r);
     x->lines_len = r->n_lines ? lines_size(r) : 0;
@@ -638,7 +639,7 @@ static void measure_extras(const jf_live *r, extras *x)
 }
 
 /* Write them after the name in e's block (e held odd by the caller). */
-static void write_extras(const jf_live *r, const extras *x, pub_entry *e, uint32_t block)
+static void write_extras(const jf__live *r, const extras *x, jf__pub_entry *e, uint32_t block)
 {
     uint32_t at = block + r->name_len + 1;
     e->file_len = x->file_len;
@@ -654,7 +655,7 @@ static void write_extras(const jf_live *r, const extras *x, pub_entry *e, uint32
 
 /* A free slot's entry, its lock taken, and a heap block of `need` bytes;
  * NULL (counted as dropped) when neither the heap nor the slots can grow. */
-__attribute__((always_inline)) static inline pub_entry *begin_entry(uint64_t need, uint32_t *slot, uint32_t *seq,
+__attribute__((always_inline)) static inline jf__pub_entry *begin_entry(uint64_t need, uint32_t *slot, uint32_t *seq,
                                                                    uint32_t *block)
 {
     if (heap_alloc(need, block) != 0)
@@ -663,7 +664,7 @@ __attribute__((always_inline)) static inline pub_entry *begin_entry(uint64_t nee
         jf__pub_blocks_put(&pub.blocks, *block, jf__pub_class(need));
         return drop("no memory for the table's slots to grow"), NULL;
     }
-    pub_entry *e = &pub.entries[*slot];
+    jf__pub_entry *e = &pub.entries[*slot];
     *seq = e->seq;
     __atomic_store_n(&e->seq, *seq + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
@@ -673,7 +674,7 @@ __attribute__((always_inline)) static inline pub_entry *begin_entry(uint64_t nee
 /* The fields every entry has, then its lock released. A free slot has no
  * file, line table nor unwind description (never used, or emptied by
  * empty_slot), so a region without them writes only these. */
-__attribute__((always_inline)) static inline void end_entry(pub_entry *e, uint32_t seq, jf_live *r, uint32_t slot,
+__attribute__((always_inline)) static inline void end_entry(jf__pub_entry *e, uint32_t seq, jf__live *r, uint32_t slot,
                                                              uint32_t block, uint64_t gen, uint64_t now_ns)
 {
     e->flags = JF_PUB_LIVE;
@@ -692,13 +693,13 @@ __attribute__((always_inline)) static inline void end_entry(pub_entry *e, uint32
 }
 
 /* A region with a file, a line table or an unwind description. */
-__attribute__((noinline)) static void publish_with_extras(jf_live *r, uint64_t gen, uint64_t now_ns)
+__attribute__((noinline)) static void publish_with_extras(jf__live *r, uint64_t gen, uint64_t now_ns)
 {
     extras x;
     measure_extras(r, &x);
     uint64_t need = (uint64_t)r->name_len + 1 + (x.file_len ? x.file_len + 1u : 0u) + x.lines_len + x.cfi_len;
     uint32_t slot, seq, block;
-    pub_entry *e = begin_entry(need, &slot, &seq, &block);
+    jf__pub_entry *e = begin_entry(need, &slot, &seq, &block);
     if (e) {
         write_extras(r, &x, e, block);
         end_entry(e, seq, r, slot, block, gen, now_ns);
@@ -707,11 +708,11 @@ __attribute__((noinline)) static void publish_with_extras(jf_live *r, uint64_t g
 
 /* A region with a source file only (no line table nor unwind
  * description): the name and the file, without measuring the rest. */
-__attribute__((always_inline)) static inline void publish_with_file(jf_live *r, uint64_t gen, uint64_t now_ns)
+__attribute__((always_inline)) static inline void publish_with_file(jf__live *r, uint64_t gen, uint64_t now_ns)
 {
     uint32_t len = file_len(r);
     uint32_t slot, seq, block;
-    pub_entry *e = begin_entry((uint64_t)r->name_len + 1 + (len ? len + 1u : 0u), &slot, &seq, &block);
+    jf__pub_entry *e = begin_entry((uint64_t)r->name_len + 1 + (len ? len + 1u : 0u), &slot, &seq, &block);
     if (!e)
         return;
     if (len) {
@@ -724,12 +725,12 @@ __attribute__((always_inline)) static inline void publish_with_file(jf_live *r, 
 
 /* Publish r in a free slot, writing its entry field by field under the
  * slot's lock: this is the cost every registration pays. */
-__attribute__((always_inline)) static inline void publish_one(jf_live *r, uint64_t gen, uint64_t now_ns)
+__attribute__((always_inline)) static inline void publish_one(jf__live *r, uint64_t gen, uint64_t now_ns)
 {
     if (__builtin_expect(r->file || r->n_lines || r->cfi, 0))
         return r->n_lines || r->cfi ? publish_with_extras(r, gen, now_ns) : publish_with_file(r, gen, now_ns);
     uint32_t slot, seq, block;
-    pub_entry *e = begin_entry((uint64_t)r->name_len + 1, &slot, &seq, &block);
+    jf__pub_entry *e = begin_entry((uint64_t)r->name_len + 1, &slot, &seq, &block);
     if (e)
         end_entry(e, seq, r, slot, block, gen, now_ns);
 }
@@ -737,7 +738,7 @@ __attribute__((always_inline)) static inline void publish_one(jf_live *r, uint64
 /* A freed slot: flags 0 and no file, line table or unwind description,
  * which is what publish_one relies on (it writes only the fields every
  * entry has); the rest is left as it was, meaningless. */
-static inline void empty_slot(pub_entry *e)
+static inline void empty_slot(jf__pub_entry *e)
 {
     seq_begin(&e->seq);
     e->flags = JF_PUB_EMPTY;
@@ -747,18 +748,18 @@ static inline void empty_slot(pub_entry *e)
 
 /* r's entry goes to the removed ring (its block with it) and its slot is
  * freed; the block of the ring entry it replaces is freed. */
-static void unpublish(jf_live *r, uint64_t now_ns)
+static void unpublish(jf__live *r, uint64_t now_ns)
 {
     if (r->pub_slot == 0 || r->pub_slot > pub.used)
         return; /* never published (memory ran out) */
     uint32_t i = r->pub_slot - 1;
     r->pub_slot = 0;
-    pub_entry *ring = &pub.ring[pub.ring_written % RING];
+    jf__pub_entry *ring = &pub.ring[pub.ring_written % RING];
     if (ring->flags == JF_PUB_REMOVED)
         release_block(ring);
-    pub_entry *e = &pub.entries[i];
+    jf__pub_entry *e = &pub.entries[i];
     seq_begin(&ring->seq);
-    memcpy(&ring->flags, &e->flags, offsetof(pub_entry, removed_gen) - offsetof(pub_entry, flags));
+    memcpy(&ring->flags, &e->flags, offsetof(jf__pub_entry, removed_gen) - offsetof(jf__pub_entry, flags));
     ring->flags = JF_PUB_REMOVED;
     ring->removed_gen = pub.generation + 1;
     ring->removed_ns = now_ns;
@@ -771,9 +772,10 @@ static void unpublish(jf_live *r, uint64_t now_ns)
 
 /* published_ns: CLOCK_MONOTONIC_COARSE, never ahead of CLOCK_MONOTONIC
  * (the last tick's value of the same clock). Even that cost ~30 ns a call
- * on the reference machine (a VM: 40% of a registration), so on x86_64 the
- * value is kept and read again only when the time-stamp counter says
- * ~0.5 ms have passed (2^20 cycles at 2 GHz) or a removal took the precise
+ * on the reference machine (a VM: 40% of a registration), so where the host
+ * has a cycle counter (JF_HOST_HAS_TICKS, src/arch/host.h: the x86_64 TSC)
+ * the value is kept and read again only when the counter says ~0.5 ms have
+ * passed (2^20 cycles at 2 GHz) or a removal took the precise
  * time since: a kept value stays a lower bound, at most that much staler,
  * and never earlier than a removal published before it. */
 static uint64_t coarse_clock_ns(void)
@@ -791,15 +793,14 @@ static uint64_t kept_ns, kept_tsc;
 static void keep_time(uint64_t precise_ns)
 {
     kept_ns = precise_ns;
-#if defined(__x86_64__)
-    kept_tsc = __builtin_ia32_rdtsc();
-#endif
+    kept_tsc = jf__host_ticks();
 }
 
 static uint64_t coarse_now_ns(void)
 {
-#if defined(__x86_64__)
-    uint64_t tsc = __builtin_ia32_rdtsc();
+    if (!JF_HOST_HAS_TICKS)
+        return coarse_clock_ns();
+    uint64_t tsc = jf__host_ticks();
     if (kept_ns && tsc - kept_tsc < COARSE_REREAD_CYCLES)
         return kept_ns;
     uint64_t now = coarse_clock_ns();
@@ -807,13 +808,10 @@ static uint64_t coarse_now_ns(void)
         kept_ns = now;
     kept_tsc = tsc;
     return kept_ns;
-#else
-    return coarse_clock_ns();
-#endif
 }
 
 /* Out of line: without the table, jf__pub_add is a test and a return. */
-__attribute__((noinline)) static void add_batch(jf_live *const *regions, size_t n)
+__attribute__((noinline)) static void add_batch(jf__live *const *regions, size_t n)
 {
     uint64_t now = coarse_now_ns();
     change_begin();
@@ -822,7 +820,7 @@ __attribute__((noinline)) static void add_batch(jf_live *const *regions, size_t 
     change_end(CHANGE_ADDED);
 }
 
-void jf__pub_add(jf_live *const *regions, size_t n)
+void jf__pub_add(jf__live *const *regions, size_t n)
 {
     if (pub.active)
         add_batch(regions, n);
@@ -840,7 +838,7 @@ static uint64_t removal_begin(void)
 
 /* Moved regions: removed at their old addresses, then published at their
  * new ones in the slots just freed, as one change. */
-static void remove_and_republish(jf_live *const *regions, size_t n)
+static void remove_and_republish(jf__live *const *regions, size_t n)
 {
     uint64_t now = removal_begin();
     for (size_t i = 0; i < n; i++)
@@ -851,7 +849,7 @@ static void remove_and_republish(jf_live *const *regions, size_t n)
 }
 
 /* Out of line, apart from moves: a removal pays for no publication. */
-__attribute__((noinline)) static void remove_batch(jf_live *const *regions, size_t n)
+__attribute__((noinline)) static void remove_batch(jf__live *const *regions, size_t n)
 {
     uint64_t now = removal_begin();
     for (size_t i = 0; i < n; i++)
@@ -859,7 +857,7 @@ __attribute__((noinline)) static void remove_batch(jf_live *const *regions, size
     change_end(CHANGE_REMOVED);
 }
 
-void jf__pub_remove(jf_live *const *regions, size_t n)
+void jf__pub_remove(jf__live *const *regions, size_t n)
 {
     if (pub.active)
         remove_batch(regions, n);
@@ -867,7 +865,7 @@ void jf__pub_remove(jf_live *const *regions, size_t n)
 
 /* A moved region is removed at its old address (the ring keeps it there)
  * and published at its new one, in the same slot. */
-void jf__pub_move(jf_live *const *regions, const uintptr_t *old_starts, size_t n)
+void jf__pub_move(jf__live *const *regions, const uintptr_t *old_starts, size_t n)
 {
     (void)old_starts; /* each region's slot says where its entry is */
     if (pub.active)

@@ -33,12 +33,12 @@ int jf__pub_status(const void **addr, size_t *size);
 uint64_t jf__pub_dropped(void);
 
 /* Publish regions just inserted into the registry. */
-void jf__pub_add(jf_live *const *regions, size_t n);
+void jf__pub_add(jf__live *const *regions, size_t n);
 
 /* Unpublish regions just removed: they go to the removed ring. */
-void jf__pub_remove(jf_live *const *regions, size_t n);
+void jf__pub_remove(jf__live *const *regions, size_t n);
 
 /* Regions moved: each was at old_starts[i], now at regions[i]->start. */
-void jf__pub_move(jf_live *const *regions, const uintptr_t *old_starts, size_t n);
+void jf__pub_move(jf__live *const *regions, const uintptr_t *old_starts, size_t n);
 
 #endif

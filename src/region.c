@@ -1,5 +1,5 @@
 /*
- * Caller regions in, owned jf_live records out. Validation happens here,
+ * Caller regions in, owned jf__live records out. Validation happens here,
  * before the registry lock is taken, so bad input never touches any sink.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -99,13 +99,13 @@ static jf_line *copy_lines(const jf_region *r)
     return lines;
 }
 
-jf_live *jf__live_new(const jf_region *r, uint64_t group)
+jf__live *jf__live_new(const jf_region *r, uint64_t group)
 {
     /* Sanitising never lengthens a name (one '?' per bad byte), so its
      * length bounds the copy: one pass over the name instead of two. */
     size_t name_size = strnlen(r->name, JF_NAME_MAX) + 1;
     size_t file_size = string_size(r->file);
-    jf_live *l = jf__slab_alloc(sizeof *l + name_size + file_size);
+    jf__live *l = jf__slab_alloc(sizeof *l + name_size + file_size);
     if (!l) {
         jf__fail(JF_ENOMEM, "out of memory copying region %s", r->name);
         return NULL;
@@ -140,7 +140,7 @@ jf_live *jf__live_new(const jf_region *r, uint64_t group)
     return l;
 }
 
-void jf__live_free(jf_live *r)
+void jf__live_free(jf__live *r)
 {
     if (!r)
         return;

@@ -1,5 +1,5 @@
 /*
- * The registry's record of a region (jf_live), and turning a caller's
+ * The registry's record of a region (jf__live), and turning a caller's
  * jf_region into one.
  */
 #ifndef JF_REGION_H
@@ -20,7 +20,7 @@
  * the published table's, likewise. (LuaJIT keeps
  * T->gdbjit_entry the same way.)
  */
-typedef struct jf_live {
+typedef struct jf__live {
     uintptr_t start;
     size_t size;
     uint64_t group;      /* batch id: regions registered in one call share it */
@@ -34,7 +34,7 @@ typedef struct jf_live {
     uint32_t pub_slot;   /* the published table's slot + 1, 0 if unpublished (src/published.c) */
     uint32_t name_len;   /* strlen(name) */
     char name[];         /* sanitised */
-} jf_live;
+} jf__live;
 
 /* Indices of sink_handle[] and jf_stats.sink[]: bit 1u << index. */
 enum { JF_SINK_INDEX_PERFMAP, JF_SINK_INDEX_JITDUMP, JF_SINK_INDEX_GDB, JF_SINK_INDEX_UNWIND };
@@ -50,9 +50,9 @@ int jf__region_validate(const jf_region *r, size_t index);
 
 /* Make an owned, sanitised copy of a validated region; NULL on failure
  * (last error set). */
-jf_live *jf__live_new(const jf_region *r, uint64_t group);
+jf__live *jf__live_new(const jf_region *r, uint64_t group);
 
-/* Free a jf_live and everything it owns. NULL is fine. */
-void jf__live_free(jf_live *r);
+/* Free a jf__live and everything it owns. NULL is fine. */
+void jf__live_free(jf__live *r);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * Slots for jf_live records (see region_slab.h). Each slot starts with an
+ * Slots for jf__live records (see region_slab.h). Each slot starts with an
  * 8-byte header naming its class, so freeing needs no size. Chunks come
  * from mmap with MAP_POPULATE (one system call instead of a fault per page)
  * and are kept for the life of the process: freed slots go on their class's
@@ -25,8 +25,8 @@
 #define SLAB_ENABLED 1
 #endif
 
-/* HEADER: 8 bytes, the alignment of jf_live's widest field; at 16, the
- * 8 bytes the published table added to jf_live (pub_slot, name_len) moved
+/* HEADER: 8 bytes, the alignment of jf__live's widest field; at 16, the
+ * 8 bytes the published table added to jf__live (pub_slot, name_len) moved
  * a 14-byte name from the 128-byte class to the 192-byte one (+64 bytes,
  * +15,700 page faults per million registrations: bench_perfmap, fresh). */
 enum { HEADER = 8, CHUNK = 256 * 1024, N_CLASSES = 6, MALLOCED = 0xff };

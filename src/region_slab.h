@@ -1,5 +1,5 @@
 /*
- * Memory for jf_live records: slots of a few size classes carved from
+ * Memory for jf__live records: slots of a few size classes carved from
  * prefaulted chunks, so a registration costs neither malloc's search nor a
  * page fault on fresh memory.
  */
@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-/* size bytes aligned to 8 (jf_live's widest field); NULL when out of memory.
+/* size bytes aligned to 8 (jf__live's widest field); NULL when out of memory.
  * Thread-safe. */
 void *jf__slab_alloc(size_t size);
 

@@ -14,7 +14,7 @@
 #include "registry.h"
 #include "region.h"
 #include "region_slab.h"
-#include "region_table.h"
+#include "region_index.h"
 #include "sink.h"
 #include "sys.h"
 
@@ -28,11 +28,11 @@
 #include <unistd.h>
 
 /* Indexed like jf_stats.sink[]: sink_table[i]->bit is 1u << i. */
-static const sink_ops *const sink_table[JF_SINK_COUNT] = {
-    [JF_SINK_INDEX_PERFMAP] = &jf_perfmap_sink,
-    [JF_SINK_INDEX_JITDUMP] = &jf_jitdump_sink,
-    [JF_SINK_INDEX_GDB] = &jf_gdb_sink,
-    [JF_SINK_INDEX_UNWIND] = &jf_unwind_sink,
+static const jf__sink_ops *const sink_table[JF_SINK_COUNT] = {
+    [JF_SINK_INDEX_PERFMAP] = &jf__perfmap_sink,
+    [JF_SINK_INDEX_JITDUMP] = &jf__jitdump_sink,
+    [JF_SINK_INDEX_GDB] = &jf__gdb_sink,
+    [JF_SINK_INDEX_UNWIND] = &jf__unwind_sink,
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -43,7 +43,7 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static int init_count;
 static unsigned enabled_sinks; /* started and not failed */
 static unsigned failed_sinks;  /* disabled themselves after an error */
-static region_table live_regions;
+static jf__region_index live_regions;
 static uint64_t next_group = 1; /* atomic: batch ids need no lock */
 static jf_sink_stats sink_stats[JF_SINK_COUNT];
 static char dump_dir[PATH_MAX] = "/tmp";
@@ -104,6 +104,14 @@ int jf_parse_sinks(const char *list, unsigned *sinks_out)
     return 0;
 }
 
+const char *jf_sink_name(unsigned sink)
+{
+    for (int i = 0; i < JF_SINK_COUNT; i++)
+        if (sink_table[i]->bit == sink)
+            return sink_table[i]->word;
+    return NULL;
+}
+
 /* A sink failed: disable it, count it and say so once. Keeps the sink's
  * message as the thread's last error. */
 static void sink_failed(int i, int rc)
@@ -118,7 +126,7 @@ static void sink_failed(int i, int rc)
 }
 
 /* Hand a group to every enabled sink in `mask`; returns the first error. */
-static int fan_out_add(unsigned mask, jf_live *const *regions, size_t n)
+static int fan_out_add(unsigned mask, jf__live *const *regions, size_t n)
 {
     int first_error = 0;
     for (int i = 0; i < JF_SINK_COUNT; i++) {
@@ -141,10 +149,10 @@ typedef struct replay_state {
     unsigned mask;
     size_t used;
     int first_error;
-    jf_live *chunk[REPLAY_CHUNK];
+    jf__live *chunk[REPLAY_CHUNK];
 } replay_state;
 
-static int replay_visit(jf_live *r, void *ctx)
+static int replay_visit(jf__live *r, void *ctx)
 {
     replay_state *s = ctx;
     s->chunk[s->used++] = r;
@@ -161,7 +169,7 @@ static int replay_visit(jf_live *r, void *ctx)
 static int replay_live_regions(unsigned mask)
 {
     replay_state s = {.mask = mask};
-    jf__region_table_foreach(&live_regions, replay_visit, &s);
+    jf__region_index_foreach(&live_regions, replay_visit, &s);
     if (s.used) {
         int rc = fan_out_add(mask, s.chunk, s.used);
         if (rc && !s.first_error)
@@ -170,7 +178,7 @@ static int replay_live_regions(unsigned mask)
     return s.first_error;
 }
 
-static int publish_visit(jf_live *r, void *ctx)
+static int publish_visit(jf__live *r, void *ctx)
 {
     (void)ctx;
     jf__pub_add(&r, 1);
@@ -181,7 +189,7 @@ static int publish_visit(jf_live *r, void *ctx)
 static void publish_live_regions(void)
 {
     jf__pub_start();
-    jf__region_table_foreach(&live_regions, publish_visit, NULL);
+    jf__region_index_foreach(&live_regions, publish_visit, NULL);
 }
 
 /* JITFRAMES_LOG=info: where a sink that just started writes. */
@@ -393,7 +401,7 @@ int jf_init(const jf_config *config)
     return start_control(control, rc);
 }
 
-static int free_visit(jf_live *r, void *ctx)
+static int free_visit(jf__live *r, void *ctx)
 {
     (void)ctx;
     jf__live_free(r);
@@ -415,8 +423,8 @@ int jf_shutdown(void)
                 sink_table[i]->stop(1, &sink_stats[i]);
         enabled_sinks = failed_sinks = 0;
         jf__pub_stop();
-        jf__region_table_foreach(&live_regions, free_visit, NULL);
-        jf__region_table_clear(&live_regions);
+        jf__region_index_foreach(&live_regions, free_visit, NULL);
+        jf__region_index_clear(&live_regions);
         memset(sink_stats, 0, sizeof sink_stats);
         snprintf(dump_dir, sizeof dump_dir, "/tmp");
     }
@@ -489,7 +497,7 @@ unsigned jf_enabled_sinks(void)
 }
 
 /* Validate and copy a caller's batch (no lock held). */
-static int make_live_batch(const jf_region *regions, size_t n, uint64_t group, jf_live **out)
+static int make_live_batch(const jf_region *regions, size_t n, uint64_t group, jf__live **out)
 {
     for (size_t i = 0; i < n; i++) {
         jf_region r;
@@ -509,19 +517,19 @@ static int make_live_batch(const jf_region *regions, size_t n, uint64_t group, j
 
 int jf__live_region_starts_in(uintptr_t lo, uintptr_t hi)
 {
-    return jf__region_table_any_start_in(&live_regions, lo, hi);
+    return jf__region_index_any_start_in(&live_regions, lo, hi);
 }
 
 /* Insert a batch into the table, all or nothing. Lock held. */
-static int insert_batch(jf_live **lives, size_t n)
+static int insert_batch(jf__live **lives, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        int rc = jf__region_table_insert(&live_regions, lives[i]);
+        int rc = jf__region_index_insert(&live_regions, lives[i]);
         if (rc != 0) {
             for (size_t k = 0; k < i; k++)
-                jf__region_table_remove(&live_regions, lives[k]->start);
+                jf__region_index_remove(&live_regions, lives[k]->start);
             if (rc == JF_ENOMEM)
-                return jf__fail(JF_ENOMEM, "out of memory growing the region table");
+                return jf__fail(JF_ENOMEM, "out of memory growing the region index");
             return jf__fail(JF_EEXIST, "region %zu (%s): a live region already starts at %p", i,
                             lives[i]->name, (void *)lives[i]->start);
         }
@@ -538,10 +546,10 @@ int jf__register_batch(const jf_region *regions, size_t n, int *inserted_out)
         return 0;
     if (!regions)
         return jf__fail(JF_EINVAL, "jf_register_batch: regions is NULL");
-    if (n > SIZE_MAX / sizeof(jf_live *))
+    if (n > SIZE_MAX / sizeof(jf__live *))
         return jf__fail(JF_EINVAL, "jf_register_batch: too many regions");
-    jf_live *one;
-    jf_live **lives = n == 1 ? &one : malloc(n * sizeof *lives);
+    jf__live *one;
+    jf__live **lives = n == 1 ? &one : malloc(n * sizeof *lives);
     if (!lives)
         return jf__fail(JF_ENOMEM, "out of memory for a batch of %zu regions", n);
 
@@ -588,7 +596,7 @@ int jf_register(const jf_region *region)
 
 /* Tell every enabled sink in `mask` that can express removal that regions
  * go; returns the first error (a failing sink disables itself). */
-static int fan_out_remove(unsigned mask, jf_live *const *regions, size_t n)
+static int fan_out_remove(unsigned mask, jf__live *const *regions, size_t n)
 {
     int first_error = 0;
     for (int i = 0; i < JF_SINK_COUNT; i++) {
@@ -612,7 +620,7 @@ int jf_unregister(const void *addr)
         pthread_mutex_unlock(&registry_lock);
         return jf__fail(JF_ENOTINIT, "jf_unregister before jf_init");
     }
-    jf_live *r = jf__region_table_remove(&live_regions, (uintptr_t)addr);
+    jf__live *r = jf__region_index_remove(&live_regions, (uintptr_t)addr);
     if (r)
         jf__pub_remove(&r, 1);
     int rc = r ? fan_out_remove(JF_SINK_ALL, &r, 1)
@@ -627,7 +635,7 @@ int jf_unregister(const void *addr)
 /* One move of a batch: the region, where it was and where it goes, and the
  * caller's index for messages. */
 typedef struct planned_move {
-    jf_live *region;
+    jf__live *region;
     uintptr_t from, to;
     size_t index;
 } planned_move;
@@ -650,7 +658,7 @@ static int plan_moves(const jf_region_move *moves, size_t n, planned_move *plan,
 {
     for (size_t i = 0; i < n; i++) {
         uintptr_t from = (uintptr_t)moves[i].from, to = (uintptr_t)moves[i].to;
-        jf_live *r = jf__region_table_find(&live_regions, from);
+        jf__live *r = jf__region_index_find(&live_regions, from);
         if (!r)
             return jf__fail(JF_ENOENT, "move %zu: no live region starts at %p", i, moves[i].from);
         if (!to || to + r->size < to)
@@ -677,7 +685,7 @@ static int check_destinations(planned_move *plan, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const planned_move *m = &plan[i];
-        jf_live *other = jf__region_table_overlapping(&live_regions, m->to, m->to + m->region->size);
+        jf__live *other = jf__region_index_overlapping(&live_regions, m->to, m->to + m->region->size);
         if (other)
             return jf__fail(JF_EEXIST, "move %zu (%s): [%p, +%zu) would overlap live region %s at %p",
                             m->index, m->region->name, (void *)m->to, m->region->size, other->name,
@@ -697,7 +705,7 @@ static int check_destinations(planned_move *plan, size_t n)
 static void reattach(planned_move *plan, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (jf__region_table_insert(&live_regions, plan[i].region) != 0)
+        if (jf__region_index_insert(&live_regions, plan[i].region) != 0)
             (void)jf__internal("a detached region could not be put back");
 }
 
@@ -711,30 +719,30 @@ static void set_starts(planned_move *plan, size_t n, int to_new)
 static int move_in_table(planned_move *plan, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        jf__region_table_detach(&live_regions, plan[i].from);
+        jf__region_index_detach(&live_regions, plan[i].from);
     int rc = check_destinations(plan, n);
     size_t inserted = 0;
     if (rc == 0) {
         set_starts(plan, n, 1);
-        while (inserted < n && jf__region_table_insert(&live_regions, plan[inserted].region) == 0)
+        while (inserted < n && jf__region_index_insert(&live_regions, plan[inserted].region) == 0)
             inserted++;
         if (inserted < n) {
-            rc = jf__fail(JF_ENOMEM, "out of memory growing the region table");
+            rc = jf__fail(JF_ENOMEM, "out of memory growing the region index");
             for (size_t i = 0; i < inserted; i++)
-                jf__region_table_detach(&live_regions, plan[i].to);
+                jf__region_index_detach(&live_regions, plan[i].to);
             set_starts(plan, n, 0);
         }
     }
     if (rc)
         reattach(plan, n);
     for (size_t i = 0; i < n; i++)
-        jf__region_table_release_empty(&live_regions, rc ? plan[i].to : plan[i].from);
+        jf__region_index_release_empty(&live_regions, rc ? plan[i].to : plan[i].from);
     return rc;
 }
 
 /* Tell the sinks: those without a move of their own remove the regions at
  * their old start and add them at the new one. Lock held. */
-static int move_in_sinks(planned_move *plan, size_t n, jf_live **regions, uintptr_t *old_starts)
+static int move_in_sinks(planned_move *plan, size_t n, jf__live **regions, uintptr_t *old_starts)
 {
     unsigned by_parts = 0;
     for (int i = 0; i < JF_SINK_COUNT; i++)
@@ -767,13 +775,13 @@ int jf_move_batch(const jf_region_move *moves, size_t n)
         return 0;
     if (!moves)
         return jf__fail(JF_EINVAL, "jf_move_batch: moves is NULL");
-    size_t item = sizeof(planned_move) + sizeof(jf_live *) + sizeof(uintptr_t);
+    size_t item = sizeof(planned_move) + sizeof(jf__live *) + sizeof(uintptr_t);
     if (n > SIZE_MAX / item)
         return jf__fail(JF_EINVAL, "jf_move_batch: too many moves");
     planned_move *plan = malloc(n * item);
     if (!plan)
         return jf__fail(JF_ENOMEM, "out of memory for a batch of %zu moves", n);
-    jf_live **regions = (jf_live **)(plan + n);
+    jf__live **regions = (jf__live **)(plan + n);
     uintptr_t *old_starts = (uintptr_t *)(regions + n);
     size_t planned = 0;
     lock_registry();

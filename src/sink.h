@@ -8,7 +8,7 @@
 
 #include "region.h"
 
-typedef struct sink_ops {
+typedef struct jf__sink_ops {
     const char *word; /* as in $JITFRAMES */
     unsigned bit;     /* JF_SINK_* */
 
@@ -21,16 +21,16 @@ typedef struct sink_ops {
      * its format): the others are written, the message names what was left
      * out, and the sink stays enabled; any other code: the sink failed, and
      * the registry disables it. */
-    int (*add)(jf_live *const *regions, size_t n, jf_sink_stats *stats);
+    int (*add)(jf__live *const *regions, size_t n, jf_sink_stats *stats);
 
     /* Forget regions (optional: NULL when the sink cannot express removal). */
-    int (*remove)(jf_live *const *regions, size_t n, jf_sink_stats *stats);
+    int (*remove)(jf__live *const *regions, size_t n, jf_sink_stats *stats);
 
     /* Regions moved: each regions[i]->start is already its new address,
      * old_starts[i] its old one. Optional: NULL when the sink does it by
      * remove (at the old address) then add (at the new one), or, without
      * remove, by add alone. Returns as add does. */
-    int (*move)(jf_live *const *regions, const uintptr_t *old_starts, size_t n,
+    int (*move)(jf__live *const *regions, const uintptr_t *old_starts, size_t n,
                 jf_sink_stats *stats);
 
     /* Stop: `final` is 1 at shutdown (write trailers), 0 when disabling.
@@ -40,15 +40,15 @@ typedef struct sink_ops {
     /* In a child right after fork(): drop the parent's resources without
      * writing to them. start() and a replay follow. Must not allocate. */
     void (*forget_after_fork)(void);
-} sink_ops;
+} jf__sink_ops;
 
 /* For sinks, asked with the registry's lock held (from add): whether a live
  * region's code starts in [lo, hi). */
 int jf__live_region_starts_in(uintptr_t lo, uintptr_t hi);
 
-extern const sink_ops jf_perfmap_sink;
-extern const sink_ops jf_gdb_sink;
-extern const sink_ops jf_jitdump_sink;
-extern const sink_ops jf_unwind_sink;
+extern const jf__sink_ops jf__perfmap_sink;
+extern const jf__sink_ops jf__gdb_sink;
+extern const jf__sink_ops jf__jitdump_sink;
+extern const jf__sink_ops jf__unwind_sink;
 
 #endif

@@ -37,10 +37,10 @@
 
 #ifdef JF_HAVE_TRAMPOLINE_TEMPLATE
 #include "trampoline_template.h"
-#define HOST_TEMPLATE (&jf_template_host)
+#define HOST_TEMPLATE (&jf__template_host)
 #else
 #include "arch/template.h"
-#define HOST_TEMPLATE ((const jf_template *)NULL)
+#define HOST_TEMPLATE ((const jf__template *)NULL)
 #endif
 
 enum {
@@ -57,7 +57,7 @@ enum {
 
 typedef struct tramp_group {
     uintptr_t base;
-    jf_trampoline_layout layout;
+    jf__trampoline_layout layout;
     size_t used;        /* copies handed out at least once, in index order */
     uintptr_t free_top; /* slot of the last destroyed copy (0: none); each
                            free slot holds the next free slot's address */
@@ -94,13 +94,13 @@ static void install_atfork(void)
 
 
 /* Largest code-to-slot distance the template's slot reference can encode. */
-static size_t slot_reach(const jf_template *t)
+static size_t slot_reach(const jf__template *t)
 {
     return t->slot.kind == JF_SLOT_AARCH64_LD_PREL_LO19 ? ((size_t)1 << 20) - 4 : (size_t)1 << 30;
 }
 
 /* Bytes each region needs before the next one starts. */
-static size_t room_per_copy(const jf_template *t, unsigned sinks)
+static size_t room_per_copy(const jf__template *t, unsigned sinks)
 {
     size_t room = t->code_size;
     if (sinks & JF_SINK_JITDUMP) {
@@ -128,10 +128,10 @@ static size_t lcm(size_t a, size_t b)
     return q > SIZE_MAX / b ? SIZE_MAX : q * b;
 }
 
-static int ensure_template_cfi(const jf_template *t);
+static int ensure_template_cfi(const jf__template *t);
 
 /* jf__trampoline_layout with arena_lock held. */
-static int layout_locked(const jf_template *t, unsigned sinks, size_t align, jf_trampoline_layout *out)
+static int layout_locked(const jf__template *t, unsigned sinks, size_t align, jf__trampoline_layout *out)
 {
     int rc = ensure_template_cfi(t);
     if (rc)
@@ -152,7 +152,7 @@ static int layout_locked(const jf_template *t, unsigned sinks, size_t align, jf_
     if (block < stride || block < page)
         return jf__fail(JF_ERANGE, "a %zu-byte trampoline stride does not fit the template's %zu-byte reach",
                         stride, slot_reach(t));
-    *out = (jf_trampoline_layout){
+    *out = (jf__trampoline_layout){
         .arch = t->arch,
         .code_size = t->code_size,
         .stride = stride,
@@ -164,9 +164,9 @@ static int layout_locked(const jf_template *t, unsigned sinks, size_t align, jf_
     return 0;
 }
 
-int jf__trampoline_layout(unsigned sinks, size_t align, jf_trampoline_layout *out)
+int jf__trampoline_layout_for(unsigned sinks, size_t align, jf__trampoline_layout *out)
 {
-    const jf_template *t = HOST_TEMPLATE;
+    const jf__template *t = HOST_TEMPLATE;
     if (!t)
         return jf__fail(JF_ENOTSUP, "trampolines are not available on this architecture");
     pthread_mutex_lock(&arena_lock);
@@ -186,9 +186,9 @@ int jf__trampoline_layout(unsigned sinks, size_t align, jf_trampoline_layout *ou
  * Apply the template's one relocation to `code` (a copy of the template)
  * for a slot `distance` bytes after the copy's first byte.
  */
-static int link_to_slot(const jf_template *t, uint8_t *code, int64_t distance)
+static int link_to_slot(const jf__template *t, uint8_t *code, int64_t distance)
 {
-    const jf_template_slot_ref *s = &t->slot;
+    const jf__template_slot_ref *s = &t->slot;
     int64_t pcrel = distance + s->addend - (int64_t)s->at; /* S + A - P */
     switch (s->kind) {
     case JF_SLOT_X86_64_PC32:
@@ -270,7 +270,7 @@ static void *map_near(uintptr_t near, size_t len)
 
 /* Fill the code blocks of a fresh read-write group, then make them
  * read+execute (never both writable and executable) and flush the icache. */
-static int fill_and_seal(const jf_template *t, uint8_t *base, const jf_trampoline_layout *l)
+static int fill_and_seal(const jf__template *t, uint8_t *base, const jf__trampoline_layout *l)
 {
     uint8_t copy[256];
     if (t->code_size > sizeof copy || t->code_size > l->stride)
@@ -293,7 +293,7 @@ static int fill_and_seal(const jf_template *t, uint8_t *base, const jf_trampolin
 }
 
 /* Map and fill a new group near `near`; *out is its index. Lock held. */
-static int add_group(const jf_template *t, const jf_trampoline_layout *l, uintptr_t near, size_t *out)
+static int add_group(const jf__template *t, const jf__trampoline_layout *l, uintptr_t near, size_t *out)
 {
     if (n_groups == cap_groups) {
         size_t cap = cap_groups ? 2 * cap_groups : 8;
@@ -324,14 +324,14 @@ static int add_group(const jf_template *t, const jf_trampoline_layout *l, uintpt
 
 static uintptr_t copy_code(const tramp_group *g, size_t index)
 {
-    const jf_trampoline_layout *l = &g->layout;
+    const jf__trampoline_layout *l = &g->layout;
     size_t per_block = l->block / l->stride;
     return g->base + index / per_block * l->block + index % per_block * l->stride;
 }
 
 static uintptr_t copy_slot(const tramp_group *g, size_t index)
 {
-    const jf_trampoline_layout *l = &g->layout;
+    const jf__trampoline_layout *l = &g->layout;
     size_t per_block = l->block / l->stride;
     return g->base + l->variants * l->block + index % per_block * l->stride +
            index / per_block * SLOT_SIZE;
@@ -340,7 +340,7 @@ static uintptr_t copy_slot(const tramp_group *g, size_t index)
 /* The copy index whose slot is at `slot`. */
 static size_t slot_index(const tramp_group *g, uintptr_t slot)
 {
-    const jf_trampoline_layout *l = &g->layout;
+    const jf__trampoline_layout *l = &g->layout;
     size_t off = slot - (g->base + l->variants * l->block);
     return off % l->stride / SLOT_SIZE * (l->block / l->stride) + off / l->stride;
 }
@@ -351,7 +351,7 @@ static tramp_group *find_copy(uintptr_t entry, size_t *index)
 {
     for (size_t k = 0; k < n_groups; k++) {
         tramp_group *g = &groups[k];
-        const jf_trampoline_layout *l = &g->layout;
+        const jf__trampoline_layout *l = &g->layout;
         if (entry < g->base || entry >= g->base + l->variants * l->block)
             continue;
         size_t off = entry - g->base, in_block = off % l->block;
@@ -363,14 +363,14 @@ static tramp_group *find_copy(uintptr_t entry, size_t *index)
     return NULL;
 }
 
-static int group_fits(const tramp_group *g, const jf_trampoline_layout *l, uintptr_t target)
+static int group_fits(const tramp_group *g, const jf__trampoline_layout *l, uintptr_t target)
 {
     return g->layout.stride == l->stride && g->layout.block == l->block &&
            (g->free_top || g->used < l->per_group) && distance(g->base, target) < NEAR_DISTANCE;
 }
 
 /* Take a free copy suitable for `target`. Lock held. */
-static int take_copy(const jf_trampoline_layout *l, uintptr_t target, tramp_group **out, size_t *index)
+static int take_copy(const jf__trampoline_layout *l, uintptr_t target, tramp_group **out, size_t *index)
 {
     size_t k = 0;
     while (k < n_groups && !group_fits(&groups[k], l, target))
@@ -407,14 +407,14 @@ static void release_copy(tramp_group *g, size_t index)
 
 /* ---- the unwind description, built once from the generated header ------------- */
 
-static int ensure_template_cfi(const jf_template *t)
+static int ensure_template_cfi(const jf__template *t)
 {
     if (template_cfi)
         return 0;
     if (t->cie.code_align > UINT32_MAX || t->cie.ra_register > UINT32_MAX ||
         t->cie.data_align < INT32_MIN || t->cie.data_align > INT32_MAX)
         return jf__fail(JF_ERANGE, "the %s template's CIE parameters are out of range", t->arch);
-    jf_raw_cie cie = {
+    jf__raw_cie cie = {
         .code_align = (uint32_t)t->cie.code_align,
         .data_align = (int32_t)t->cie.data_align,
         .ra_reg = (uint32_t)t->cie.ra_register,
@@ -456,7 +456,7 @@ static int read_options(const jf_trampoline_options *opts, jf_trampoline_options
 /* Allocate a copy calling `target`. */
 static int allocate(jf_fn target, size_t align, uintptr_t *entry)
 {
-    const jf_template *t = HOST_TEMPLATE;
+    const jf__template *t = HOST_TEMPLATE;
     if (!t)
         return jf__fail(JF_ENOTSUP, "trampolines are not available on this architecture: "
                                     "call the target directly");
@@ -465,7 +465,7 @@ static int allocate(jf_fn target, size_t align, uintptr_t *entry)
     unsigned sinks = jf_enabled_sinks();
     pthread_once(&arena_once, install_atfork);
     pthread_mutex_lock(&arena_lock);
-    jf_trampoline_layout l;
+    jf__trampoline_layout l;
     tramp_group *g = NULL;
     size_t index = 0;
     int rc = layout_locked(t, sinks, align, &l);

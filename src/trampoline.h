@@ -7,7 +7,7 @@
 #include "jitframes.h"
 
 /* How trampolines created now would be laid out. */
-typedef struct jf_trampoline_layout {
+typedef struct jf__trampoline_layout {
     const char *arch;        /* template architecture, NULL if none */
     size_t code_size;        /* bytes of one copy of the template */
     size_t stride;           /* bytes from one copy to the next */
@@ -15,11 +15,11 @@ typedef struct jf_trampoline_layout {
     size_t block;            /* bytes per block */
     size_t per_group;        /* trampolines per arena group */
     size_t group_bytes;      /* bytes mapped per group (code + data) */
-} jf_trampoline_layout;
+} jf__trampoline_layout;
 
 /* Layout for trampolines created with `align` (0: default) while the sinks
  * in `sinks` are enabled. Returns 0 or a JF_E* code with the message set. */
-int jf__trampoline_layout(unsigned sinks, size_t align, jf_trampoline_layout *out);
+int jf__trampoline_layout_for(unsigned sinks, size_t align, jf__trampoline_layout *out);
 
 /* The data slot of a live trampoline (holding its target), NULL if `entry`
  * is not one. */

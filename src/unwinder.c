@@ -27,7 +27,7 @@
 
 /* Set once per process (kept across stop/start and fork). Guarded by the
  * registry lock like everything in a sink. */
-static unwinder unwinders[MAX_UNWINDERS];
+static jf__unwinder unwinders[MAX_UNWINDERS];
 static int n_unwinders;
 static int bound;
 /* Some unwinder takes shared tables. */
@@ -61,7 +61,7 @@ static frame_fn as_frame_fn(void *sym)
 /* Fill *u from `lookup` (a dlopen handle or RTLD_DEFAULT). 0 if this scope
  * has no usable unwinder. `handle` is only used to look for the LLVM
  * marker in the same library. */
-static int unwinder_from_scope(void *lookup, unwinder *u)
+static int unwinder_from_scope(void *lookup, jf__unwinder *u)
 {
     memset(u, 0, sizeof *u);
     void *reg = dlsym(lookup, "__register_frame");
@@ -122,7 +122,7 @@ static int put_probe_table(uint8_t *buf, uintptr_t pc, uint64_t range)
     jf_cfi *cfi;
     if (jf_cfi_new(&cfi) != 0)
         return -1;
-    jf_eh_image img;
+    jf__eh_image img;
     int rc = jf_cfi_add_frameless(cfi, 0, (size_t)range, 16);
     if (rc == 0)
         rc = jf__cfi_emit(cfi, JF_EH_LAYOUT_ABSOLUTE, pc, range, (uint64_t)(uintptr_t)buf, buf,
@@ -132,7 +132,7 @@ static int put_probe_table(uint8_t *buf, uintptr_t pc, uint64_t range)
 }
 
 /* A symbol of u's library, or NULL. */
-static void *unwinder_symbol(const unwinder *u, const char *name)
+static void *unwinder_symbol(const jf__unwinder *u, const char *name)
 {
     void *sym = dlsym(u->handle ? u->handle : RTLD_DEFAULT, name);
     return sym && object_base(sym) == u->base ? sym : NULL;
@@ -142,13 +142,13 @@ static void *unwinder_symbol(const unwinder *u, const char *name)
  * __register_frame_info that comes first in global scope. When that one is
  * another library's (LLVM libunwind's no-op stub), registering through this
  * libgcc reaches nothing, and the object would be lost: no need to probe. */
-static int registrations_interposed(const unwinder *u)
+static int registrations_interposed(const jf__unwinder *u)
 {
     void *global = dlsym(RTLD_DEFAULT, "__register_frame_info");
     return global && object_base(global) != u->base;
 }
 
-static probe_result probe_libgcc(const unwinder *u)
+static probe_result probe_libgcc(const jf__unwinder *u)
 {
     static union {
         void *p[32];
@@ -195,7 +195,7 @@ static const char *const mode_names[] = {"LLVM libunwind, one FDE per call",
                                          "libgcc (b-tree), one table per region",
                                          "libgcc (list), shared tables"};
 
-static void keep_unwinder(const unwinder *u, const char *how)
+static void keep_unwinder(const jf__unwinder *u, const char *how)
 {
     probe_result probe = u->per_fde ? PROBE_LIST : probe_libgcc(u);
     if (already_bound(u->base) || n_unwinders == MAX_UNWINDERS || probe == PROBE_NO_EFFECT) {
@@ -206,7 +206,7 @@ static void keep_unwinder(const unwinder *u, const char *how)
             dlclose(u->handle);
         return;
     }
-    unwinder *kept = &unwinders[n_unwinders++];
+    jf__unwinder *kept = &unwinders[n_unwinders++];
     *kept = *u;
     void *reg_table = unwinder_symbol(u, "__register_frame_info_table");
     void *reg_info = unwinder_symbol(u, "__register_frame_info");
@@ -233,7 +233,7 @@ static void bind_libgcc_s(void)
         h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h)
         return;
-    unwinder u;
+    jf__unwinder u;
     if (!unwinder_from_scope(h, &u)) {
         dlclose(h);
         return;
@@ -248,7 +248,7 @@ int jf__unwinders_bind(void)
 {
     if (bound)
         return 0;
-    unwinder u;
+    jf__unwinder u;
     if (unwinder_from_scope(RTLD_DEFAULT, &u))
         keep_unwinder(&u, "global scope");
     bind_libgcc_s();
@@ -261,7 +261,7 @@ int jf__unwinders_bind(void)
     return 0;
 }
 
-const unwinder *jf__unwinders(int *n)
+const jf__unwinder *jf__unwinders(int *n)
 {
     *n = n_unwinders;
     return unwinders;

@@ -2,7 +2,7 @@
  * The process's unwinders, found and probed at run time (unwinder.c): which
  * ones exist (libgcc_s, LLVM libunwind, in global scope or loaded by glibc's
  * backtrace()) and how each takes registrations. The unwind sink
- * (unwind.c) registers its tables with every one bound here.
+ * (sink_unwind.c) registers its tables with every one bound here.
  */
 #ifndef JF_UNWINDER_H
 #define JF_UNWINDER_H
@@ -13,23 +13,23 @@ typedef void (*register_object_fn)(const void *begin, void *object);
 typedef void *(*deregister_info_fn)(const void *begin);
 
 /* How regions reach an unwinder. */
-typedef enum unwinder_mode {
+typedef enum jf__unwinder_mode {
     MODE_PER_FDE,    /* LLVM libunwind: __register_frame takes one FDE */
     MODE_PER_REGION, /* a libgcc b-tree (GCC 13+), or unknown: one table per region */
     MODE_TABLES,     /* a libgcc list (GCC <= 12): shared tables of region images */
-} unwinder_mode;
+} jf__unwinder_mode;
 
-typedef struct unwinder {
+typedef struct jf__unwinder {
     frame_fn register_frame;
     frame_fn deregister_frame;
     register_table_fn register_table;     /* __register_frame_info_table (MODE_TABLES) */
     register_object_fn register_info;     /* __register_frame_info (libgcc, if exported) */
     deregister_info_fn deregister_info;   /* __deregister_frame_info (libgcc, if exported) */
     int per_fde;        /* LLVM libunwind (__unw_add_dynamic_fde in the same library) */
-    unwinder_mode mode;
+    jf__unwinder_mode mode;
     const void *base;   /* load address of the library that defines them */
     void *handle;       /* keeps that library loaded while tables point into it */
-} unwinder;
+} jf__unwinder;
 
 enum { MAX_UNWINDERS = 2 };
 
@@ -38,7 +38,7 @@ enum { MAX_UNWINDERS = 2 };
 int jf__unwinders_bind(void);
 
 /* The bound unwinders, *n of them (0 before a successful bind). */
-const unwinder *jf__unwinders(int *n);
+const jf__unwinder *jf__unwinders(int *n);
 
 /* Whether some bound unwinder takes shared tables (MODE_TABLES). */
 int jf__unwinders_take_tables(void);

@@ -81,7 +81,7 @@ typedef struct machine {
     uint16_t em;
     const char *arch;
     uint32_t pc_begin_reloc; /* the 32-bit pc-relative type gas uses for pc_begin */
-    const char *slot_kind;   /* jf_slot_kind enumerator name */
+    const char *slot_kind;   /* jf__slot_kind enumerator name */
     uint32_t slot_reloc;     /* the relocation against the slot (the high half of a pair) */
     uint32_t slot_reloc_lo;  /* the low half's relocation, 0 if the reference is one */
     uint8_t big_endian;      /* ELFDATA2MSB */
@@ -697,7 +697,7 @@ static void write_header(FILE *out, const char *name, const object *o, const tem
     emit_array(out, name, "cie_insns", cie->insns);
     emit_array(out, name, "fde_insns", fde->insns);
     fprintf(out,
-            "\nstatic const jf_template %s = {\n"
+            "\nstatic const jf__template %s = {\n"
             "    .arch = \"%s\",\n"
             "    .elf_machine = %u,\n"
             "    .code = %s_code,\n"
@@ -749,7 +749,7 @@ static int valid_c_name(const char *s)
 
 int main(int argc, char **argv)
 {
-    const char *name = "jf_template_host";
+    const char *name = "jf__template_host";
     int arg = 1;
     if (argc == 5 && strcmp(argv[1], "--name") == 0) {
         name = argv[2];

@@ -449,7 +449,7 @@ static long read_full(int fd, uint8_t *buf, size_t len)
 }
 
 /* Read one reply: its size, 0 if the process closed without one. */
-static long read_reply(int fd, pid_t pid, jf_ctl_reply *reply, jfc_error *err)
+static long read_reply(int fd, pid_t pid, jf__ctl_reply *reply, jfc_error *err)
 {
     static uint8_t buf[JF_CTL_REPLY_MAX];
     long got = read_full(fd, buf, JF_CTL_REPLY_HEADER_SIZE);
@@ -466,7 +466,7 @@ static long read_reply(int fd, pid_t pid, jf_ctl_reply *reply, jfc_error *err)
     return (long)size;
 }
 
-long jfc_exchange_raw(pid_t pid, const void *bytes, size_t len, jf_ctl_reply *reply, jfc_error *err)
+long jfc_exchange_raw(pid_t pid, const void *bytes, size_t len, jf__ctl_reply *reply, jfc_error *err)
 {
     int fd = jfc_connect(pid, err);
     if (fd < 0)
@@ -481,7 +481,7 @@ long jfc_exchange_raw(pid_t pid, const void *bytes, size_t len, jf_ctl_reply *re
     return size;
 }
 
-int jfc_request(pid_t pid, const jf_ctl_request *req, jf_ctl_reply *reply, jfc_error *err)
+int jfc_request(pid_t pid, const jf__ctl_request *req, jf__ctl_reply *reply, jfc_error *err)
 {
     uint8_t buf[JF_CTL_REQUEST_SIZE];
     jf__ctl_encode_request(req, buf);

@@ -40,11 +40,11 @@ int jfc_connect(pid_t pid, jfc_error *err);
 
 /* One request: 0 with *reply (reply->status is the process's answer), or
  * -1 with *err. */
-int jfc_request(pid_t pid, const jf_ctl_request *req, jf_ctl_reply *reply, jfc_error *err);
+int jfc_request(pid_t pid, const jf__ctl_request *req, jf__ctl_reply *reply, jfc_error *err);
 
 /* Send `len` raw bytes as a request on a fresh connection and read what
  * comes back (for the tests' malformed requests): the reply's size (0: the
  * process closed without one), or -1 with *err. */
-long jfc_exchange_raw(pid_t pid, const void *bytes, size_t len, jf_ctl_reply *reply, jfc_error *err);
+long jfc_exchange_raw(pid_t pid, const void *bytes, size_t len, jf__ctl_reply *reply, jfc_error *err);
 
 #endif

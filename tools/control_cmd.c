@@ -22,8 +22,6 @@
 
 enum { EXIT_DONE = 0, EXIT_ANSWERED_ERROR = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 4 };
 
-static const char *const sink_words[JF_SINK_COUNT] = {"perfmap", "jitdump", "gdb", "unwind"};
-
 int jft_is_control_command(const char *cmd)
 {
     return strcmp(cmd, "enable") == 0 || strcmp(cmd, "disable") == 0 || strcmp(cmd, "status") == 0;
@@ -47,12 +45,12 @@ static const char *sink_list(unsigned bits, char *out, size_t cap)
     out[0] = '\0';
     for (int i = 0; i < JF_SINK_COUNT; i++)
         if (bits & (1u << i) && at < cap)
-            at += (size_t)snprintf(out + at, cap - at, "%s%s", at ? "," : "", sink_words[i]);
+            at += (size_t)snprintf(out + at, cap - at, "%s%s", at ? "," : "", jf_sink_name(1u << i));
     return at ? out : "none";
 }
 
 /* The file a sink writes, as the process sees it ("" for sinks without one). */
-static void sink_file(const jf_ctl_reply *r, int i, char *out, size_t cap)
+static void sink_file(const jf__ctl_reply *r, int i, char *out, size_t cap)
 {
     if (i == 0)
         snprintf(out, cap, "/tmp/perf-%" PRIu32 ".map", r->pid);
@@ -62,7 +60,7 @@ static void sink_file(const jf_ctl_reply *r, int i, char *out, size_t cap)
         out[0] = '\0';
 }
 
-static void print_status_text(pid_t pid, const jf_ctl_reply *r)
+static void print_status_text(pid_t pid, const jf__ctl_reply *r)
 {
     printf("process %ld", (long)pid);
     if (r->pid != (uint32_t)pid)
@@ -73,7 +71,7 @@ static void print_status_text(pid_t pid, const jf_ctl_reply *r)
         const char *state = r->enabled & (1u << i) ? "on" : r->failed & (1u << i) ? "failed" : "off";
         char file[JF_CTL_DIR_MAX + 64];
         sink_file(r, i, file, sizeof file);
-        printf("  %-8s %-6s %10" PRIu64 " regions %12" PRIu64 " bytes %6" PRIu64 " errors", sink_words[i],
+        printf("  %-8s %-6s %10" PRIu64 " regions %12" PRIu64 " bytes %6" PRIu64 " errors", jf_sink_name(1u << i),
                state, r->regions[i], r->bytes[i], r->errors[i]);
         if (file[0])
             printf("  %s (from here: /proc/%ld/root%s)", file, (long)pid, file);
@@ -81,12 +79,12 @@ static void print_status_text(pid_t pid, const jf_ctl_reply *r)
     }
 }
 
-static void json_sink(pid_t pid, const jf_ctl_reply *r, int i)
+static void json_sink(pid_t pid, const jf__ctl_reply *r, int i)
 {
     char file[JF_CTL_DIR_MAX + 64], here[JF_CTL_DIR_MAX + 96];
     sink_file(r, i, file, sizeof file);
     printf("%s\"%s\": {\"enabled\": %s, \"failed\": %s, \"regions\": %" PRIu64 ", \"bytes\": %" PRIu64
-           ", \"errors\": %" PRIu64, i ? ", " : "", sink_words[i], r->enabled & (1u << i) ? "true" : "false",
+           ", \"errors\": %" PRIu64, i ? ", " : "", jf_sink_name(1u << i), r->enabled & (1u << i) ? "true" : "false",
            r->failed & (1u << i) ? "true" : "false", r->regions[i], r->bytes[i], r->errors[i]);
     if (file[0]) {
         snprintf(here, sizeof here, "/proc/%ld/root%s", (long)pid, file);
@@ -104,11 +102,11 @@ static void json_sink_array(unsigned bits)
     printf("[");
     for (int i = 0, n = 0; i < JF_SINK_COUNT; i++)
         if (bits & (1u << i))
-            printf("%s\"%s\"", n++ ? ", " : "", sink_words[i]);
+            printf("%s\"%s\"", n++ ? ", " : "", jf_sink_name(1u << i));
     printf("]");
 }
 
-static void print_status_json(pid_t pid, const jf_ctl_reply *r)
+static void print_status_json(pid_t pid, const jf__ctl_reply *r)
 {
     printf("{\"pid\": %ld, \"pid_inside\": %" PRIu32 ", \"uid\": %" PRIu32 ", \"version\": \"%u.%u.%u\", "
            "\"live_regions\": %" PRIu64 ", \"enabled\": ",
@@ -142,7 +140,7 @@ static int on_json(void *ctx, int which, const char *value)
     return 0;
 }
 
-static int report(pid_t pid, const char *cmd, int json, unsigned asked, const jf_ctl_reply *r)
+static int report(pid_t pid, const char *cmd, int json, unsigned asked, const jf__ctl_reply *r)
 {
     char list[64];
     if (r->status) {
@@ -178,7 +176,7 @@ int jft_control_command(int argc, char **argv)
     pid_t pid;
     if (parse_pid(ops[0], &pid) != 0)
         return usage_error(cmd, "PID must be a positive process id");
-    jf_ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
+    jf__ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
     if (wants_sinks) {
         req.op = strcmp(cmd, "enable") == 0 ? JF_CTL_ENABLE : JF_CTL_DISABLE;
         if (jf_parse_sinks(ops[1], &req.sinks) != 0)
@@ -186,7 +184,7 @@ int jft_control_command(int argc, char **argv)
         if (!req.sinks)
             return usage_error(cmd, "SINKS names no sink (perfmap, jitdump, gdb, unwind, all)");
     }
-    jf_ctl_reply reply;
+    jf__ctl_reply reply;
     jfc_error err;
     if (jfc_request(pid, &req, &reply, &err) != 0) {
         fprintf(stderr, "jitframes %s: %s\n", cmd, err.msg);

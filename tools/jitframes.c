@@ -46,7 +46,7 @@ static const char *const kind_names[] = {"unknown", "perfmap", "jitdump", "symfi
 enum { EXIT_VALID = 0, EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_WARNINGS = 3 };
 
 /* A GDB JIT symfile is read whole. jitframes puts at most 32,767 regions
- * in one (src/gdbjit.c), about 100 bytes each with typical names. What the
+ * in one (src/sink_gdb.c), about 100 bytes each with typical names. What the
  * walk keeps is a few times the file at worst (8 MiB of minimal CIEs in
  * .eh_frame: 50 MiB resident), hence a lower bound than for streams. */
 #define MAX_SYMFILE ((size_t)8 << 20)

@@ -2,69 +2,27 @@
  * Writing a jitdump (perf's tools/perf/Documentation/jitdump-specification.txt;
  * docs/formats.md, "Jitdump") from a published table: header, then per
  * region its CODE_UNWINDING_INFO and DEBUG_INFO (when it has them) before its
- * CODE_LOAD. Host byte order, as perf expects of a dump written on this
- * machine.
+ * CODE_LOAD. The records are the library's own encoders' (src/jitdump_encode.c,
+ * as the jitdump sink writes them), in the host's byte order.
  */
 #define _GNU_SOURCE
 #include "table_jitdump.h"
 
-#include "arch/host.h"
+#include "jitdump_encode.h"
 #include "jitdump_reader.h"
+#include "sys.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-enum { NONCE_SIZE = 8, LOAD_FIXED = JD_PREFIX_SIZE + 40, UNWIND_FIXED = JD_PREFIX_SIZE + 24 };
-
-static uint64_t monotonic_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-static void put32(FILE *f, uint32_t v)
-{
-    fwrite(&v, sizeof v, 1, f);
-}
-
-static void put64(FILE *f, uint64_t v)
-{
-    fwrite(&v, sizeof v, 1, f);
-}
-
-static uint64_t round8(uint64_t v)
-{
-    return (v + 7) & ~(uint64_t)7;
-}
-
-static void put_zeros(FILE *f, size_t n)
-{
-    static const uint8_t zeros[64];
-    for (; n > sizeof zeros; n -= sizeof zeros)
-        fwrite(zeros, 1, sizeof zeros, f);
-    fwrite(zeros, 1, n, f);
-}
-
-/* The nonce's bytes, with the zeros that keep every record 4-aligned where
- * the host needs it (as src/jitdump.c: arch/host.h). */
-static size_t nonce_size(const tr_region *r)
-{
-    if (JF_HOST_UNALIGNED_STORE32_ATOMIC)
-        return NONCE_SIZE;
-    size_t unpadded = LOAD_FIXED + strlen(r->name) + 1 + r->size + NONCE_SIZE;
-    return NONCE_SIZE + (4 - unpadded % 4) % 4;
-}
 
 /* Unwind data a reader holds (jitframes check: a record it keeps until
  * the load is at most JD_MAX_HELD_RECORD_SIZE), within what is left of room. */
 static int unwind_sound(const tr_region *r, uint64_t room)
 {
     return r->unwind && r->unwind_len && r->unwind_hdr_len <= r->unwind_len &&
-           UNWIND_FIXED + 8 + (uint64_t)r->unwind_len <= JD_MAX_HELD_RECORD_SIZE && r->unwind_len <= room;
+           JITDUMP_UNWIND_FIXED + 8 + (uint64_t)r->unwind_len <= JD_MAX_HELD_RECORD_SIZE &&
+           r->unwind_len <= room;
 }
 
 /* The code_size of r's CODE_LOAD: its code, then the nonce unless it goes
@@ -72,52 +30,17 @@ static int unwind_sound(const tr_region *r, uint64_t room)
  * bytes: perf places it after round8(code_size)). */
 static uint64_t load_size(const tr_region *r, int with_unwind)
 {
-    return r->size + (with_unwind ? 0 : nonce_size(r));
+    return r->size + (with_unwind ? 0 : jf__jitdump_nonce_size(strlen(r->name), (size_t)r->size));
 }
 
 uint64_t tj_unwind_end(const tr_region *r)
 {
-    return r->start + round8(load_size(r, 1)) + round8(r->unwind_len);
+    return r->start + jf__round_up((size_t)load_size(r, 1), 8) + jf__jitdump_mapped_size(r->unwind_len);
 }
 
 int tj_unwind_fits(const tr_region *r, uint64_t next_start)
 {
     return next_start == 0 || next_start <= r->start || tj_unwind_end(r) <= next_start;
-}
-
-/* A bijection (splitmix64's finaliser): distinct indices, distinct nonces. */
-static uint64_t mix64(uint64_t x)
-{
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
-    return x ^ (x >> 31);
-}
-
-static void put_prefix(FILE *f, uint32_t id, uint64_t size, uint64_t ts)
-{
-    put32(f, id);
-    put32(f, (uint32_t)size);
-    put64(f, ts);
-}
-
-static void write_header(FILE *f, pid_t pid, uint64_t ts)
-{
-    put32(f, JD_MAGIC);
-    put32(f, 1);
-    put32(f, JD_HEADER_SIZE);
-    put32(f, JF_HOST_ELF_MACHINE);
-    put32(f, 0);
-    put32(f, (uint32_t)pid);
-    put64(f, ts);
-    put64(f, 0);
-}
-
-static void put_line(FILE *f, uint64_t addr, uint32_t line, const char *file)
-{
-    put64(f, addr);
-    put32(f, line);
-    put32(f, 0);
-    fwrite(file, 1, strlen(file) + 1, f);
 }
 
 /* Line i of r's table, or of its first line alone when !table (i ==
@@ -144,27 +67,38 @@ static size_t debug_lines(const tr_region *r, int table)
     return (table && r->n_lines ? r->n_lines : 1) + 1;
 }
 
-/* The DEBUG_INFO record's size for r, with its line table or without. */
-static uint64_t debug_info_size(const tr_region *r, int table, uint64_t end)
+/* r's DEBUG_INFO, with its line table or without; the code it describes
+ * ends at `end`. Stops early (incomplete) once past `stop_after` bytes. */
+static void put_debug_info(jf__writer *w, const tr_region *r, int table, uint64_t end, uint64_t ts,
+                           size_t stop_after)
 {
-    uint64_t bytes = JD_PREFIX_SIZE + 16;
-    for (size_t i = 0; i < debug_lines(r, table); i++) {
+    size_t n = debug_lines(r, table);
+    size_t start = jf__jitdump_begin_record(w, JIT_CODE_DEBUG_INFO, ts);
+    jf__jitdump_put_debug_head(w, r->start, n);
+    for (size_t i = 0; i < n; i++) {
         uint64_t addr;
         uint32_t line;
         const char *file;
         line_at(r, table, end, i, &addr, &line, &file);
-        bytes += 16 + strlen(file) + 1;
-        if (bytes > JD_MAX_HELD_RECORD_SIZE)
-            break; /* too big: enough known */
+        jf__jitdump_put_debug_entry(w, addr, line, file);
+        if (w->pos - start > stop_after)
+            return; /* too big: enough known */
     }
-    return bytes;
+    jf__jitdump_end_record(w, start, JITDUMP_RECORD_ALIGN);
 }
 
-/* The region's line table (or its first line over all of it, when the
- * table would make a record larger than a reader holds, or than what is
- * left of *room), closed by an entry at its end (perf gives the last
- * entry's range no line: docs/formats.md). */
-static void write_debug_info(FILE *f, const tr_region *r, uint64_t code_size, uint64_t ts, uint64_t *room)
+static uint64_t debug_info_size(const tr_region *r, int table, uint64_t end)
+{
+    jf__writer w;
+    jf__writer_init(&w, NULL, 0); /* measures */
+    put_debug_info(&w, r, table, end, 0, JD_MAX_HELD_RECORD_SIZE);
+    return w.pos;
+}
+
+/* Whether r's DEBUG_INFO carries its line table: not when that makes a
+ * record larger than a reader holds, or than what is left of *room (then
+ * its first line covers all of it). Takes the record's size from *room. */
+static int debug_table_fits(const tr_region *r, uint64_t code_size, uint64_t *room)
 {
     uint64_t end = r->start + code_size;
     uint64_t size = debug_info_size(r, 1, end);
@@ -172,76 +106,106 @@ static void write_debug_info(FILE *f, const tr_region *r, uint64_t code_size, ui
     if (!table)
         size = debug_info_size(r, 0, end);
     *room -= size < *room ? size : *room;
-    size_t n = debug_lines(r, table);
-    put_prefix(f, JD_CODE_DEBUG_INFO, size, ts);
-    put64(f, r->start);
-    put64(f, n);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t addr;
-        uint32_t line;
-        const char *file;
-        line_at(r, table, end, i, &addr, &line, &file);
-        put_line(f, addr, line, file);
-    }
+    return table;
 }
 
 /* perf maps round8(code_size) + mapped_size bytes for the region and reads
  * .eh_frame_hdr through that mapping. */
-static void write_unwinding_info(FILE *f, const tr_region *r, uint64_t ts)
+static void put_unwinding_info(jf__writer *w, const tr_region *r, uint64_t ts)
 {
-    uint64_t record = round8(UNWIND_FIXED + (uint64_t)r->unwind_len);
-    put_prefix(f, JD_CODE_UNWINDING_INFO, record, ts);
-    put64(f, r->unwind_len);
-    put64(f, r->unwind_hdr_len);
-    put64(f, round8(r->unwind_len));
-    fwrite(r->unwind, 1, r->unwind_len, f);
-    put_zeros(f, (size_t)(record - UNWIND_FIXED - r->unwind_len));
+    size_t start = jf__jitdump_begin_record(w, JIT_CODE_UNWINDING_INFO, ts);
+    size_t sizes_at = w->pos;
+    jf__put_zeros(w, 24);
+    jf__put_bytes(w, r->unwind, r->unwind_len);
+    jf__jitdump_set_unwinding_sizes(w, sizes_at, r->unwind_len, r->unwind_hdr_len,
+                                    jf__jitdump_mapped_size(r->unwind_len));
+    jf__jitdump_end_record(w, start, JITDUMP_RECORD_ALIGN);
 }
 
-/* code NULL: zeros in place of the code (it could not be read). */
-/* nonced: the code is followed by nonce (see load_size). */
-static void write_code_load(FILE *f, pid_t pid, const tr_region *r, const uint8_t *code, uint64_t index,
-                            int nonced, uint64_t nonce, uint64_t ts)
+/* How one region goes out: with its unwind data, its line table. */
+typedef struct region_shape {
+    int with_unwind;
+    int lines; /* 0: no DEBUG_INFO; 1: its first line; 2: its line table */
+    uint64_t index, nonce;
+} region_shape;
+
+/* e's records: CODE_UNWINDING_INFO, DEBUG_INFO (as `shape` says), then its
+ * CODE_LOAD, whose code is followed by the nonce unless it has unwind data
+ * (see load_size). */
+static void put_region(jf__writer *w, pid_t pid, const tj_entry *e, const region_shape *shape)
 {
-    size_t name_size = strlen(r->name) + 1;
-    put_prefix(f, JD_CODE_LOAD, LOAD_FIXED + name_size + load_size(r, !nonced), ts);
-    put32(f, (uint32_t)pid);
-    put32(f, (uint32_t)pid);
-    put64(f, r->start);
-    put64(f, r->start);
-    put64(f, load_size(r, !nonced));
-    put64(f, index);
-    fwrite(r->name, 1, name_size, f);
-    if (code)
-        fwrite(code, 1, r->size, f);
-    else
-        put_zeros(f, r->size);
-    if (nonced) {
-        put64(f, nonce);
-        put_zeros(f, nonce_size(r) - NONCE_SIZE);
+    const tr_region *r = e->r;
+    if (shape->with_unwind)
+        put_unwinding_info(w, r, e->ts);
+    uint64_t code_size = load_size(r, shape->with_unwind);
+    if (shape->lines)
+        put_debug_info(w, r, shape->lines == 2, r->start + code_size, e->ts, SIZE_MAX);
+    jf__jitdump_load load = {
+        .pid = (uint32_t)pid,
+        .tid = (uint32_t)pid,
+        .addr = r->start,
+        .index = shape->index,
+        .name = r->name,
+        .code = e->code,
+        .size = (size_t)r->size,
+        .nonce_size = (size_t)(code_size - r->size),
+        .nonce = shape->nonce,
+    };
+    jf__jitdump_end_record(w, jf__jitdump_put_code_load(w, &load, e->ts), 1);
+}
+
+/* Encode e's records into *buf (grown as needed) and write them out. */
+static int write_region(FILE *out, pid_t pid, const tj_entry *e, const region_shape *shape, uint8_t **buf,
+                        size_t *cap)
+{
+    jf__writer w;
+    jf__writer_init(&w, NULL, 0);
+    put_region(&w, pid, e, shape); /* measures */
+    if (w.pos > *cap) {
+        uint8_t *p = realloc(*buf, w.pos);
+        if (!p)
+            return -1;
+        *buf = p;
+        *cap = w.pos;
     }
+    jf__writer_init(&w, *buf, *cap);
+    put_region(&w, pid, e, shape);
+    return jf__writer_ok(&w) && fwrite(*buf, 1, w.pos, out) == w.pos ? 0 : -1;
+}
+
+static void write_header(FILE *out, pid_t pid, uint64_t ts)
+{
+    uint8_t header[JITDUMP_HEADER_SIZE];
+    jf__writer w;
+    jf__writer_init(&w, header, sizeof header);
+    jf__jitdump_put_file_header(&w, (uint32_t)pid, ts);
+    fwrite(header, 1, w.pos, out);
 }
 
 long tj_write_entries(FILE *out, pid_t pid, const tj_entry *v, size_t n, char *err, size_t err_cap)
 {
-    uint64_t seed = mix64(monotonic_ns() ^ ((uint64_t)getpid() << 32)), first = monotonic_ns();
+    uint64_t seed = jf__jitdump_nonce_seed(), first = jf__monotonic_ns();
     for (size_t i = 0; i < n; i++) /* no record older than the header (jitframes check warns) */
         first = v[i].ts < first ? v[i].ts : first;
     write_header(out, pid, first);
     uint64_t room = TJ_TOTAL_MAX; /* line tables and unwind data in all (a table may share one among many) */
-    for (size_t i = 0; i < n; i++) {
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    int failed = 0;
+    for (size_t i = 0; i < n && !failed; i++) {
         const tr_region *r = v[i].r;
-        int with_unwind = v[i].unwind_ok && unwind_sound(r, room);
-        if (with_unwind) {
-            write_unwinding_info(out, r, v[i].ts);
+        region_shape shape = {.with_unwind = v[i].unwind_ok && unwind_sound(r, room),
+                              .index = i + 1,
+                              .nonce = jf__jitdump_nonce(seed, i)};
+        if (shape.with_unwind)
             room -= r->unwind_len;
-        }
         if (r->n_lines || (r->file && r->line))
-            write_debug_info(out, r, load_size(r, with_unwind), v[i].ts, &room);
-        write_code_load(out, pid, r, v[i].code, i + 1, !with_unwind, mix64(seed + i), v[i].ts);
+            shape.lines = 1 + debug_table_fits(r, load_size(r, shape.with_unwind), &room);
+        failed = write_region(out, pid, &v[i], &shape, &buf, &cap) != 0;
     }
-    if (ferror(out)) {
-        snprintf(err, err_cap, "write error");
+    free(buf);
+    if (failed || ferror(out)) {
+        snprintf(err, err_cap, failed && !ferror(out) ? "out of memory" : "write error");
         return -1;
     }
     return (long)n;
@@ -250,7 +214,7 @@ long tj_write_entries(FILE *out, pid_t pid, const tj_entry *v, size_t n, char *e
 long tj_write_jitdump(FILE *out, pid_t pid, const tr_snapshot *s, size_t *skipped, char *err, size_t err_cap)
 {
     tj_entry *v = calloc(s->n_live ? s->n_live : 1, sizeof *v);
-    uint64_t total = 0, ts = monotonic_ns();
+    uint64_t total = 0, ts = jf__monotonic_ns();
     size_t n = 0;
     *skipped = 0;
     for (size_t i = 0; v && i < s->n_live; i++) {

@@ -3,7 +3,7 @@
  * from its memory: the process writes nothing. Each region gets, in order, a
  * CODE_UNWINDING_INFO (when the table holds its unwind data), a DEBUG_INFO
  * (with a line table, or a source file and first line) and a CODE_LOAD
- * whose code is followed by an 8-byte nonce, as src/jitdump.c writes them (so
+ * whose code is followed by an 8-byte nonce, as src/sink_jitdump.c writes them (so
  * that identical code in two regions never shares a build-id in perf).
  * Used by `jitframes perfmap PID --jitdump FILE` (one snapshot) and by its
  * --follow mode, which `jitframes record` runs (table_follow.c).

@@ -11,12 +11,12 @@
 #include <string.h>
 
 /* The header's first fields, up to the generation: what the eBPF program reads. */
-enum { SAMPLE_READ = offsetof(pub_header, generation) + sizeof(uint64_t) };
+enum { SAMPLE_READ = offsetof(jf__pub_header, generation) + sizeof(uint64_t) };
 
 tr_lookup_result tr_sample_generation(tr_read_fn read, void *ctx, uint64_t base, uint64_t map_size,
                                       uint64_t *generation)
 {
-    pub_header h;
+    jf__pub_header h;
     *generation = 0;
     if (map_size < sizeof h || read(ctx, base, &h, SAMPLE_READ) != 0 ||
         memcmp(h.signature, JF_PUB_SIGNATURE, 8) != 0 || h.version != JF_PUB_VERSION)

@@ -51,18 +51,18 @@ static int within(uint64_t off, uint64_t len, uint64_t size)
 }
 
 /* The header's promises, checked against the mapping's size and the limits. */
-static int check_header(const pub_header *h, uint64_t map_size, const tr_limits *lim, char *err,
+static int check_header(const jf__pub_header *h, uint64_t map_size, const tr_limits *lim, char *err,
                         size_t cap)
 {
     if (memcmp(h->signature, JF_PUB_SIGNATURE, sizeof h->signature) != 0)
         return fail(err, cap, "no table signature (not published yet, or not a jitframes table)");
     if (h->version != JF_PUB_VERSION)
         return fail(err, cap, "table version %u (this reader knows %d)", h->version, JF_PUB_VERSION);
-    if (h->entry_size != sizeof(pub_entry) || h->header_size < sizeof(pub_header))
+    if (h->entry_size != sizeof(jf__pub_entry) || h->header_size < sizeof(jf__pub_header))
         return fail(err, cap, "table entry size %u or header size %u is not version %d's", h->entry_size,
                     h->header_size, JF_PUB_VERSION);
-    if (!within(h->entries_off, (uint64_t)h->entries_capacity * sizeof(pub_entry), map_size) ||
-        !within(h->ring_off, (uint64_t)h->ring_capacity * sizeof(pub_entry), map_size) ||
+    if (!within(h->entries_off, (uint64_t)h->entries_capacity * sizeof(jf__pub_entry), map_size) ||
+        !within(h->ring_off, (uint64_t)h->ring_capacity * sizeof(jf__pub_entry), map_size) ||
         !within(h->heap_off, h->heap_capacity, map_size) || h->entries_off < h->header_size)
         return fail(err, cap, "table areas lie outside its %llu-byte mapping", (unsigned long long)map_size);
     if (h->entries_used > h->entries_capacity || h->heap_used > h->heap_capacity)
@@ -101,8 +101,8 @@ static int in_time(budget *b)
 
 /* One copy of everything a read needs. */
 typedef struct raw_read {
-    pub_header h, h2;
-    pub_entry *slots, *slots2, *ring, *ring2;
+    jf__pub_header h, h2;
+    jf__pub_entry *slots, *slots2, *ring, *ring2;
     char *heap;
 } raw_read;
 
@@ -127,21 +127,21 @@ static int read_area(tr_read_fn read, void *ctx, uint64_t addr, size_t len, void
 /* Ring slots holding removals: all once it has wrapped, else the first
  * ring_written (a young process's read stays small, and quick enough to
  * fit between two changes). */
-static uint32_t ring_used(const pub_header *h)
+static uint32_t ring_used(const jf__pub_header *h)
 {
     return h->ring_written < h->ring_capacity ? (uint32_t)h->ring_written : h->ring_capacity;
 }
 
 /* The bytes read_raw copies. */
-static uint64_t raw_bytes(const pub_header *h)
+static uint64_t raw_bytes(const jf__pub_header *h)
 {
-    return 2 * ((uint64_t)h->entries_used + ring_used(h)) * sizeof(pub_entry) + h->heap_used;
+    return 2 * ((uint64_t)h->entries_used + ring_used(h)) * sizeof(jf__pub_entry) + h->heap_used;
 }
 
-static int read_raw(tr_read_fn read, void *ctx, uint64_t base, const pub_header *h, raw_read *r)
+static int read_raw(tr_read_fn read, void *ctx, uint64_t base, const jf__pub_header *h, raw_read *r)
 {
-    size_t slots = (size_t)h->entries_used * sizeof(pub_entry);
-    size_t ring = (size_t)ring_used(h) * sizeof(pub_entry);
+    size_t slots = (size_t)h->entries_used * sizeof(jf__pub_entry);
+    size_t ring = (size_t)ring_used(h) * sizeof(jf__pub_entry);
     r->h = *h;
     if (read_area(read, ctx, base + h->entries_off, slots, (void **)&r->slots) ||
         read_area(read, ctx, base + h->ring_off, ring, (void **)&r->ring) ||
@@ -238,18 +238,18 @@ static void free_lines(void *data)
 static tr_line *decode_lines(const decoder *d, const heap_view *v, uint32_t off, uint32_t len, size_t *n_out)
 {
     uint32_t n;
-    const char *blob = len >= sizeof(pub_lines) ? view_at(v, off, len, len) : NULL;
+    const char *blob = len >= sizeof(jf__pub_lines) ? view_at(v, off, len, len) : NULL;
     if (!blob)
         return NULL;
     memcpy(&n, blob, sizeof n);
-    if (n == 0 || n > (len - sizeof(pub_lines)) / sizeof(pub_line) ||
+    if (n == 0 || n > (len - sizeof(jf__pub_lines)) / sizeof(jf__pub_line) ||
         take(d->b, (uint64_t)n * sizeof(tr_line) + BLOCK_COST) != 0)
         return NULL;
     uint64_t used = d->b->used - (uint64_t)n * sizeof(tr_line) - BLOCK_COST;
     tr_line *out = ts_new((size_t)n * sizeof(tr_line), free_lines);
     for (uint32_t k = 0; out && k < n; k++) {
-        pub_line l;
-        memcpy(&l, blob + sizeof(pub_lines) + (size_t)k * sizeof l, sizeof l);
+        jf__pub_line l;
+        memcpy(&l, blob + sizeof(jf__pub_lines) + (size_t)k * sizeof l, sizeof l);
         out[k].offset = l.offset;
         out[k].line = l.line;
         if ((k % 4096 == 4095 && !in_time(d->b)) ||
@@ -265,7 +265,7 @@ static tr_line *decode_lines(const decoder *d, const heap_view *v, uint32_t off,
     return out;
 }
 
-static tr_line *copy_lines(const decoder *d, const heap_view *v, const pub_entry *a, size_t *n_out)
+static tr_line *copy_lines(const decoder *d, const heap_view *v, const jf__pub_entry *a, size_t *n_out)
 {
     tr_line *out;
     *n_out = 0;
@@ -314,7 +314,7 @@ static void *decode_cfi(const decoder *d, const heap_view *v, uint32_t off, uint
  * unwind description emitted by the library's emitter for a load of the
  * region's size (shared by every region with the same description and
  * size); NULL when unsound. ts_aux: its .eh_frame_hdr bytes. */
-static uint8_t *copy_unwind(const decoder *d, const heap_view *v, const pub_entry *a)
+static uint8_t *copy_unwind(const decoder *d, const heap_view *v, const jf__pub_entry *a)
 {
     uint8_t *img;
     if (!a->cfi_len || cached(d, KEY_IMAGE, a->cfi_off, a->cfi_len, a->size, (void **)&img))
@@ -323,7 +323,7 @@ static uint8_t *copy_unwind(const decoder *d, const heap_view *v, const pub_entr
     struct jf_cfi *cfi = held ? *(struct jf_cfi **)held : NULL;
     size_t cap = cfi ? jf__cfi_max_image_size(cfi) : 0;
     uint8_t *buf = cap && take(d->b, cap) == 0 ? malloc(cap) : NULL;
-    jf_eh_image im;
+    jf__eh_image im;
     img = NULL;
     if (buf && jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, a->start, a->size, 0, buf, cap, &im) == 0 &&
         im.eh_frame_size + im.hdr_size <= UINT32_MAX && (img = ts_new(im.eh_frame_size + im.hdr_size, NULL))) {
@@ -347,14 +347,14 @@ void tr_region_free(tr_region *r)
 }
 
 /* 1 if entry a is stable: an even sequence number, the same in both copies. */
-static int stable(const pub_entry *a, const pub_entry *b)
+static int stable(const jf__pub_entry *a, const jf__pub_entry *b)
 {
     return !(a->seq & 1) && memcmp(a, b, sizeof *a) == 0;
 }
 
 /* Turn a stable entry into a region if it is of the wanted kind and sound.
  * 1 kept, 0 skipped, -1 over the budget or the deadline. */
-static int take_entry(const decoder *d, const entry_views *v, const pub_entry *a, uint32_t kind, tr_region *out)
+static int take_entry(const decoder *d, const entry_views *v, const jf__pub_entry *a, uint32_t kind, tr_region *out)
 {
     if (!in_time(d->b))
         return -1;
@@ -424,7 +424,7 @@ static uint32_t at_most(uint32_t v, uint32_t max)
 }
 
 /* The heap bytes entry a references, copied now. */
-static int fetch_entry(reader *rd, const pub_entry *a, entry_views *v, char *bufs[4])
+static int fetch_entry(reader *rd, const jf__pub_entry *a, entry_views *v, char *bufs[4])
 {
     uint32_t name = at_most(a->name_len, rd->d.lim->max_string), file = at_most(a->file_len, rd->d.lim->max_string);
     uint32_t lines = a->lines_len <= LINES_READ_MAX ? a->lines_len : 0;
@@ -440,7 +440,7 @@ enum { PROVEN_NONE = 0, PROVEN_KEPT = 1, OVER_BUDGET = -1, UNPROVEN = -2, AGAIN 
 /* One try: the slot, its strings, the slot again. */
 static int reread_once(reader *rd, uint64_t addr, uint32_t kind, tr_region *out)
 {
-    pub_entry a, b;
+    jf__pub_entry a, b;
     if (rd->read(rd->ctx, addr, &a, sizeof a) != 0)
         return UNPROVEN;
     if (a.seq & 1)
@@ -536,7 +536,7 @@ static void note_unproven(tr_snapshot *s, uint32_t kind, size_t slot)
 
 /* Slot i of an area at addr: taken from the whole read when stable there,
  * else read alone. */
-static int take_slot(reader *rd, const pub_entry *a, const pub_entry *b, uint64_t addr, size_t i, uint32_t kind,
+static int take_slot(reader *rd, const jf__pub_entry *a, const jf__pub_entry *b, uint64_t addr, size_t i, uint32_t kind,
                      tr_region *out, tr_snapshot *s)
 {
     const heap_view whole = {rd->raw->heap, 0, rd->raw->h.heap_used, rd->raw->h.heap_used};
@@ -544,14 +544,14 @@ static int take_slot(reader *rd, const pub_entry *a, const pub_entry *b, uint64_
     if (stable(&a[i], &b[i]))
         return take_entry(&rd->d, &all, &a[i], kind, out);
     s->torn++;
-    int rc = reread_slot(rd, addr + i * sizeof(pub_entry), kind, out);
+    int rc = reread_slot(rd, addr + i * sizeof(jf__pub_entry), kind, out);
     s->reread += rc == PROVEN_KEPT || rc == PROVEN_NONE;
     if (rc == UNPROVEN)
         note_unproven(s, kind, i);
     return rc;
 }
 
-static int collect(reader *rd, const pub_entry *a, const pub_entry *b, size_t n, uint64_t addr, uint32_t kind,
+static int collect(reader *rd, const jf__pub_entry *a, const jf__pub_entry *b, size_t n, uint64_t addr, uint32_t kind,
                    tr_region **out, size_t *n_out, tr_snapshot *s)
 {
     tr_region *v = take(rd->d.b, (uint64_t)n * sizeof *v) == 0 ? calloc(n ? n : 1, sizeof *v) : NULL;
@@ -604,7 +604,7 @@ static int read_whole(tr_read_fn read, void *ctx, uint64_t base, uint64_t map_si
     *attempts = 0;
     do {
         ++*attempts;
-        pub_header h;
+        jf__pub_header h;
         int bad = map_size < sizeof h || read(ctx, base, &h, sizeof h) != 0
                       ? fail(err, err_cap, "cannot read the table header at 0x%llx", (unsigned long long)base)
                       : check_header(&h, map_size, lim, err, err_cap);
@@ -738,7 +738,7 @@ static int is_unnamed_anonymous(const char *line)
  * that names this process and this mapping's size (signature written last). */
 static int holds_table(pid_t pid, uint64_t lo, uint64_t hi)
 {
-    pub_header h;
+    jf__pub_header h;
     return hi - lo >= sizeof h && tr_read_process(&pid, lo, &h, sizeof h) == 0 &&
            memcmp(h.signature, JF_PUB_SIGNATURE, sizeof h.signature) == 0 && h.pid == (uint32_t)pid &&
            h.map_size == hi - lo;

@@ -56,7 +56,7 @@ typedef struct tr_region {
     uint64_t published_gen, removed_gen; /* live for table generations [published_gen, removed_gen);
                                           * removed_gen 0 while live */
     /* The unwinding_data of a jitdump CODE_UNWINDING_INFO for this region,
-     * as src/jitdump.c writes it: .eh_frame then .eh_frame_hdr
+     * as src/sink_jitdump.c writes it: .eh_frame then .eh_frame_hdr
      * (JF_EH_LAYOUT_PERF_JITDUMP) for a load of `size` bytes; unwind_hdr_len
      * is the .eh_frame_hdr part. NULL/0: no CFI, or what the table held was
      * unsound. */

@@ -41,7 +41,6 @@ static int64_t parent_arg(lua_State *L, int idx)
     return lua_isnumber(L, idx) ? (int64_t)lua_tonumber(L, idx) : TRACE_PARENT_UNKNOWN;
 }
 
-static const char *const sink_words = "perfmap, jitdump, gdb, unwind, all";
 
 /* _register(addr, size, name, file, line, parent) -> 0 or a JF_E* code,
  * message, the trace's stack adjustment (parent: see parent_arg) */
@@ -169,7 +168,8 @@ static int l_init(lua_State *L)
     unsigned sinks;
     if (jf_parse_sinks(list, &sinks) != 0 || sinks == 0) {
         lua_pushnil(L);
-        lua_pushfstring(L, "jitframes: invalid sinks '%s' (use %s)", list, sink_words);
+        lua_pushfstring(L, "jitframes: invalid sinks '%s' (%s)", list,
+                        sinks == 0 && !*jf_last_error() ? "no sink named" : jf_last_error());
         return 2;
     }
     unsigned refused = frames ? 0 : refused_without_frames(sinks);
@@ -193,9 +193,9 @@ static int l_init(lua_State *L)
     }
     if (refused) {
         lua_pushfstring(L, "jitframes: %s%s%s refused (%s); the other sinks are on",
-                        refused & JF_SINK_GDB ? "gdb" : "",
+                        refused & JF_SINK_GDB ? jf_sink_name(JF_SINK_GDB) : "",
                         refused == (JF_SINK_GDB | JF_SINK_UNWIND) ? " and " : "",
-                        refused & JF_SINK_UNWIND ? "unwind" : "", why);
+                        refused & JF_SINK_UNWIND ? jf_sink_name(JF_SINK_UNWIND) : "", why);
         return 2;
     }
     return 1;
@@ -234,16 +234,15 @@ static int l_shutdown(lua_State *L)
 
 static int l_enabled_sinks(lua_State *L)
 {
-    static const char *const words[] = {"perfmap", "jitdump", "gdb", "unwind"};
     unsigned bits = jf_enabled_sinks();
     luaL_Buffer b;
     luaL_buffinit(L, &b);
-    for (int i = 0, n = 0; i < 4; i++) {
+    for (int i = 0, n = 0; i < JF_SINK_COUNT; i++) {
         if (!(bits & (1u << i)))
             continue;
         if (n++)
             luaL_addchar(&b, ',');
-        luaL_addstring(&b, words[i]);
+        luaL_addstring(&b, jf_sink_name(1u << i));
     }
     luaL_pushresult(&b);
     return 1;

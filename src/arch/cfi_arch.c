@@ -5,7 +5,7 @@
 
 #include "dwarf_cfa.h"
 
-const jf_cfi_arch_facts jf__cfi_arches[JF_CFI_ARCH_COUNT] = {
+const jf__cfi_arch_facts jf__cfi_arches[JF_CFI_ARCH_COUNT] = {
     [JF_CFI_ARCH_X86_64] = {
         .name = "x86_64", .elf_machine = 62, .code_align = 1, .data_align = -8,
         .sp = 7, .fp = 6, .ra = 16, .entry_cfa_offset = 8, .ra_rule_in_cie = 1,

@@ -11,17 +11,17 @@
 #include <stdint.h>
 
 /* Architectures the CFI assembler knows (the table in cfi_arch.c). */
-typedef enum jf_cfi_arch {
+typedef enum jf__cfi_arch {
     JF_CFI_ARCH_X86_64,
     JF_CFI_ARCH_AARCH64,
     JF_CFI_ARCH_RISCV64,
     JF_CFI_ARCH_PPC64LE,
     JF_CFI_ARCH_S390X,
     JF_CFI_ARCH_COUNT,
-} jf_cfi_arch;
+} jf__cfi_arch;
 
 /* What differs between architectures: the CIE and the standard frame. */
-typedef struct jf_cfi_arch_facts {
+typedef struct jf__cfi_arch_facts {
     const char *name;
     uint16_t elf_machine;
     uint32_t code_align;
@@ -48,8 +48,8 @@ typedef struct jf_cfi_arch_facts {
     uint8_t caller_sp_below_cfa;
     uint8_t cie_insns_len;
     uint8_t cie_insns[6];
-} jf_cfi_arch_facts;
+} jf__cfi_arch_facts;
 
-extern const jf_cfi_arch_facts jf__cfi_arches[JF_CFI_ARCH_COUNT];
+extern const jf__cfi_arch_facts jf__cfi_arches[JF_CFI_ARCH_COUNT];
 
 #endif

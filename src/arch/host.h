@@ -23,7 +23,10 @@
  *   JF_HOST_UNALIGNED_STORE32_ATOMIC
  *                        1 if a 4-byte store is one instruction even when
  *                        unaligned (the jitdump's publishing store, see
- *                        LOAD_PAD_MAX in src/jitdump.c)
+ *                        JITDUMP_LOAD_PAD_MAX in src/jitdump_encode.h)
+ *   JF_HOST_HAS_TICKS    1 if jf__host_ticks() reads a cycle counter cheaper
+ *                        than clock_gettime (x86_64: the TSC), 0 if it
+ *                        returns 0 (src/published.c then reads the clock)
  */
 #ifndef JF_ARCH_HOST_H
 #define JF_ARCH_HOST_H
@@ -34,11 +37,15 @@
 #define JF_HOST_CFI_ARCH JF_CFI_ARCH_X86_64
 #define JF_HOST_BIG_ENDIAN 0
 #define JF_HOST_UNALIGNED_STORE32_ATOMIC 1
+#define JF_HOST_HAS_TICKS 1
+#define JF_HOST_TICKS() __builtin_ia32_rdtsc()
 
 #elif defined(__aarch64__)
 #define JF_HOST_ELF_MACHINE 183u /* EM_AARCH64 */
 #define JF_HOST_ELF_FLAGS 0u
 #define JF_HOST_CFI_ARCH JF_CFI_ARCH_AARCH64
+#define JF_HOST_HAS_TICKS 0
+#define JF_HOST_TICKS() 0u
 #define JF_HOST_BIG_ENDIAN 0
 #define JF_HOST_UNALIGNED_STORE32_ATOMIC 1
 
@@ -58,6 +65,8 @@
 #define JF_HOST_ELF_FLAGS JF_HOST_RISCV_FLOAT_ABI
 #endif
 #define JF_HOST_CFI_ARCH JF_CFI_ARCH_RISCV64
+#define JF_HOST_HAS_TICKS 0
+#define JF_HOST_TICKS() 0u
 #define JF_HOST_BIG_ENDIAN 0
 /* gcc emits four byte stores for an unaligned 4-byte store. */
 #define JF_HOST_UNALIGNED_STORE32_ATOMIC 0
@@ -66,6 +75,8 @@
 #define JF_HOST_ELF_MACHINE 21u /* EM_PPC64 */
 #define JF_HOST_ELF_FLAGS 2u    /* the ELFv2 ABI */
 #define JF_HOST_CFI_ARCH JF_CFI_ARCH_PPC64LE
+#define JF_HOST_HAS_TICKS 0
+#define JF_HOST_TICKS() 0u
 #define JF_HOST_BIG_ENDIAN 0
 /* Power8 and later store an unaligned word with one instruction, but not
  * single-copy atomically across a cache line: keep records aligned. */
@@ -75,6 +86,8 @@
 #define JF_HOST_ELF_MACHINE 22u /* EM_S390 */
 #define JF_HOST_ELF_FLAGS 0u
 #define JF_HOST_CFI_ARCH JF_CFI_ARCH_S390X
+#define JF_HOST_HAS_TICKS 0
+#define JF_HOST_TICKS() 0u
 #define JF_HOST_BIG_ENDIAN 1
 #define JF_HOST_UNALIGNED_STORE32_ATOMIC 0
 
@@ -90,5 +103,13 @@
 #undef JF_HOST_BIG_ENDIAN
 #define JF_HOST_BIG_ENDIAN (__BYTE_ORDER__ != __ORDER_BIG_ENDIAN__)
 #endif
+
+/* The host's cycle counter (JF_HOST_HAS_TICKS), for rate-limiting reads of a
+ * clock: not synchronised between CPUs nor in any unit, so only differences
+ * far above its noise mean anything. 0 where there is none. */
+static inline unsigned long long jf__host_ticks(void)
+{
+    return JF_HOST_TICKS();
+}
 
 #endif

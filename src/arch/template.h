@@ -13,7 +13,7 @@
 /* How the template's code refers to its data slot. Each kind is a standard
  * ELF relocation of its architecture, applied by the runtime once per arena
  * (a tiny linker for exactly one reference). */
-typedef enum jf_slot_kind {
+typedef enum jf__slot_kind {
     /* R_X86_64_PC32: 32-bit field = slot + addend - field address. */
     JF_SLOT_X86_64_PC32 = 1,
     /* R_AARCH64_LD_PREL_LO19: imm19 (bits 5..23) of an LDR literal
@@ -30,33 +30,33 @@ typedef enum jf_slot_kind {
     /* R_390_PC32DBL: 32-bit big-endian field at `at` (inside an LGRL)
      * = (slot + addend - field address) / 2. */
     JF_SLOT_S390_PC32DBL = 5,
-} jf_slot_kind;
+} jf__slot_kind;
 
-typedef struct jf_template_slot_ref {
-    jf_slot_kind kind;
+typedef struct jf__template_slot_ref {
+    jf__slot_kind kind;
     uint32_t at;     /* offset in the template of the relocated field/instruction */
     uint32_t at_lo;  /* riscv, ppc64: offset of the low-half instruction; else 0 */
     int64_t addend;
-} jf_template_slot_ref;
+} jf__template_slot_ref;
 
 /* The CIE's parameters and initial instructions, as the assembler wrote them. */
-typedef struct jf_template_cie {
+typedef struct jf__template_cie {
     uint64_t code_align;
     int64_t data_align;
     uint64_t ra_register;
     const uint8_t *insns;
     size_t n_insns;
-} jf_template_cie;
+} jf__template_cie;
 
-typedef struct jf_template {
+typedef struct jf__template {
     const char *arch;       /* "x86_64", "aarch64", "riscv64", "ppc64le", "s390x" */
     uint16_t elf_machine;   /* EM_* of the object */
     const uint8_t *code;    /* code bytes with the slot reference unrelocated */
     size_t code_size;       /* = the template symbol's size = the FDE's range */
-    jf_template_slot_ref slot;
-    jf_template_cie cie;
+    jf__template_slot_ref slot;
+    jf__template_cie cie;
     const uint8_t *fde_insns; /* the FDE's CFA program, covering [0, code_size) */
     size_t n_fde_insns;
-} jf_template;
+} jf__template;
 
 #endif

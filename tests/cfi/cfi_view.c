@@ -14,7 +14,7 @@ int cfi_view_open(cfi_view *v, const jf_cfi *cfi, uint16_t machine, uint64_t cod
     size_t cap = jf__cfi_max_image_size(cfi);
     uint8_t *img = malloc(cap);
     v->file = malloc(cap + 1024);
-    jf_eh_image out;
+    jf__eh_image out;
     int rc = img && v->file ? jf__cfi_emit(cfi, JF_EH_LAYOUT_ABSOLUTE, code_addr, code_size, image_addr, img, cap, &out)
                             : JF_ENOMEM;
     if (rc != 0) {

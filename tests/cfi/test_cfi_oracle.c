@@ -25,7 +25,7 @@
 /* What the test knows about each architecture, written independently of cfi.c. */
 typedef struct arch_t {
     const char *name;
-    jf_cfi_arch arch;
+    jf__cfi_arch arch;
     uint16_t machine;
     unsigned sp, fp, ra, callee_saved;
     int64_t entry_cfa;   /* CFA = SP + entry_cfa at entry */
@@ -339,7 +339,7 @@ static void prog_raw(program *p)
     fde_insns[n++] = (uint8_t)(0x40 | 6);                    /* advance 6 units */
     fde_insns[n++] = 0x0c, fde_insns[n++] = (uint8_t)a->sp, fde_insns[n++] = (uint8_t)a->entry_cfa;
     fde_insns[n++] = 0, fde_insns[n++] = 0;
-    jf_raw_cie rc = {(uint32_t)a->unit, (int32_t)da, a->ra, cie, n_cie};
+    jf__raw_cie rc = {(uint32_t)a->unit, (int32_t)da, a->ra, cie, n_cie};
     size_t u = a->unit;
     p->size = 15 * u;
     jf_cfi_free(p->cfi);
@@ -456,10 +456,10 @@ static void write_file(const char *dir, const char *name, const uint8_t *buf, si
 }
 
 /* Negative controls corrupt the image between emission and checking. */
-static void (*corrupt)(uint8_t *img, const jf_eh_image *out);
+static void (*corrupt)(uint8_t *img, const jf__eh_image *out);
 
 /* Emit p in one layout, wrap it, check every pc with libdw. */
-static void check_layout(const program *p, jf_eh_layout layout, int with_hdr, const char *outdir)
+static void check_layout(const program *p, jf__eh_layout layout, int with_hdr, const char *outdir)
 {
     uint64_t code_addr = layout == JF_EH_LAYOUT_ABSOLUTE ? 0x10000000 : 0;
     uint64_t code_size = p->size + (layout == JF_EH_LAYOUT_ABSOLUTE ? 0 : 8); /* jitdump nonce */
@@ -469,7 +469,7 @@ static void check_layout(const program *p, jf_eh_layout layout, int with_hdr, co
                                                        : (with_hdr ? "perf+hdr" : "perf");
     size_t cap = jf__cfi_max_image_size(p->cfi);
     uint8_t *img = malloc(cap), *elf = malloc(cap + 1024);
-    jf_eh_image out;
+    jf__eh_image out;
     int rc = jf__cfi_emit(p->cfi, layout, code_addr, code_size, image_addr, img, cap, &out);
     if (rc != 0) {
         fail(p, "%s: emit: %s", what, jf_last_error());
@@ -508,21 +508,21 @@ static uint32_t rd32(const uint8_t *p)
 }
 
 /* x86_64 "framed": the operand of the FDE's first def_cfa_offset (16). */
-static void corrupt_first_cfa_offset(uint8_t *img, const jf_eh_image *out)
+static void corrupt_first_cfa_offset(uint8_t *img, const jf__eh_image *out)
 {
     (void)out;
     img[4 + rd32(img) + 17 + 2] += 8;
 }
 
 /* The first .eh_frame_hdr row's start. */
-static void corrupt_first_hdr_row(uint8_t *img, const jf_eh_image *out)
+static void corrupt_first_hdr_row(uint8_t *img, const jf__eh_image *out)
 {
     img[out->eh_frame_size + 12] += 4;
 }
 
 /* The checks must be able to fail: corrupt one byte of a correct image and
  * expect libdw to disagree with the expectations somewhere. */
-static void negative_control(const char *what, void (*corruption)(uint8_t *, const jf_eh_image *), int with_hdr)
+static void negative_control(const char *what, void (*corruption)(uint8_t *, const jf__eh_image *), int with_hdr)
 {
     program *p = calloc(1, sizeof *p);
     p->name = what;

@@ -33,7 +33,7 @@ typedef struct state {
 /* One architecture: DWARF numbers and where the guest's functions change state. */
 typedef struct target {
     const char *name;
-    jf_cfi_arch arch;
+    jf__cfi_arch arch;
     uint16_t machine;
     unsigned sp, fp, ra;
     size_t framed_size, after_push, after_fp_set, epilogue_start, after_pop; /* 0: none */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "arch/host.h"
 #include "cfi.h"
 
 static uint32_t rd32(const uint8_t *p)
@@ -33,7 +34,7 @@ static uint64_t round8(uint64_t n)
     return (n + 7) & ~(uint64_t)7;
 }
 
-static jf_cfi *new_arch(jf_cfi_arch arch)
+static jf_cfi *new_arch(jf__cfi_arch arch)
 {
     jf_cfi *c = NULL;
     assert_int_equal(jf__cfi_new_arch(arch, &c), 0);
@@ -55,8 +56,8 @@ static jf_cfi *x86_standard_frame(void)
     return c;
 }
 
-static size_t emit(const jf_cfi *c, jf_eh_layout layout, uint64_t code_addr, uint64_t code_size,
-                   uint64_t image_addr, uint8_t *buf, size_t cap, jf_eh_image *out)
+static size_t emit(const jf_cfi *c, jf__eh_layout layout, uint64_t code_addr, uint64_t code_size,
+                   uint64_t image_addr, uint8_t *buf, size_t cap, jf__eh_image *out)
 {
     int rc = jf__cfi_emit(c, layout, code_addr, code_size, image_addr, buf, cap, out);
     if (rc)
@@ -69,7 +70,7 @@ static void x86_64_cie_and_frame_match_gcc(void **state)
     (void)state;
     jf_cfi *c = x86_standard_frame();
     uint8_t buf[256];
-    jf_eh_image out;
+    jf__eh_image out;
     emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, buf, sizeof buf, &out);
     assert_memory_equal(buf, gcc_x86_64_cie, sizeof gcc_x86_64_cie);
     const uint8_t *fde = buf + sizeof gcc_x86_64_cie;
@@ -84,7 +85,7 @@ static void x86_64_cie_and_frame_match_gcc(void **state)
 /* Instruction bytes of the only FDE of c (x86_64 CIE: 24 bytes). */
 static const uint8_t *first_fde_insns(const jf_cfi *c, uint8_t *buf, size_t cap, size_t *len)
 {
-    jf_eh_image out;
+    jf__eh_image out;
     emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 1u << 20, 0, buf, cap, &out);
     uint32_t cie_len = rd32(buf);
     const uint8_t *fde = buf + 4 + cie_len;
@@ -124,7 +125,7 @@ static void aarch64_advances_count_instructions(void **state)
     assert_int_equal(jf_cfi_advance_to(c, 8), 0);
     assert_int_equal(jf_cfi_offset(c, 29, -16), 0);
     uint8_t buf[128];
-    jf_eh_image out;
+    jf__eh_image out;
     emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 64, 0, buf, sizeof buf, &out);
     assert_int_equal(rd32(buf), 16); /* CIE: 20 bytes, as gas emits */
     assert_int_equal(buf[12], 4);    /* code alignment */
@@ -146,7 +147,7 @@ static void riscv64_cie_matches_gas_factors(void **state)
     c = new_arch(JF_CFI_ARCH_RISCV64);
     assert_int_equal(jf_cfi_add_frameless(c, 0, 8, 16), 0);
     uint8_t buf[128];
-    jf_eh_image out;
+    jf__eh_image out;
     emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 8, 0, buf, sizeof buf, &out);
     assert_int_equal(buf[12], 1);    /* code alignment */
     assert_int_equal(buf[13], 0x7c); /* data alignment -4 */
@@ -161,7 +162,7 @@ static void perf_layout_single_fde_fields_follow_formats_md(void **state)
     jf_cfi *c = x86_standard_frame();
     const uint64_t code_size = 15 + 8; /* code + nonce, as the jitdump sink records it */
     uint8_t buf[256];
-    jf_eh_image out;
+    jf__eh_image out;
     size_t total = emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0x7f0000001000, code_size, 0, buf, sizeof buf, &out);
     const size_t eh = out.eh_frame_size, cie = 4 + rd32(buf);
     assert_int_equal(out.hdr_size, 20);
@@ -193,7 +194,7 @@ static void perf_layout_rows_are_sorted_and_point_at_their_fdes(void **state)
     assert_int_equal(jf_cfi_def_cfa_offset(c, 24), 0);
     const uint64_t code_size = 333;
     uint8_t buf[512];
-    jf_eh_image out;
+    jf__eh_image out;
     emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, code_size, 0, buf, sizeof buf, &out);
     const size_t eh = out.eh_frame_size;
     assert_int_equal(out.hdr_size, 12 + 3 * 8);
@@ -233,7 +234,7 @@ static void absolute_layout_uses_absolute_addresses_and_is_terminated(void **sta
     jf_cfi *c = x86_standard_frame();
     const uint64_t code = 0x7f0000001000, image = code + 0x2000;
     uint8_t buf[256];
-    jf_eh_image out;
+    jf__eh_image out;
     emit(c, JF_EH_LAYOUT_ABSOLUTE, code, 15, image, buf, sizeof buf, &out);
     const size_t eh = out.eh_frame_size, cie = 4 + rd32(buf);
     assert_int_equal(cie_pointer_encoding(buf), 0x00); /* DW_EH_PE_absptr */
@@ -260,7 +261,7 @@ static void absolute_layout_describes_code_far_from_the_image(void **state)
     jf_cfi *c = x86_standard_frame();
     const uint64_t code = 0x7f0000001000, image = 0x555500000000;
     uint8_t buf[256];
-    jf_eh_image out;
+    jf__eh_image out;
     emit(c, JF_EH_LAYOUT_ABSOLUTE, code, 15, image, buf, sizeof buf, &out);
     const size_t cie = 4 + rd32(buf);
     assert_true(rd64(buf + cie + 8) == code);
@@ -280,7 +281,7 @@ static void image_sizes_are_exact_and_small_buffers_are_refused(void **state)
     jf_cfi *c = x86_standard_frame();
     size_t max = jf__cfi_max_image_size(c);
     uint8_t buf[256];
-    jf_eh_image out;
+    jf__eh_image out;
     assert_int_equal(emit(c, JF_EH_LAYOUT_ABSOLUTE, 0x1000, 15, 0x2000, buf, sizeof buf, &out), max);
     /* perf's layout: no terminator and 4-byte pc_begin and pc_range */
     const size_t perf = max - 4 - 8;
@@ -290,7 +291,7 @@ static void image_sizes_are_exact_and_small_buffers_are_refused(void **state)
     for (size_t i = 0; i < sizeof buf; i++)
         assert_int_equal(buf[i], 0xcc); /* refused before writing anything */
     assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 14, 0, buf, sizeof buf, &out), JF_EINVAL);
-    assert_int_equal(jf__cfi_emit(c, (jf_eh_layout)7, 0, 15, 0, buf, sizeof buf, &out), JF_EINVAL);
+    assert_int_equal(jf__cfi_emit(c, (jf__eh_layout)7, 0, 15, 0, buf, sizeof buf, &out), JF_EINVAL);
     assert_int_equal(jf__cfi_emit(NULL, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, buf, sizeof buf, &out), JF_EINVAL);
     assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, NULL, 64, &out), JF_EINVAL);
     assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, buf, sizeof buf, NULL), JF_EINVAL);
@@ -308,7 +309,7 @@ static void clone_emits_the_same_bytes_and_is_read_only(void **state)
     jf_cfi *k = jf__cfi_clone(c);
     assert_non_null(k);
     uint8_t a[256], b[256];
-    jf_eh_image oa, ob;
+    jf__eh_image oa, ob;
     size_t na = emit(c, JF_EH_LAYOUT_ABSOLUTE, 0x1000, 30, 0x9000, a, sizeof a, &oa);
     jf_cfi_free(c); /* the clone owns everything it needs */
     size_t nb = emit(k, JF_EH_LAYOUT_ABSOLUTE, 0x1000, 30, 0x9000, b, sizeof b, &ob);
@@ -344,7 +345,7 @@ static void builder_rejects_bad_calls_without_crashing(void **state)
     assert_int_equal(jf__cfi_new_arch(JF_CFI_ARCH_COUNT, NULL), JF_EINVAL);
 
     jf_cfi *d = NULL;
-    assert_int_equal(jf__cfi_new_arch((jf_cfi_arch)99, &d), JF_ENOTSUP);
+    assert_int_equal(jf__cfi_new_arch((jf__cfi_arch)99, &d), JF_ENOTSUP);
     assert_null(d);
 
     /* rules before any FDE */
@@ -412,7 +413,7 @@ static void standard_frame_checks_its_offsets(void **state)
 {
     (void)state;
     const struct {
-        jf_cfi_arch arch;
+        jf__cfi_arch arch;
         size_t start, end, push, fp_set, epilogue, pop;
         int rc;
     } cases[] = {
@@ -457,7 +458,7 @@ static void standard_frame_checks_its_offsets(void **state)
     f.struct_size = offsetof(jf_standard_frame, epilogue_start);
     assert_int_equal(jf_cfi_add_standard_frame(c, &f), 0);
     uint8_t a[256], b[256];
-    jf_eh_image ia, ib;
+    jf__eh_image ia, ib;
     emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 16, 0, a, sizeof a, &ia);
     emit(same, JF_EH_LAYOUT_PERF_JITDUMP, 0, 16, 0, b, sizeof b, &ib);
     assert_int_equal(ia.eh_frame_size, ib.eh_frame_size);
@@ -470,12 +471,12 @@ static void raw_bytes_are_checked(void **state)
 {
     (void)state;
     static const uint8_t cie_insns[] = {0x0c, 0x07, 0x08, 0x90, 0x01, 0x00, 0x00};
-    jf_raw_cie cie = {1, -8, 16, cie_insns, sizeof cie_insns};
+    jf__raw_cie cie = {1, -8, 16, cie_insns, sizeof cie_insns};
     jf_cfi *c = jf__cfi_from_raw(&cie, gcc_x86_64_fde_insns, sizeof gcc_x86_64_fde_insns, 0, 15);
     assert_non_null(c);
     assert_int_equal(jf__cfi_validate(c, 15), 0);
     uint8_t buf[256];
-    jf_eh_image out;
+    jf__eh_image out;
     emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, buf, sizeof buf, &out);
     assert_memory_equal(buf, gcc_x86_64_cie, sizeof gcc_x86_64_cie); /* same CIE from raw params */
     assert_int_equal(jf_cfi_def_cfa_offset(c, 8), JF_EINVAL);      /* closed */
@@ -503,15 +504,15 @@ static void raw_bytes_are_checked(void **state)
         if (jf__cfi_from_raw(&cie, bad[i].insns, bad[i].len, 0, 16) != NULL)
             fail_msg("raw FDE instructions accepted: %s", bad[i].why);
     static const uint8_t advance_in_cie[] = {0x41};
-    jf_raw_cie bad_cie = {1, -8, 16, advance_in_cie, 1};
+    jf__raw_cie bad_cie = {1, -8, 16, advance_in_cie, 1};
     assert_null(jf__cfi_from_raw(&bad_cie, NULL, 0, 0, 16));
-    jf_raw_cie zero_align = {0, -8, 16, NULL, 0};
+    jf__raw_cie zero_align = {0, -8, 16, NULL, 0};
     assert_null(jf__cfi_from_raw(&zero_align, NULL, 0, 0, 16));
     assert_null(jf__cfi_from_raw(NULL, NULL, 0, 0, 16));
     assert_null(jf__cfi_from_raw(&cie, NULL, 3, 0, 16));
     assert_null(jf__cfi_from_raw(&cie, NULL, 0, 16, 16));
     /* return address columns: 127 (the highest any psABI numbers) in a version 1 CIE; 128 refused */
-    jf_raw_cie wide = {1, -8, 127, cie_insns, sizeof cie_insns};
+    jf__raw_cie wide = {1, -8, 127, cie_insns, sizeof cie_insns};
     c = jf__cfi_from_raw(&wide, NULL, 0, 0, 16);
     assert_non_null(c);
     emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 16, 0, buf, sizeof buf, &out);
@@ -531,7 +532,7 @@ static void random_raw_bytes_are_rejected_or_emitted(void **state)
 {
     (void)state;
     static const uint8_t cie_insns[] = {0x0c, 0x07, 0x08};
-    jf_raw_cie cie = {1, -8, 16, cie_insns, sizeof cie_insns};
+    jf__raw_cie cie = {1, -8, 16, cie_insns, sizeof cie_insns};
     uint32_t seed = 12345;
     size_t accepted = 0;
     for (int iter = 0; iter < 20000; iter++) {
@@ -546,7 +547,7 @@ static void random_raw_bytes_are_rejected_or_emitted(void **state)
             continue;
         accepted++;
         uint8_t buf[128];
-        jf_eh_image out;
+        jf__eh_image out;
         assert_true(jf__cfi_max_image_size(c) <= sizeof buf);
         assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 64, 0, buf, sizeof buf, &out), 0);
         jf_cfi_free(c);
@@ -560,7 +561,7 @@ static void trampoline_images_fit_80_bytes(void **state)
 {
     (void)state;
     const struct {
-        jf_cfi_arch arch;
+        jf__cfi_arch arch;
         size_t end, push, fp_set, epilogue, pop;
     } shapes[] = {
         /* push rbp; mov rbp,rsp; call *d(%rip); pop rbp; ret */
@@ -577,7 +578,7 @@ static void trampoline_images_fit_80_bytes(void **state)
         f.epilogue_start = shapes[i].epilogue, f.after_pop = shapes[i].pop;
         assert_int_equal(jf_cfi_add_standard_frame(c, &f), 0);
         uint8_t buf[256];
-        jf_eh_image out;
+        jf__eh_image out;
         size_t total = emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, shapes[i].end + 8, 0, buf, sizeof buf, &out);
         size_t cie = 4 + rd32(buf);
         printf("trampoline %zu: CIE %zu + FDE %zu + hdr %zu = %zu bytes\n", i, cie, out.eh_frame_size - cie,
@@ -604,8 +605,7 @@ static void host_builder_uses_the_host_registers(void **state)
     assert_int_equal(jf_cfi_offset(c, JF_DWARF_RA, -8), 0);
     assert_int_equal(jf__cfi_validate(c, 16), 0);
 #endif
-    assert_int_not_equal(jf__cfi_arch_elf_machine((jf_cfi_arch)arch), 0);
-    assert_int_equal(jf__cfi_arch_elf_machine(JF_CFI_ARCH_COUNT), 0);
+    assert_int_equal(jf__cfi_arches[arch].elf_machine, JF_HOST_ELF_MACHINE);
     jf_cfi_free(c);
 }
 

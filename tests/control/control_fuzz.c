@@ -18,12 +18,12 @@
 enum { BURST = 20, CHECK_EVERY = 50 };
 
 static pid_t target;
-static jf_ctl_reply before;
+static jf__ctl_reply before;
 static long answered, closed, failures;
 
-static void status(jf_ctl_reply *r)
+static void status(jf__ctl_reply *r)
 {
-    jf_ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
+    jf__ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
     jfc_error err;
     if (jfc_request(target, &req, r, &err) != 0 || r->status != 0) {
         fprintf(stderr, "FAIL: status: %s\n", err.msg);
@@ -33,7 +33,7 @@ static void status(jf_ctl_reply *r)
 
 static void check_unchanged(const char *after)
 {
-    jf_ctl_reply now;
+    jf__ctl_reply now;
     status(&now);
     if (now.enabled != before.enabled || now.live_regions != before.live_regions) {
         fprintf(stderr, "FAIL: after %s: sinks 0x%x regions %llu, were 0x%x %llu\n", after, now.enabled,
@@ -45,7 +45,7 @@ static void check_unchanged(const char *after)
 /* Send bytes; the reply must be an error, or the connection closed. */
 static void attempt(const char *what, const uint8_t *bytes, size_t len)
 {
-    static jf_ctl_reply r;
+    static jf__ctl_reply r;
     jfc_error err;
     long size = jfc_exchange_raw(target, bytes, len, &r, &err);
     if (size < 0) {
@@ -70,7 +70,7 @@ static void random_bytes(uint8_t *p, size_t n)
 /* A request with the right magic and random fields that does not decode. */
 static size_t invalid_with_magic(uint8_t *buf)
 {
-    jf_ctl_request parsed;
+    jf__ctl_request parsed;
     do {
         random_bytes(buf, JF_CTL_REQUEST_SIZE);
         memcpy(buf, "jfrq", 4);

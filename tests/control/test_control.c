@@ -56,10 +56,10 @@ static int init_control(unsigned flags)
     return jf_init(&c);
 }
 
-static jf_ctl_reply ask(pid_t pid, uint16_t op, uint32_t sinks)
+static jf__ctl_reply ask(pid_t pid, uint16_t op, uint32_t sinks)
 {
-    jf_ctl_request req = {JF_CTL_VERSION, op, sinks};
-    jf_ctl_reply reply;
+    jf__ctl_request req = {JF_CTL_VERSION, op, sinks};
+    jf__ctl_reply reply;
     jfc_error err;
     if (jfc_request(pid, &req, &reply, &err) != 0)
         fail_msg("request to %ld: %s", (long)pid, err.msg);
@@ -75,7 +75,7 @@ static void flag_starts_a_listener_and_last_shutdown_joins_it(void **state)
     assert_int_equal(init_control(JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL), 0); /* idempotent */
     assert_true(listens(getpid()));
     assert_true(listener_tid() > 0);
-    jf_ctl_reply r = ask(getpid(), JF_CTL_STATUS, 0);
+    jf__ctl_reply r = ask(getpid(), JF_CTL_STATUS, 0);
     assert_int_equal(r.status, 0);
     assert_int_equal(r.pid, getpid());
     assert_int_equal(r.uid, geteuid());
@@ -119,7 +119,7 @@ static void requests_enable_disable_and_refuse_bad_sinks(void **state)
     assert_int_equal(init_control(JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL), 0);
     jf_region reg = test_region(code, 16, "ctl_in_process");
     assert_int_equal(jf_register(&reg), 0);
-    jf_ctl_reply r = ask(getpid(), JF_CTL_ENABLE, JF_SINK_PERFMAP);
+    jf__ctl_reply r = ask(getpid(), JF_CTL_ENABLE, JF_SINK_PERFMAP);
     assert_int_equal(r.status, 0);
     assert_int_equal(r.enabled, JF_SINK_PERFMAP);
     assert_int_equal(r.live_regions, 1);
@@ -132,7 +132,7 @@ static void requests_enable_disable_and_refuse_bad_sinks(void **state)
 
     /* Bits outside JF_SINK_ALL: an error, nothing changes. */
     uint8_t raw[JF_CTL_REQUEST_SIZE];
-    jf_ctl_request bad = {JF_CTL_VERSION, JF_CTL_DISABLE, 0x10};
+    jf__ctl_request bad = {JF_CTL_VERSION, JF_CTL_DISABLE, 0x10};
     jf__ctl_encode_request(&bad, raw);
     jfc_error err;
     assert_true(jfc_exchange_raw(getpid(), raw, sizeof raw, &r, &err) > 0);
@@ -151,7 +151,7 @@ static void wire_round_trip_and_rejects(void **state)
 {
     (void)state;
     uint8_t raw[JF_CTL_REQUEST_SIZE];
-    jf_ctl_request in = {JF_CTL_VERSION, JF_CTL_ENABLE, JF_SINK_JITDUMP | JF_SINK_GDB}, out;
+    jf__ctl_request in = {JF_CTL_VERSION, JF_CTL_ENABLE, JF_SINK_JITDUMP | JF_SINK_GDB}, out;
     jf__ctl_encode_request(&in, raw);
     assert_memory_equal(raw, "jfrq", 4);
     assert_int_equal(jf__ctl_decode_request(raw, &out), 0);
@@ -166,9 +166,9 @@ static void wire_round_trip_and_rejects(void **state)
     raw[15] = 1; /* reserved */
     assert_int_equal(jf__ctl_decode_request(raw, &out), JF_EINVAL);
 
-    static jf_ctl_reply r, back;
+    static jf__ctl_reply r, back;
     static uint8_t buf[JF_CTL_REPLY_MAX];
-    r = (jf_ctl_reply){.version = JF_CTL_VERSION, .op = 3, .status = JF_EACCES, .pid = 7, .live_regions = (uint64_t)1 << 40};
+    r = (jf__ctl_reply){.version = JF_CTL_VERSION, .op = 3, .status = JF_EACCES, .pid = 7, .live_regions = (uint64_t)1 << 40};
     r.bytes[3] = 99;
     snprintf(r.message, sizeof r.message, "no");
     memset(r.dump_dir, 'd', JF_CTL_DIR_MAX); /* the longest directory */
@@ -223,7 +223,7 @@ static void forked_child_answers_itself_and_exec_leaves_nothing(void **state)
     close(exec_done[1]);
     char c;
     assert_int_equal(read(exec_done[0], &c, 1), 1);
-    jf_ctl_reply r = ask(child, JF_CTL_STATUS, 0);
+    jf__ctl_reply r = ask(child, JF_CTL_STATUS, 0);
     assert_int_equal(r.status, 0);
     assert_int_equal(r.pid, child);
     r = ask(getpid(), JF_CTL_STATUS, 0);
@@ -293,7 +293,7 @@ static void idle_listener_sleeps_and_never_wakes(void **state)
 {
     (void)state;
     assert_int_equal(init_control(JF_CONFIG_IGNORE_ENV | JF_CONFIG_CONTROL), 0);
-    jf_ctl_reply r = ask(getpid(), JF_CTL_STATUS, 0); /* it has served once, and sleeps again */
+    jf__ctl_reply r = ask(getpid(), JF_CTL_STATUS, 0); /* it has served once, and sleeps again */
     assert_int_equal(r.status, 0);
     pid_t tid = listener_tid();
     assert_true(tid > 0);

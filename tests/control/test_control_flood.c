@@ -96,7 +96,7 @@ static int successful_reply(int fd, uint8_t in[JF_CTL_REPLY_MAX])
         if (got == JF_CTL_REPLY_HEADER_SIZE && want == JF_CTL_REPLY_HEADER_SIZE)
             want = jf__ctl_reply_size(in);
     }
-    static jf_ctl_reply reply;
+    static jf__ctl_reply reply;
     return got >= JF_CTL_REPLY_HEADER_SIZE && got == want && jf__ctl_decode_reply(in, got, &reply) == 0 &&
            reply.status == 0;
 }
@@ -108,7 +108,7 @@ static double timed_status(const char *name)
     double t0 = now_ms();
     int fd = open_connection(name);
     uint8_t out[JF_CTL_REQUEST_SIZE], in[JF_CTL_REPLY_MAX];
-    jf_ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
+    jf__ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
     jf__ctl_encode_request(&req, out);
     if (fd < 0 || send(fd, out, sizeof out, MSG_NOSIGNAL) != (ssize_t)sizeof out)
         return -1;
@@ -160,8 +160,8 @@ static void status_answered_while_1000_idle_and_50_slow_connections_wait(void **
     assert_true(took >= 0 && took < ANSWER_BOUND_MS);
     /* And through the tool's client code (which lists this process's
      * 1,000 descriptors to find the socket: slower here). */
-    jf_ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
-    jf_ctl_reply reply;
+    jf__ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
+    jf__ctl_reply reply;
     if (jfc_request(getpid(), &req, &reply, &err) != 0)
         fail_msg("status through the client: %s", err.msg);
     assert_int_equal(reply.status, 0);
@@ -231,7 +231,7 @@ static void request_sent_one_byte_at_a_time_wakes_the_listener_a_few_times_not_p
     int fd = open_connection(name);
     assert_true(fd >= 0);
     uint8_t out[JF_CTL_REQUEST_SIZE], in[JF_CTL_REPLY_MAX];
-    jf_ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
+    jf__ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
     jf__ctl_encode_request(&req, out);
     assert_int_equal(send(fd, out, 1, MSG_NOSIGNAL), 1);
     assert_true(wait_until_read(fd)); /* the first piece is read at once */
@@ -265,12 +265,12 @@ static void request_floods_log_a_logarithmic_number_of_lines(void **state)
     jf_set_log_callback(count_line, NULL);
     assert_int_equal(start_channel(), 0);
     static const uint8_t malformed[JF_CTL_REQUEST_SIZE] = {'x', 'f', 'r', 'q', 1};
-    jf_ctl_reply reply;
+    jf__ctl_reply reply;
     jfc_error err;
     for (int i = 0; i < MALFORMED; i++)
         if (jfc_exchange_raw(getpid(), malformed, sizeof malformed, &reply, &err) <= 0 || reply.status == 0)
             fail_msg("malformed request %d: not refused (%s)", i, err.msg);
-    jf_ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
+    jf__ctl_request req = {JF_CTL_VERSION, JF_CTL_STATUS, 0};
     for (int i = 0; i < VALID; i++)
         if (jfc_request(getpid(), &req, &reply, &err) != 0 || reply.status != 0)
             fail_msg("status %d: %s", i, err.msg);

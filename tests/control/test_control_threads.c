@@ -44,9 +44,9 @@ static void *churn(void *arg)
     return (void *)failures;
 }
 
-static int request(uint16_t op, uint32_t sinks, jf_ctl_reply *reply, jfc_error *err)
+static int request(uint16_t op, uint32_t sinks, jf__ctl_reply *reply, jfc_error *err)
 {
-    jf_ctl_request req = {JF_CTL_VERSION, op, sinks};
+    jf__ctl_request req = {JF_CTL_VERSION, op, sinks};
     return jfc_request(getpid(), &req, reply, err);
 }
 
@@ -61,7 +61,7 @@ static void enable_disable_while_four_threads_register(void **state)
     pthread_t tids[THREADS];
     for (int t = 0; t < THREADS; t++)
         assert_int_equal(pthread_create(&tids[t], NULL, churn, code[t]), 0);
-    static jf_ctl_reply r;
+    static jf__ctl_reply r;
     jfc_error err;
     for (int i = 0; i < CYCLES; i++) {
         if (request(JF_CTL_ENABLE, JF_SINK_PERFMAP | JF_SINK_JITDUMP, &r, &err) != 0 || r.status != 0)
@@ -91,7 +91,7 @@ static void enable_disable_while_four_threads_register(void **state)
 static void *ask_status_until_gone(void *arg)
 {
     (void)arg;
-    static jf_ctl_reply r;
+    static jf__ctl_reply r;
     jfc_error err;
     long answered = 0;
     for (int i = 0; i < 200; i++) /* until the channel is gone, at most 200 */

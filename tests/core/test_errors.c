@@ -57,6 +57,36 @@ static void version_string_is_the_headers(void **state)
     assert_string_equal(jf_version_string(), expect);
 }
 
+/* jf_sink_name gives, for each sink bit, the word jf_parse_sinks reads back
+ * as that bit; NULL for anything but one known bit; no jf_init needed, and
+ * the thread's last error is kept. */
+static void sink_name_is_the_word_parse_sinks_reads(void **state)
+{
+    (void)state;
+    static const char *const words[JF_SINK_COUNT] = {"perfmap", "jitdump", "gdb", "unwind"};
+    unsigned bits = 0;
+    assert_int_equal(jf_parse_sinks("junk", &bits), JF_EINVAL);
+    char kept[256];
+    snprintf(kept, sizeof kept, "%s", jf_last_error());
+    for (int i = 0; i < JF_SINK_COUNT; i++)
+        assert_string_equal(jf_sink_name(1u << i), words[i]);
+    assert_null(jf_sink_name(0));
+    assert_string_equal(jf_last_error(), kept);
+    for (int i = 0; i < JF_SINK_COUNT; i++) {
+        const char *name = jf_sink_name(1u << i);
+        assert_non_null(name);
+        assert_int_equal(jf_parse_sinks(name, &bits), 0);
+        assert_int_equal(bits, 1u << i);
+    }
+    assert_string_equal(jf_sink_name(JF_SINK_GDB), "gdb");
+    assert_null(jf_sink_name(0));
+    assert_null(jf_sink_name(1u << JF_SINK_COUNT));         /* no sink has this bit */
+    assert_null(jf_sink_name(0x80000000u));
+    assert_null(jf_sink_name(JF_SINK_PERFMAP | JF_SINK_GDB)); /* several bits */
+    assert_null(jf_sink_name(JF_SINK_ALL));
+    assert_null(jf_sink_name(~0u));
+}
+
 static void parse_sinks_reads_every_word(void **state)
 {
     (void)state;
@@ -173,6 +203,7 @@ int main(void)
         cmocka_unit_test(parse_sinks_forgives_spaces_and_case),
         cmocka_unit_test(parse_sinks_rejects_unknown_words),
         cmocka_unit_test(parse_sinks_keeps_huge_words_short_in_the_message),
+        cmocka_unit_test(sink_name_is_the_word_parse_sinks_reads),
         cmocka_unit_test(last_error_is_per_thread),
         cmocka_unit_test(last_error_starts_empty_in_a_new_thread),
     };

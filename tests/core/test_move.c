@@ -1,7 +1,7 @@
 /* jf_move and jf_move_batch: what the registry accepts and refuses (and that
  * a refusal changes nothing), and what the perf map and the jitdump say of a
  * move, read back by independent readers (map_util, dump_parse and
- * `jitframes check`). The gdb sink's side is in tests/gdb/test_gdbjit.c, the
+ * `jitframes check`). The gdb sink's side is in tests/gdb/test_sink_gdb.c, the
  * unwind sink's in tests/unwind, the consumers' in tests/move. */
 #define _GNU_SOURCE
 #include <setjmp.h>

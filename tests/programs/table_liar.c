@@ -46,7 +46,7 @@ static const unsigned char spin_code[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x89, 0x
                                           0x83, 0xe8, 0x01, 0x75, 0xfa, 0x5d, 0xc3};
 
 /* The table: the mapping named JF_PUB_NAME in /proc/self/maps. */
-static pub_header *find_table(size_t *size)
+static jf__pub_header *find_table(size_t *size)
 {
     FILE *f = fopen("/proc/self/maps", "r");
     char line[512];
@@ -55,7 +55,7 @@ static pub_header *find_table(size_t *size)
         if (strstr(line, JF_PUB_NAME) && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
             fclose(f);
             *size = hi - lo;
-            return (pub_header *)lo;
+            return (jf__pub_header *)lo;
         }
     }
     if (f)
@@ -74,7 +74,7 @@ static int stdin_state(void)
 }
 
 /* One pass of lies, pass number k, in a table of size bytes. */
-static void lie(pub_header *h, size_t size, unsigned long k, uintptr_t code)
+static void lie(jf__pub_header *h, size_t size, unsigned long k, uintptr_t code)
 {
     uint8_t *base = (uint8_t *)h;
     if (size > (2u << 20))
@@ -88,16 +88,16 @@ static void lie(pub_header *h, size_t size, unsigned long k, uintptr_t code)
     h->heap_capacity = (uint32_t)heap_cap;
     h->heap_used = k % 3 ? 0xffffffffu : (uint32_t)heap_cap;
     h->entries_off = sizeof *h;
-    size_t fit = (heap_off - sizeof *h) / sizeof(pub_entry);
+    size_t fit = (heap_off - sizeof *h) / sizeof(jf__pub_entry);
     h->entries_capacity = k % 2 ? 0xffffffffu : (uint32_t)fit;
     h->entries_used = k % 2 ? 0xfffffff0u : (uint32_t)fit / 2;
     h->live_count = 0xffffffffu;
-    h->ring_off = (uint32_t)(sizeof *h + fit / 2 * sizeof(pub_entry));
+    h->ring_off = (uint32_t)(sizeof *h + fit / 2 * sizeof(jf__pub_entry));
     h->ring_capacity = k % 4 == 1 ? 0xffffffffu : (uint32_t)(fit / 2);
     h->ring_written = UINT64_MAX - k;
-    pub_entry *e = (pub_entry *)(base + sizeof *h);
+    jf__pub_entry *e = (jf__pub_entry *)(base + sizeof *h);
     for (size_t i = 0; i < fit; i++) {
-        pub_entry x = {0};
+        jf__pub_entry x = {0};
         x.flags = i < fit / 2 ? JF_PUB_LIVE : JF_PUB_REMOVED;
         x.start = code + (i % 16);
         x.size = i % 3 == 0 ? (uint64_t)1 << 40 : i % 3 == 1 ? sizeof spin_code : UINT64_MAX - code;
@@ -149,14 +149,14 @@ static uint32_t heap_long_string(heap_writer *w, char c)
 /* ~1 MiB line table: every line names the file at its end. */
 static uint32_t heap_line_table(heap_writer *w, uint32_t *len)
 {
-    uint32_t n = (MIB - LONG_STRING - 1 - (uint32_t)sizeof(pub_lines)) / (uint32_t)sizeof(pub_line);
-    size_t bytes = sizeof(pub_lines) + (size_t)n * sizeof(pub_line) + LONG_STRING + 1;
+    uint32_t n = (MIB - LONG_STRING - 1 - (uint32_t)sizeof(jf__pub_lines)) / (uint32_t)sizeof(jf__pub_line);
+    size_t bytes = sizeof(jf__pub_lines) + (size_t)n * sizeof(jf__pub_line) + LONG_STRING + 1;
     char *t = calloc(1, bytes);
     memcpy(t, &n, sizeof n);
     uint32_t file_off = (uint32_t)(bytes - LONG_STRING - 1);
     for (uint32_t k = 0; k < n; k++) {
-        pub_line l = {k, k + 1, file_off, LONG_STRING};
-        memcpy(t + sizeof(pub_lines) + (size_t)k * sizeof l, &l, sizeof l);
+        jf__pub_line l = {k, k + 1, file_off, LONG_STRING};
+        memcpy(t + sizeof(jf__pub_lines) + (size_t)k * sizeof l, &l, sizeof l);
     }
     memset(t + file_off, 'f', LONG_STRING);
     uint32_t off = heap_put(w, t, bytes);
@@ -169,14 +169,14 @@ static uint32_t heap_line_table(heap_writer *w, uint32_t *len)
 static uint32_t heap_cfi(heap_writer *w, int late, uint32_t *len)
 {
     uint32_t ops = MIB - 64;
-    size_t bytes = sizeof(pub_cfi) + 3 + sizeof(pub_fde) + ops + (late ? sizeof(pub_fde) : 0);
+    size_t bytes = sizeof(jf__pub_cfi) + 3 + sizeof(jf__pub_fde) + ops + (late ? sizeof(jf__pub_fde) : 0);
     uint8_t *c = calloc(1, bytes);
-    pub_cfi h = {1, -8, 16, 3, late ? 2u : 1u};
+    jf__pub_cfi h = {1, -8, 16, 3, late ? 2u : 1u};
     memcpy(c, &h, sizeof h);
     memcpy(c + sizeof h, "\x0c\x07\x08", 3); /* DW_CFA_def_cfa rsp+8 */
-    pub_fde f = {0, 16, ops};
+    jf__pub_fde f = {0, 16, ops};
     memcpy(c + sizeof h + 3, &f, sizeof f); /* then ops nops (zeros) */
-    pub_fde bad = {4, 8, 0};
+    jf__pub_fde bad = {4, 8, 0};
     if (late)
         memcpy(c + bytes - sizeof bad, &bad, sizeof bad);
     uint32_t off = heap_put(w, c, bytes);
@@ -194,14 +194,14 @@ static const char *const hostile[] = {
 static int write_shape(const char *shape, uint32_t count, uintptr_t code)
 {
     size_t size;
-    pub_header *h = find_table(&size);
+    jf__pub_header *h = find_table(&size);
     if (!h)
         return fprintf(stderr, "table_liar: no table of its own\n"), 1;
-    size_t heap_off = sizeof *h + ((size_t)count + 16) * sizeof(pub_entry);
+    size_t heap_off = sizeof *h + ((size_t)count + 16) * sizeof(jf__pub_entry);
     if (heap_off + 2 * MIB > size)
         return fprintf(stderr, "table_liar: a %zu-byte table cannot hold %u entries\n", size, count), 1;
     heap_writer w = {(char *)h + heap_off, 0, size - heap_off};
-    pub_entry *e = (pub_entry *)(h + 1);
+    jf__pub_entry *e = (jf__pub_entry *)(h + 1);
     int hostile_names = strcmp(shape, "hostile-names") == 0;
     if (hostile_names)
         count = sizeof hostile / sizeof *hostile;
@@ -214,7 +214,7 @@ static int write_shape(const char *shape, uint32_t count, uintptr_t code)
         return fprintf(stderr, "table_liar: unknown shape %s\n", shape), 2;
     h->generation = 1; /* changing */
     for (uint32_t i = 0; i < count; i++) {
-        pub_entry x = {0};
+        jf__pub_entry x = {0};
         x.flags = JF_PUB_LIVE;
         x.start = code + (uint64_t)i * 4096;
         x.size = strcmp(shape, "cfi-sizes") == 0 ? 16 + 16 * (uint64_t)i : 16;
@@ -241,7 +241,7 @@ static int write_shape(const char *shape, uint32_t count, uintptr_t code)
     h->entries_capacity = count + 16;
     h->entries_used = count;
     h->live_count = count;
-    h->ring_off = (uint32_t)(sizeof *h + (size_t)count * sizeof(pub_entry));
+    h->ring_off = (uint32_t)(sizeof *h + (size_t)count * sizeof(jf__pub_entry));
     h->ring_capacity = 16;
     h->ring_written = 0;
     h->heap_off = heap_off;
@@ -281,7 +281,7 @@ int main(int argc, char **argv)
         return 0;
     }
     size_t size;
-    pub_header *h = find_table(&size);
+    jf__pub_header *h = find_table(&size);
     if (!h || size < 8192)
         return fprintf(stderr, "table_liar: no table of its own\n"), 1;
     printf("pid %ld\n", (long)getpid());

@@ -279,7 +279,7 @@ static void registration_order_does_not_change_the_table(void **state)
  * lock. Read from the mapping itself, for slots [0, n). */
 static uint64_t entry_writes(const void *table, uint32_t n)
 {
-    const pub_header *h = table;
+    const jf__pub_header *h = table;
     const unsigned char *slots = (const unsigned char *)table + h->entries_off;
     uint64_t sum = 0;
     for (uint32_t i = 0; i < n && i < h->entries_capacity; i++)
@@ -308,7 +308,7 @@ static void out_of_order_registration_writes_one_entry_each(void **state)
         assert_int_equal(jf_unregister(code + i * 64), 0);
     for (size_t i = N; i > 0; i -= 2)
         register_at((i - 2) * 64, 64, "again", NULL, 0);
-    assert_int_equal(((const pub_header *)table)->entries_used, N);
+    assert_int_equal(((const jf__pub_header *)table)->entries_used, N);
     assert_int_equal(jf_shutdown(), 0);
 }
 
@@ -316,7 +316,7 @@ static uint64_t table_generation(void)
 {
     const void *table;
     assert_int_equal(jf_published_table(&table, NULL), 0);
-    return __atomic_load_n(&((const pub_header *)table)->generation, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&((const jf__pub_header *)table)->generation, __ATOMIC_ACQUIRE);
 }
 
 /* A pc noted with the table's generation at sample time is named afterwards
@@ -392,7 +392,7 @@ static void unwind_data_is_published_where_registered(void **state)
     assert_int_equal(jf_register(&r), 0);
     register_at(256, 64, "no_cfi", NULL, 0);
     uint8_t want[1024];
-    jf_eh_image img;
+    jf__eh_image img;
     assert_int_equal(jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, (uintptr_t)code, 64, 0, want, sizeof want, &img), 0);
     tr_snapshot s;
     read_own(&s);
@@ -411,13 +411,13 @@ static void unwind_data_is_published_where_registered(void **state)
      * name; its unwind data is left out. */
     const void *table;
     assert_int_equal(jf_published_table(&table, NULL), 0);
-    const pub_header *h = table;
-    pub_entry *e = (pub_entry *)(void *)((char *)table + h->entries_off); /* slot 0: "with_cfi" */
+    const jf__pub_header *h = table;
+    jf__pub_entry *e = (jf__pub_entry *)(void *)((char *)table + h->entries_off); /* slot 0: "with_cfi" */
     assert_int_equal(e->start, (uintptr_t)code);
     uint8_t *blob = (uint8_t *)table + h->heap_off + e->cfi_off;
     uint32_t cie_len;
     memcpy(&cie_len, blob + 12, 4);
-    uint8_t *fde = blob + sizeof(pub_cfi) + cie_len;
+    uint8_t *fde = blob + sizeof(jf__pub_cfi) + cie_len;
     uint32_t end = 4096, saved_end;
     memcpy(&saved_end, fde + 4, 4);
     memcpy(fde + 4, &end, 4);
@@ -426,7 +426,7 @@ static void unwind_data_is_published_where_registered(void **state)
     assert_null(s.live[0].unwind);
     tr_snapshot_free(&s);
     memcpy(fde + 4, &saved_end, 4);
-    blob[sizeof(pub_cfi)] = 0x16; /* the CIE's first opcode: DW_CFA_val_expression, its block cut short */
+    blob[sizeof(jf__pub_cfi)] = 0x16; /* the CIE's first opcode: DW_CFA_val_expression, its block cut short */
     read_own(&s);
     assert_null(s.live[0].unwind);
     assert_non_null(s.live[1].unwind); /* its own copy is sound */

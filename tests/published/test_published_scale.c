@@ -35,7 +35,7 @@ static void init_standby(void)
     assert_int_equal(jf_init(&c), 0);
 }
 
-static const pub_header *table_header(void)
+static const jf__pub_header *table_header(void)
 {
     const void *table = NULL;
     assert_int_equal(jf_published_table(&table, NULL), 0);
@@ -46,7 +46,7 @@ static const pub_header *table_header(void)
  * adds 2 to its sequence lock (a growth copies the locks with the slots). */
 static uint64_t entry_writes(void)
 {
-    const pub_header *h = table_header();
+    const jf__pub_header *h = table_header();
     const unsigned char *base = (const unsigned char *)h;
     uint64_t sum = 0;
     for (uint32_t i = 0; i < h->entries_used; i++)
@@ -128,7 +128,7 @@ static void fill_and_churn(const shape *sh, size_t changes)
     init_standby();
     for (size_t i = 0; i < sh->n; i++)
         register_version(sh, code, i, 0, lines);
-    const pub_header *h = table_header();
+    const jf__pub_header *h = table_header();
     printf("%zu regions (%zu-byte names, %zu-row line tables): heap %u of %u bytes, %u slots\n", sh->n,
            sh->name_len, sh->n_lines, h->heap_used, h->heap_capacity, h->entries_capacity);
     assert_true(h->heap_used > (64u << 20)); /* past the old heap's cap */
@@ -233,7 +233,7 @@ static void a_removed_regions_unwind_rules_and_lines_stay_until_its_ring_slot_is
         assert_int_equal(jf_unregister(code + 64), 0);
     }
     uint8_t want[1024];
-    jf_eh_image img;
+    jf__eh_image img;
     assert_int_equal(jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, (uintptr_t)code, 64, 0, want, sizeof want, &img), 0);
     tr_snapshot s;
     char err[256];
@@ -261,14 +261,14 @@ static void a_removed_regions_unwind_rules_and_lines_stay_until_its_ring_slot_is
 }
 
 /* Live and removed entries of the table, read in place. */
-static void count_entries(const pub_header *h, uint32_t *live, uint32_t *removed)
+static void count_entries(const jf__pub_header *h, uint32_t *live, uint32_t *removed)
 {
     const unsigned char *base = (const unsigned char *)h;
     *live = *removed = 0;
     for (uint32_t i = 0; i < h->entries_used; i++)
-        *live += ((const pub_entry *)(const void *)(base + h->entries_off))[i].flags == JF_PUB_LIVE;
+        *live += ((const jf__pub_entry *)(const void *)(base + h->entries_off))[i].flags == JF_PUB_LIVE;
     for (uint32_t i = 0; i < h->ring_capacity; i++)
-        *removed += ((const pub_entry *)(const void *)(base + h->ring_off))[i].flags == JF_PUB_REMOVED;
+        *removed += ((const jf__pub_entry *)(const void *)(base + h->ring_off))[i].flags == JF_PUB_REMOVED;
 }
 
 enum { OOM_FILE = 4000, OOM_FIRST = 1500, OOM_REMOVED = 1000, OOM_NEW = 2000 };
@@ -322,7 +322,7 @@ static int fill_until_memory_runs_out(void)
         return 6;
     if (jf_published_table(&addr, NULL) != JF_ERANGE || !strstr(jf_last_error(), "not published"))
         return 7;
-    const pub_header *h = addr;
+    const jf__pub_header *h = addr;
     if (!(h->flags & JF_PUB_INCOMPLETE) || h->dropped != st.table_dropped)
         return 8;
     uint32_t live, removed;

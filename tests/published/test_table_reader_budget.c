@@ -28,14 +28,14 @@ typedef struct fake {
     size_t steady_after; /* from this read on, every slot is stable (0: never) */
 } fake;
 
-static pub_header *header(fake *f)
+static jf__pub_header *header(fake *f)
 {
-    return (pub_header *)(void *)f->mem;
+    return (jf__pub_header *)(void *)f->mem;
 }
 
-static pub_entry *slot(fake *f, size_t i)
+static jf__pub_entry *slot(fake *f, size_t i)
 {
-    return (pub_entry *)(void *)(f->mem + sizeof(pub_header)) + i;
+    return (jf__pub_entry *)(void *)(f->mem + sizeof(jf__pub_header)) + i;
 }
 
 /* Slots of odd seq (being changed) until steady_after reads were made. */
@@ -59,22 +59,22 @@ static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 static void make_table(fake *f)
 {
-    f->size = sizeof(pub_header) + SLOTS * sizeof(pub_entry) + HEAP;
+    f->size = sizeof(jf__pub_header) + SLOTS * sizeof(jf__pub_entry) + HEAP;
     f->mem = calloc(1, f->size);
-    pub_header *h = header(f);
+    jf__pub_header *h = header(f);
     memcpy(h->signature, JF_PUB_SIGNATURE, 8);
     h->version = JF_PUB_VERSION;
     h->header_size = sizeof *h;
-    h->entry_size = sizeof(pub_entry);
+    h->entry_size = sizeof(jf__pub_entry);
     h->map_size = f->size;
     h->entries_off = sizeof *h;
     h->entries_capacity = h->entries_used = h->live_count = SLOTS;
-    h->ring_off = (uint32_t)(sizeof *h + SLOTS * sizeof(pub_entry));
+    h->ring_off = (uint32_t)(sizeof *h + SLOTS * sizeof(jf__pub_entry));
     h->heap_off = h->ring_off;
     h->heap_capacity = h->heap_used = HEAP;
     strcpy((char *)f->mem + h->heap_off, "slot_name");
     for (size_t i = 0; i < SLOTS; i++) {
-        pub_entry *e = slot(f, i);
+        jf__pub_entry *e = slot(f, i);
         e->flags = JF_PUB_LIVE;
         e->start = 0x10000 + 64 * i;
         e->size = 64;

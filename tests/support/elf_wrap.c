@@ -9,7 +9,7 @@ enum { EHDR_SIZE = 64, SHDR_SIZE = 64 };
 static const char shstrtab[] = "\0.text\0.eh_frame_hdr\0.eh_frame\0.shstrtab";
 enum { NAME_TEXT = 1, NAME_HDR = 7, NAME_EH = 21, NAME_SHSTRTAB = 31 };
 
-static void put_ehdr(jf_writer *w, uint16_t machine, uint64_t shoff, uint16_t shnum)
+static void put_ehdr(jf__writer *w, uint16_t machine, uint64_t shoff, uint16_t shnum)
 {
     const uint8_t ident[16] = {0x7f, 'E', 'L', 'F', 2 /* 64-bit */, w->big_endian ? 2 : 1, 1};
     jf__put_bytes(w, ident, sizeof ident);
@@ -28,7 +28,7 @@ static void put_ehdr(jf_writer *w, uint16_t machine, uint64_t shoff, uint16_t sh
     jf__put_u16(w, (uint16_t)(shnum - 1)); /* .shstrtab is last */
 }
 
-static void put_shdr(jf_writer *w, uint32_t name, uint32_t type, uint64_t flags, uint64_t addr,
+static void put_shdr(jf__writer *w, uint32_t name, uint32_t type, uint64_t flags, uint64_t addr,
                      uint64_t off, uint64_t size, uint64_t align)
 {
     jf__put_u32(w, name);
@@ -50,7 +50,7 @@ size_t elf_wrap(const elf_wrap_input *in, uint8_t *buf, size_t cap)
     size_t str_off = hdr_off + in->hdr_size;
     size_t shoff = (str_off + sizeof shstrtab + 7) & ~(size_t)7;
     uint16_t shnum = in->with_hdr ? 5 : 4;
-    jf_writer w;
+    jf__writer w;
     jf__writer_init(&w, buf, cap);
     put_ehdr(&w, in->machine, shoff, shnum);
     jf__put_bytes(&w, in->image, in->eh_frame_size + in->hdr_size);

@@ -1,7 +1,7 @@
 /*
  * The GDB JIT interface as a debugger sees it, for tests that walk the
  * library's __jit_debug_descriptor in-process (the layout is fixed by gdb's
- * documentation; the library's own definition is in src/gdbjit.c).
+ * documentation; the library's own definition is in src/sink_gdb.c).
  */
 #ifndef JF_TEST_GDB_JIT_VIEW_H
 #define JF_TEST_GDB_JIT_VIEW_H

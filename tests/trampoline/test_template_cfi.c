@@ -37,9 +37,9 @@
 #define TEMPLATE_SYMBOL "jitframes_trampoline_template"
 enum { MAX_REG = 66 }; /* ppc64le's return address column is 65 (LR) */
 
-static const jf_template *const templates[] = {&jf_template_x86_64, &jf_template_aarch64,
-                                               &jf_template_riscv64, &jf_template_ppc64le,
-                                               &jf_template_s390x};
+static const jf__template *const templates[] = {&jf__template_x86_64, &jf__template_aarch64,
+                                               &jf__template_riscv64, &jf__template_ppc64le,
+                                               &jf__template_s390x};
 
 static int failures;
 
@@ -156,7 +156,7 @@ static int find_template(linked *l)
 }
 
 /* Bytes of the template outside the relocated slot reference match. */
-static void check_code(const jf_template *t, const linked *l)
+static void check_code(const jf__template *t, const linked *l)
 {
     if (l->size != t->code_size) {
         fail(t->arch, "linked template has %llu bytes, the header %zu", (unsigned long long)l->size, t->code_size);
@@ -179,10 +179,10 @@ typedef struct emitted {
     Dwarf_CFI *cfi;
 } emitted;
 
-static int emit_from_header(const jf_template *t, const uint8_t *fde_insns, uint64_t base, emitted *out)
+static int emit_from_header(const jf__template *t, const uint8_t *fde_insns, uint64_t base, emitted *out)
 {
     memset(out, 0, sizeof *out);
-    jf_raw_cie cie = {(uint32_t)t->cie.code_align, (int32_t)t->cie.data_align, (uint32_t)t->cie.ra_register,
+    jf__raw_cie cie = {(uint32_t)t->cie.code_align, (int32_t)t->cie.data_align, (uint32_t)t->cie.ra_register,
                       t->cie.insns, t->cie.n_insns};
     struct jf_cfi *cfi = jf__cfi_from_raw(&cie, fde_insns, t->n_fde_insns, 0, t->code_size);
     if (!cfi) {
@@ -192,7 +192,7 @@ static int emit_from_header(const jf_template *t, const uint8_t *fde_insns, uint
     size_t cap = jf__cfi_max_image_size(cfi);
     out->image = malloc(cap);
     out->elf = malloc(cap + 1024);
-    jf_eh_image img;
+    jf__eh_image img;
     uint64_t image_addr = base - 0x100000;
     int rc = jf__cfi_emit(cfi, JF_EH_LAYOUT_ABSOLUTE, base, t->code_size, image_addr, out->image, cap, &img);
     jf_cfi_free(cfi);
@@ -223,7 +223,7 @@ static void emitted_free(emitted *e)
 }
 
 /* Compare at every pc; returns the number of pcs that differ. */
-static int compare_every_pc(const jf_template *t, const linked *l, const uint8_t *fde_insns, int quiet)
+static int compare_every_pc(const jf__template *t, const linked *l, const uint8_t *fde_insns, int quiet)
 {
     Dwarf_CFI *orig = dwarf_getcfi_elf(l->elf);
     if (!orig) {
@@ -258,7 +258,7 @@ static int compare_every_pc(const jf_template *t, const linked *l, const uint8_t
     return differing;
 }
 
-static void check_arch(const jf_template *t, const char *path)
+static void check_arch(const jf__template *t, const char *path)
 {
     linked l = {.fd = open(path, O_RDONLY)};
     l.elf = l.fd >= 0 ? elf_begin(l.fd, ELF_C_READ, NULL) : NULL;

@@ -386,8 +386,8 @@ static void trampolines_are_placed_near_their_target(void **state)
 static void memory_per_trampoline_is_stride_plus_8(void **state)
 {
     (void)state;
-    jf_trampoline_layout l;
-    assert_int_equal(jf__trampoline_layout(JF_SINK_PERFMAP, 0, &l), 0);
+    jf__trampoline_layout l;
+    assert_int_equal(jf__trampoline_layout_for(JF_SINK_PERFMAP, 0, &l), 0);
     double per = (double)l.group_bytes / (double)l.per_group;
     printf("# %s: template %zu bytes, stride %zu, %u blocks of %zu, %.2f bytes per trampoline (perf map)\n",
            l.arch, l.code_size, l.stride, l.variants, l.block, per);
@@ -396,8 +396,8 @@ static void memory_per_trampoline_is_stride_plus_8(void **state)
 #if defined(__x86_64__)
     assert_true(per <= 24.0);
 #endif
-    jf_trampoline_layout j;
-    assert_int_equal(jf__trampoline_layout(JF_SINK_PERFMAP | JF_SINK_JITDUMP, 0, &j), 0);
+    jf__trampoline_layout j;
+    assert_int_equal(jf__trampoline_layout_for(JF_SINK_PERFMAP | JF_SINK_JITDUMP, 0, &j), 0);
     double per_j = (double)j.group_bytes / (double)j.per_group;
     printf("# %s: stride %zu, %.2f bytes per trampoline (jitdump with unwind info)\n", j.arch, j.stride, per_j);
     assert_true(j.stride >= jf_jitdump_footprint(j.code_size, NULL));

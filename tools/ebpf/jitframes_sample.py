@@ -53,7 +53,7 @@ BPF_TEXT = r"""
 #include <uapi/linux/bpf_perf_event.h>
 #include <linux/sched.h>
 
-struct header_start {    /* pub_header, version 2 (src/pub_layout.h), up to the generation */
+struct header_start {    /* jf__pub_header, version 2 (src/pub_layout.h), up to the generation */
     char signature[8];
     u32 version, header_size, entry_size, flags;
     u64 generation;

@@ -18,8 +18,6 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-static const char *const sink_words[JF_SINK_COUNT] = {"perfmap", "jitdump", "gdb", "unwind"};
-
 static int library_ready; /* jf_init succeeded (never balanced: see above) */
 static unsigned active_sinks; /* 0: inactive */
 
@@ -135,8 +133,7 @@ static int parse_sinks(const char *list, unsigned *sinks)
     int rc = jf_parse_sinks(list, sinks);
     if (rc != 0) {
         PyErr_Format(PyExc_ValueError,
-                     "jitframes: invalid sinks '%s': %s (use perfmap, jitdump, gdb, unwind or all, "
-                     "comma-separated)", list, jf_last_error());
+                     "jitframes: invalid sinks '%s': %s", list, jf_last_error());
         return -1;
     }
     if (*sinks == 0) {
@@ -257,7 +254,7 @@ static PyObject *sink_tuple(unsigned sinks)
     for (int i = 0; words && i < JF_SINK_COUNT; i++) {
         if (!(sinks & (1u << i)))
             continue;
-        PyObject *w = PyUnicode_FromString(sink_words[i]);
+        PyObject *w = PyUnicode_FromString(jf_sink_name(1u << i));
         if (!w || PyList_Append(words, w) != 0) {
             Py_XDECREF(w);
             Py_CLEAR(words);
@@ -295,7 +292,7 @@ static PyObject *stats(PyObject *self, PyObject *unused)
     PyObject *sinks = PyDict_New();
     for (int i = 0; sinks && i < JF_SINK_COUNT; i++) {
         PyObject *d = sink_stats_dict(&st.sink[i]);
-        if (!d || PyDict_SetItemString(sinks, sink_words[i], d) != 0)
+        if (!d || PyDict_SetItemString(sinks, jf_sink_name(1u << i), d) != 0)
             Py_CLEAR(sinks);
         Py_XDECREF(d);
     }

@@ -1,4 +1,4 @@
-/* The live-region table checked against a plain reference array under
+/* The registry's index of live regions checked against a plain reference array under
  * random inserts and removals, dense pages and sparse ones. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "region_table.h"
+#include "region_index.h"
 
 enum { KEYS = 20000 };
 
@@ -24,16 +24,16 @@ static uint64_t next_random(void)
 }
 
 typedef struct fixture {
-    jf_live *lives; /* one per key; lives[i].start = keys[i] */
+    jf__live *lives; /* one per key; lives[i].start = keys[i] */
     unsigned char *present;
 } fixture;
 
-static jf_live *live_at(fixture *f, size_t i)
+static jf__live *live_at(fixture *f, size_t i)
 {
     return &f->lives[i];
 }
 
-static int count_visit(jf_live *r, void *ctx)
+static int count_visit(jf__live *r, void *ctx)
 {
     (void)r;
     (*(size_t *)ctx)++;
@@ -53,11 +53,11 @@ static uintptr_t key_of(size_t i)
     }
 }
 
-static void check_against_reference(region_table *t, fixture *f)
+static void check_against_reference(jf__region_index *t, fixture *f)
 {
     size_t expected = 0;
     for (size_t i = 0; i < KEYS; i++) {
-        jf_live *found = jf__region_table_find(t, key_of(i));
+        jf__live *found = jf__region_index_find(t, key_of(i));
         if (f->present[i]) {
             expected++;
             assert_ptr_equal(found, live_at(f, i));
@@ -67,7 +67,7 @@ static void check_against_reference(region_table *t, fixture *f)
     }
     assert_int_equal(t->count, expected);
     size_t visited = 0;
-    jf__region_table_foreach(t, count_visit, &visited);
+    jf__region_index_foreach(t, count_visit, &visited);
     assert_int_equal(visited, expected);
 }
 
@@ -82,16 +82,16 @@ static void random_inserts_and_removals_match_a_reference(void **state)
     /* Keys must be distinct for the reference to hold. */
     for (size_t i = 0; i < KEYS; i++)
         f.lives[i].start = key_of(i);
-    region_table t = {0};
+    jf__region_index t = {0};
     for (int round = 0; round < 6; round++) {
         for (size_t op = 0; op < 3 * KEYS; op++) {
             size_t i = (size_t)(next_random() % KEYS);
             if (next_random() % 3 != 0 || round == 0) {
-                int rc = jf__region_table_insert(&t, live_at(&f, i));
+                int rc = jf__region_index_insert(&t, live_at(&f, i));
                 assert_int_equal(rc, f.present[i] ? JF_EEXIST : 0);
                 f.present[i] = 1;
             } else {
-                jf_live *gone = jf__region_table_remove(&t, key_of(i));
+                jf__live *gone = jf__region_index_remove(&t, key_of(i));
                 assert_ptr_equal(gone, f.present[i] ? live_at(&f, i) : NULL);
                 f.present[i] = 0;
             }
@@ -101,10 +101,10 @@ static void random_inserts_and_removals_match_a_reference(void **state)
     /* Remove everything: the directory empties completely. */
     for (size_t i = 0; i < KEYS; i++)
         if (f.present[i])
-            assert_ptr_equal(jf__region_table_remove(&t, key_of(i)), live_at(&f, i));
+            assert_ptr_equal(jf__region_index_remove(&t, key_of(i)), live_at(&f, i));
     assert_int_equal(t.count, 0);
     assert_int_equal(t.used_pages, 0);
-    jf__region_table_clear(&t);
+    jf__region_index_clear(&t);
     free(f.lives);
     free(f.present);
 }
@@ -112,16 +112,16 @@ static void random_inserts_and_removals_match_a_reference(void **state)
 static void empty_table_finds_nothing(void **state)
 {
     (void)state;
-    region_table t = {0};
-    assert_null(jf__region_table_find(&t, 0x1000));
-    assert_null(jf__region_table_remove(&t, 0x1000));
+    jf__region_index t = {0};
+    assert_null(jf__region_index_find(&t, 0x1000));
+    assert_null(jf__region_index_remove(&t, 0x1000));
     size_t visited = 0;
-    assert_int_equal(jf__region_table_foreach(&t, count_visit, &visited), 0);
+    assert_int_equal(jf__region_index_foreach(&t, count_visit, &visited), 0);
     assert_int_equal(visited, 0);
-    jf__region_table_clear(&t);
+    jf__region_index_clear(&t);
 }
 
-static int stop_at_second(jf_live *r, void *ctx)
+static int stop_at_second(jf__live *r, void *ctx)
 {
     (void)r;
     return ++*(int *)ctx == 2 ? 42 : 0;
@@ -130,17 +130,17 @@ static int stop_at_second(jf_live *r, void *ctx)
 static void foreach_stops_when_asked(void **state)
 {
     (void)state;
-    jf_live lives[3];
+    jf__live lives[3];
     memset(lives, 0, sizeof lives);
-    region_table t = {0};
+    jf__region_index t = {0};
     for (int i = 0; i < 3; i++) {
         lives[i].start = 0x5000 + 0x1000 * (uintptr_t)i;
-        assert_int_equal(jf__region_table_insert(&t, &lives[i]), 0);
+        assert_int_equal(jf__region_index_insert(&t, &lives[i]), 0);
     }
     int seen = 0;
-    assert_int_equal(jf__region_table_foreach(&t, stop_at_second, &seen), 42);
+    assert_int_equal(jf__region_index_foreach(&t, stop_at_second, &seen), 42);
     assert_int_equal(seen, 2);
-    jf__region_table_clear(&t);
+    jf__region_index_clear(&t);
 }
 
 int main(void)

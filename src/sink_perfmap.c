@@ -44,7 +44,7 @@ static inline __attribute__((always_inline)) size_t put_hex(char *dst, uint64_t 
 }
 
 /* Format r's line at dst (room for 2*16 + 3 + JF_NAME_MAX bytes). */
-static size_t format_line(char *dst, const jf_live *r)
+static size_t format_line(char *dst, const jf__live *r)
 {
     size_t n = put_hex(dst, r->start);
     dst[n++] = ' ';
@@ -86,7 +86,7 @@ static int flush_lines(size_t used, size_t lines, jf_sink_stats *stats)
     return 0;
 }
 
-static int perfmap_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+static int perfmap_add(jf__live *const *regions, size_t n, jf_sink_stats *stats)
 {
     if (!jf__pmw_is_open())
         return jf__fail(JF_EDISABLED, "perf map is not open");
@@ -126,7 +126,7 @@ static void perfmap_forget_after_fork(void)
     jf__pmw_forget();
 }
 
-const sink_ops jf_perfmap_sink = {
+const jf__sink_ops jf__perfmap_sink = {
     .word = "perfmap",
     .bit = JF_SINK_PERFMAP,
     .start = perfmap_start,

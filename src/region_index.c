@@ -1,9 +1,9 @@
 /*
- * Two-level table of live regions (see region_table.h). Page numbers are
- * hashed with Fibonacci hashing (the product's top bits), which spreads
- * strided keys evenly.
+ * The registry's two-level index of live regions (see region_index.h).
+ * Page numbers are hashed with Fibonacci hashing (the product's top bits),
+ * which spreads strided keys evenly.
  */
-#include "region_table.h"
+#include "region_index.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +17,7 @@ static size_t home_of(uintptr_t page, size_t capacity)
 }
 
 /* The directory slot of `page`, or the empty slot ending its probe run. */
-static size_t probe(const region_page *pages, size_t capacity, uintptr_t page)
+static size_t probe(const jf__region_page *pages, size_t capacity, uintptr_t page)
 {
     size_t mask = capacity - 1;
     size_t i = home_of(page, capacity);
@@ -26,17 +26,17 @@ static size_t probe(const region_page *pages, size_t capacity, uintptr_t page)
     return i;
 }
 
-static region_page *find_page(const region_table *t, uintptr_t page)
+static jf__region_page *find_page(const jf__region_index *t, uintptr_t page)
 {
     if (t->capacity == 0)
         return NULL;
-    region_page *p = &t->pages[probe(t->pages, t->capacity, page)];
+    jf__region_page *p = &t->pages[probe(t->pages, t->capacity, page)];
     return p->entries ? p : NULL;
 }
 
 /* Index of the first entry whose start is >= start. Appending in address
  * order (the common case) is answered without a search. */
-static uint32_t lower_bound(const region_page *p, uintptr_t start)
+static uint32_t lower_bound(const jf__region_page *p, uintptr_t start)
 {
     if (p->count == 0 || p->entries[p->count - 1].start < start)
         return p->count;
@@ -51,9 +51,9 @@ static uint32_t lower_bound(const region_page *p, uintptr_t start)
     return lo;
 }
 
-jf_live *jf__region_table_find(const region_table *t, uintptr_t start)
+jf__live *jf__region_index_find(const jf__region_index *t, uintptr_t start)
 {
-    region_page *p = find_page(t, start >> PAGE_SHIFT);
+    jf__region_page *p = find_page(t, start >> PAGE_SHIFT);
     if (!p)
         return NULL;
     uint32_t i = lower_bound(p, start);
@@ -61,14 +61,14 @@ jf_live *jf__region_table_find(const region_table *t, uintptr_t start)
 }
 
 /* Keep the directory at most half full so probe runs stay short. */
-static int grow_directory(region_table *t)
+static int grow_directory(jf__region_index *t)
 {
     if ((t->used_pages + 1) * 2 <= t->capacity)
         return 0;
     size_t capacity = t->capacity ? t->capacity * 2 : MIN_CAPACITY;
-    if (capacity > SIZE_MAX / 2 / sizeof(region_page))
+    if (capacity > SIZE_MAX / 2 / sizeof(jf__region_page))
         return JF_ENOMEM;
-    region_page *pages = calloc(capacity, sizeof *pages);
+    jf__region_page *pages = calloc(capacity, sizeof *pages);
     if (!pages)
         return JF_ENOMEM;
     for (size_t i = 0; i < t->capacity; i++)
@@ -80,14 +80,14 @@ static int grow_directory(region_table *t)
     return 0;
 }
 
-static int make_room(region_page *p)
+static int make_room(jf__region_page *p)
 {
     if (p->count < p->capacity)
         return 0;
     uint32_t capacity = p->capacity ? p->capacity * 2 : 4;
     if (capacity <= p->capacity) /* more entries than a page can start */
         return JF_ENOMEM;
-    region_slot *entries = realloc(p->entries, capacity * sizeof *entries);
+    jf__region_slot *entries = realloc(p->entries, capacity * sizeof *entries);
     if (!entries)
         return JF_ENOMEM;
     p->entries = entries;
@@ -95,15 +95,15 @@ static int make_room(region_page *p)
     return 0;
 }
 
-int jf__region_table_insert(region_table *t, jf_live *r)
+int jf__region_index_insert(jf__region_index *t, jf__live *r)
 {
     uintptr_t page = r->start >> PAGE_SHIFT;
-    region_page *p = find_page(t, page);
+    jf__region_page *p = find_page(t, page);
     if (!p) {
         if (grow_directory(t) != 0)
             return JF_ENOMEM;
         p = &t->pages[probe(t->pages, t->capacity, page)];
-        region_page fresh = {.page = page};
+        jf__region_page fresh = {.page = page};
         if (make_room(&fresh) != 0)
             return JF_ENOMEM;
         *p = fresh;
@@ -115,7 +115,7 @@ int jf__region_table_insert(region_table *t, jf_live *r)
     if (make_room(p) != 0)
         return JF_ENOMEM;
     memmove(&p->entries[i + 1], &p->entries[i], (p->count - i) * sizeof *p->entries);
-    p->entries[i] = (region_slot){r->start, r};
+    p->entries[i] = (jf__region_slot){r->start, r};
     p->count++;
     t->count++;
     if (r->size > t->max_size)
@@ -125,7 +125,7 @@ int jf__region_table_insert(region_table *t, jf_live *r)
 
 /* Empty directory slot i, pulling later members of its probe run back so
  * every page stays reachable from its home slot (backward-shift deletion). */
-static void remove_page(region_table *t, size_t i)
+static void remove_page(jf__region_index *t, size_t i)
 {
     size_t mask = t->capacity - 1;
     free(t->pages[i].entries);
@@ -138,20 +138,20 @@ static void remove_page(region_table *t, size_t i)
             hole = j;
         }
     }
-    t->pages[hole] = (region_page){0};
+    t->pages[hole] = (jf__region_page){0};
     t->used_pages--;
 }
 
 /* Take the entry for `start` out of its page; the page stays, maybe empty. */
-static jf_live *take_entry(region_table *t, uintptr_t start, region_page **page_out)
+static jf__live *take_entry(jf__region_index *t, uintptr_t start, jf__region_page **page_out)
 {
-    region_page *p = find_page(t, start >> PAGE_SHIFT);
+    jf__region_page *p = find_page(t, start >> PAGE_SHIFT);
     if (!p)
         return NULL;
     uint32_t i = lower_bound(p, start);
     if (i >= p->count || p->entries[i].start != start)
         return NULL;
-    jf_live *found = p->entries[i].region;
+    jf__live *found = p->entries[i].region;
     p->count--;
     memmove(&p->entries[i], &p->entries[i + 1], (p->count - i) * sizeof *p->entries);
     t->count--;
@@ -159,47 +159,47 @@ static jf_live *take_entry(region_table *t, uintptr_t start, region_page **page_
     return found;
 }
 
-jf_live *jf__region_table_remove(region_table *t, uintptr_t start)
+jf__live *jf__region_index_remove(jf__region_index *t, uintptr_t start)
 {
-    region_page *p;
-    jf_live *found = take_entry(t, start, &p);
+    jf__region_page *p;
+    jf__live *found = take_entry(t, start, &p);
     if (found && p->count == 0)
         remove_page(t, (size_t)(p - t->pages));
     return found;
 }
 
-jf_live *jf__region_table_detach(region_table *t, uintptr_t start)
+jf__live *jf__region_index_detach(jf__region_index *t, uintptr_t start)
 {
-    region_page *p;
+    jf__region_page *p;
     return take_entry(t, start, &p);
 }
 
-void jf__region_table_release_empty(region_table *t, uintptr_t start)
+void jf__region_index_release_empty(jf__region_index *t, uintptr_t start)
 {
-    region_page *p = find_page(t, start >> PAGE_SHIFT);
+    jf__region_page *p = find_page(t, start >> PAGE_SHIFT);
     if (p && p->count == 0)
         remove_page(t, (size_t)(p - t->pages));
 }
 
 /* A test applied to each page of a range: the region it finds, or NULL. */
-typedef jf_live *(*page_test)(const region_page *p, uintptr_t lo, uintptr_t hi);
+typedef jf__live *(*page_test)(const jf__region_page *p, uintptr_t lo, uintptr_t hi);
 
 /* Apply `test` to the pages numbered [first, last], in order when that is
  * cheaper than one pass over the directory (then in directory order). */
-static jf_live *scan_pages(const region_table *t, uintptr_t first, uintptr_t last, page_test test,
+static jf__live *scan_pages(const jf__region_index *t, uintptr_t first, uintptr_t last, page_test test,
                            uintptr_t lo, uintptr_t hi)
 {
     if (last - first < t->capacity) {
         for (uintptr_t page = first;; page++) {
-            const region_page *p = find_page(t, page);
-            jf_live *r = p ? test(p, lo, hi) : NULL;
+            const jf__region_page *p = find_page(t, page);
+            jf__live *r = p ? test(p, lo, hi) : NULL;
             if (r || page == last)
                 return r;
         }
     }
     for (size_t k = 0; k < t->capacity; k++) {
-        const region_page *p = &t->pages[k];
-        jf_live *r = p->entries && p->page >= first && p->page <= last ? test(p, lo, hi) : NULL;
+        const jf__region_page *p = &t->pages[k];
+        jf__live *r = p->entries && p->page >= first && p->page <= last ? test(p, lo, hi) : NULL;
         if (r)
             return r;
     }
@@ -207,14 +207,14 @@ static jf_live *scan_pages(const region_table *t, uintptr_t first, uintptr_t las
 }
 
 /* A region of p starting in [lo, hi). */
-static jf_live *starting_in(const region_page *p, uintptr_t lo, uintptr_t hi)
+static jf__live *starting_in(const jf__region_page *p, uintptr_t lo, uintptr_t hi)
 {
     uint32_t i = lower_bound(p, lo);
     return i < p->count && p->entries[i].start < hi ? p->entries[i].region : NULL;
 }
 
 /* A region of p starting below lo and reaching past it. */
-static jf_live *reaching_past(const region_page *p, uintptr_t lo, uintptr_t hi)
+static jf__live *reaching_past(const jf__region_page *p, uintptr_t lo, uintptr_t hi)
 {
     (void)hi;
     for (uint32_t i = lower_bound(p, lo); i-- > 0;)
@@ -223,17 +223,17 @@ static jf_live *reaching_past(const region_page *p, uintptr_t lo, uintptr_t hi)
     return NULL;
 }
 
-int jf__region_table_any_start_in(const region_table *t, uintptr_t lo, uintptr_t hi)
+int jf__region_index_any_start_in(const jf__region_index *t, uintptr_t lo, uintptr_t hi)
 {
     return t->count && lo < hi &&
            scan_pages(t, lo >> PAGE_SHIFT, (hi - 1) >> PAGE_SHIFT, starting_in, lo, hi) != NULL;
 }
 
-jf_live *jf__region_table_overlapping(const region_table *t, uintptr_t lo, uintptr_t hi)
+jf__live *jf__region_index_overlapping(const jf__region_index *t, uintptr_t lo, uintptr_t hi)
 {
     if (t->count == 0 || lo >= hi)
         return NULL;
-    jf_live *r = scan_pages(t, lo >> PAGE_SHIFT, (hi - 1) >> PAGE_SHIFT, starting_in, lo, hi);
+    jf__live *r = scan_pages(t, lo >> PAGE_SHIFT, (hi - 1) >> PAGE_SHIFT, starting_in, lo, hi);
     if (r)
         return r;
     /* One starting below lo reaches at most max_size back. */
@@ -241,10 +241,10 @@ jf_live *jf__region_table_overlapping(const region_table *t, uintptr_t lo, uintp
     return scan_pages(t, back >> PAGE_SHIFT, lo >> PAGE_SHIFT, reaching_past, lo, hi);
 }
 
-int jf__region_table_foreach(const region_table *t, int (*visit)(jf_live *r, void *ctx), void *ctx)
+int jf__region_index_foreach(const jf__region_index *t, int (*visit)(jf__live *r, void *ctx), void *ctx)
 {
     for (size_t i = 0; i < t->capacity; i++) {
-        const region_page *p = &t->pages[i];
+        const jf__region_page *p = &t->pages[i];
         for (uint32_t k = 0; p->entries && k < p->count; k++) {
             int rc = visit(p->entries[k].region, ctx);
             if (rc)
@@ -254,10 +254,10 @@ int jf__region_table_foreach(const region_table *t, int (*visit)(jf_live *r, voi
     return 0;
 }
 
-void jf__region_table_clear(region_table *t)
+void jf__region_index_clear(jf__region_index *t)
 {
     for (size_t i = 0; i < t->capacity; i++)
         free(t->pages[i].entries);
     free(t->pages);
-    *t = (region_table){0};
+    *t = (jf__region_index){0};
 }

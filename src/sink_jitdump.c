@@ -19,7 +19,7 @@
  *   code, counted in code_size, so a perf that derives build-ids from the
  *   code bytes alone can never merge two regions with identical code. The
  *   live code and the real instructions are never touched. (Padded to 4
- *   where LOAD_PAD_MAX says so.)
+ *   where JITDUMP_LOAD_PAD_MAX, src/jitdump_encode.h, says so.)
  * - A marker mapping of the first page (PROT_READ|PROT_EXEC, MAP_PRIVATE) is
  *   how perf finds the file; it stays mapped for the life of the process.
  * - The file is born complete: created unnamed (O_TMPFILE), its header
@@ -28,13 +28,14 @@
  *   leaves either nothing or a dump with its whole header.
  *
  * The registry lock serialises every entry point, which makes each batch's
- * record group atomic with respect to other threads.
+ * record group atomic with respect to other threads. The records themselves
+ * are encoded by jitdump_encode.c, which tools/table_jitdump.c uses too.
  */
 #define _GNU_SOURCE
-#include "arch/host.h"
 #include "byte_writer.h"
 #include "cfi.h"
 #include "error.h"
+#include "jitdump_encode.h"
 #include "log.h"
 #include "region.h"
 #include "safe_file.h"
@@ -49,38 +50,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
-
-/* The format, as perf's reader (tools/perf/util/jitdump.c) expects it. */
-#define JITDUMP_MAGIC 0x4A695444u
-#define JITDUMP_VERSION 1u
-
-enum jitdump_record_id {
-    JIT_CODE_LOAD = 0,
-    JIT_CODE_MOVE = 1,
-    JIT_CODE_DEBUG_INFO = 2,
-    JIT_CODE_CLOSE = 3,
-    JIT_CODE_UNWINDING_INFO = 4,
-};
-
-enum {
-    FILE_HEADER_SIZE = 40,   /* magic, version, size, mach, reserved, pid, timestamp, flags */
-    RECORD_HEADER_SIZE = 16, /* id u32, total_size u32, timestamp u64 */
-    CODE_LOAD_FIXED = RECORD_HEADER_SIZE + 40, /* pid, tid, vma, code_addr, code_size, index */
-    DEBUG_INFO_FIXED = RECORD_HEADER_SIZE + 16, /* code_addr, nr_entry */
-    DEBUG_ENTRY_FIXED = 16,                     /* addr u64, lineno u32, discrim u32 */
-    UNWIND_FIXED = RECORD_HEADER_SIZE + 24, /* unwind_data_size, hdr_size, mapped_size */
-    CODE_MOVE_SIZE = RECORD_HEADER_SIZE + 48, /* pid, tid, vma, old/new code_addr, size, index */
-    RECORD_ALIGN = 8, /* debug and unwinding records are padded to this */
-};
-
-/* x86_64 and aarch64 store 4 unaligned bytes with one instruction. Elsewhere
- * (riscv64: gcc emits four byte stores) the store that publishes a group
- * must be aligned: CODE_LOAD records, the only unpadded ones, then get up to
- * 3 more nonce bytes so that every record starts 4-aligned. */
-#define LOAD_PAD_MAX (JF_HOST_UNALIGNED_STORE32_ATOMIC ? 0u : 3u)
-#define JITDUMP_ELF_MACHINE JF_HOST_ELF_MACHINE
 
 /* File growth: at least MIN_GROWTH, half the current size, at most MAX_GROWTH. */
 #define MIN_GROWTH ((size_t)256 * 1024)
@@ -148,15 +118,6 @@ static uint32_t current_tid(void)
     return cached_tid;
 }
 
-/* A bijection on 64-bit values (splitmix64's finaliser): distinct code
- * indices give distinct nonces, and the seed makes them differ between runs. */
-static uint64_t mix64(uint64_t x)
-{
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
-    return x ^ (x >> 31);
-}
-
 /* ------------------------------------------------------------------------ */
 /* The synthesized mapping perf makes for a CODE_LOAD                         */
 /* ------------------------------------------------------------------------ */
@@ -164,7 +125,7 @@ static uint64_t mix64(uint64_t x)
 /* Size of the unwind data (eh_frame + hdr) for cfi, emitted for a load of
  * load_size bytes at code_addr; 0 with the error set on failure. */
 static size_t unwind_image_size(const struct jf_cfi *cfi, uint64_t code_addr, size_t load_size,
-                                jf_eh_image *img)
+                                jf__eh_image *img)
 {
     size_t cap = jf__cfi_max_image_size(cfi);
     uint8_t stack_buf[512];
@@ -179,15 +140,6 @@ static size_t unwind_image_size(const struct jf_cfi *cfi, uint64_t code_addr, si
     return rc ? 0 : img->eh_frame_size + img->hdr_size;
 }
 
-/* perf maps round8(code) + mapped_size bytes for the synthesized DSO, and its
- * libunwind reads .eh_frame_hdr through that mapping: cover the data exactly
- * (it is padded to 8), no more, so packed regions such as trampolines can sit
- * as close together as possible without overlapping. */
-static size_t mapped_size_for(size_t unwind_data_size)
-{
-    return jf__round_up(unwind_data_size, 8);
-}
-
 size_t jf_jitdump_footprint(size_t code_size, const jf_cfi *cfi)
 {
     jf__clear_error();
@@ -195,14 +147,14 @@ size_t jf_jitdump_footprint(size_t code_size, const jf_cfi *cfi)
         jf__fail(JF_EINVAL, "jf_jitdump_footprint: code_size %zu out of range", code_size);
         return 0;
     }
-    size_t load_size = code_size + JF_JITDUMP_NONCE_SIZE + LOAD_PAD_MAX; /* at most */
+    size_t load_size = code_size + JF_JITDUMP_NONCE_SIZE + JITDUMP_LOAD_PAD_MAX; /* at most */
     if (!cfi)
         return load_size;
     if (jf__cfi_validate(cfi, code_size) != 0)
         return 0;
-    jf_eh_image img;
+    jf__eh_image img;
     size_t data = unwind_image_size(cfi, 0x10000, load_size, &img);
-    return data ? jf__round_up(load_size, 8) + mapped_size_for(data) : 0;
+    return data ? jf__round_up(load_size, 8) + jf__jitdump_mapped_size(data) : 0;
 }
 
 uint64_t jf_jitdump_overlaps(void)
@@ -214,7 +166,7 @@ uint64_t jf_jitdump_overlaps(void)
 /* Report a region whose synthesized mapping cuts into the previous one's
  * (perf would split the older mapping: the older region loses its unwind
  * data, or its first bytes get the newer name). */
-static void check_overlap(const jf_live *r, uintptr_t synth_end)
+static void check_overlap(const jf__live *r, uintptr_t synth_end)
 {
     if (prev_load.valid && r->start < prev_load.protected_end && synth_end > prev_load.start) {
         uint64_t n = __atomic_add_fetch(&overlap_count, 1, __ATOMIC_RELAXED);
@@ -227,7 +179,7 @@ static void check_overlap(const jf_live *r, uintptr_t synth_end)
     }
 }
 
-static void remember_load(const jf_live *r, uintptr_t synth_end, int has_unwind)
+static void remember_load(const jf__live *r, uintptr_t synth_end, int has_unwind)
 {
     prev_load.valid = 1;
     prev_load.start = r->start;
@@ -316,18 +268,11 @@ static int ensure_room(size_t need)
 /* Records                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static void put_record_header(jf_writer *w, uint32_t id, uint64_t timestamp)
-{
-    jf__put_u32(w, id);
-    jf__put_u32(w, 0); /* total size, patched by end_record */
-    jf__put_u64(w, timestamp);
-}
-
 /* A record group being written: the writer starts at the group's first
  * byte, and that first record's size is held back here until the group is
  * complete (see publish_group). */
 typedef struct group_writer {
-    jf_writer w;
+    jf__writer w;
     uint32_t first_size;
 } group_writer;
 
@@ -341,33 +286,28 @@ static void group_init(group_writer *g, uint8_t *at, size_t cap)
  * (start 0: the group's first record, whose size is held back). */
 static void end_record(group_writer *g, size_t start, size_t align)
 {
-    jf_writer *w = &g->w;
-    size_t len = w->pos - start;
-    if (align > 1 && len % align)
-        jf__put_zeros(w, align - len % align);
     if (start == 0)
-        g->first_size = (uint32_t)(w->pos - start);
+        g->first_size = jf__jitdump_pad_record(&g->w, 0, align);
     else
-        jf__patch_u32(w, start + 4, (uint32_t)(w->pos - start));
+        jf__jitdump_end_record(&g->w, start, align);
 }
 
 /* Bytes after the real code in r's CODE_LOAD (counted in its code_size): the
- * nonce, and where LOAD_PAD_MAX asks for it, padding to 4. */
-static size_t nonce_size(const jf_live *r)
+ * nonce, and where JITDUMP_LOAD_PAD_MAX asks for it, padding to 4. */
+static size_t nonce_size(const jf__live *r)
 {
-    if (!LOAD_PAD_MAX)
+    if (!JITDUMP_LOAD_PAD_MAX) /* no strlen where the size is constant */
         return JF_JITDUMP_NONCE_SIZE;
-    size_t unpadded = CODE_LOAD_FIXED + strlen(r->name) + 1 + r->size + JF_JITDUMP_NONCE_SIZE;
-    return JF_JITDUMP_NONCE_SIZE + (4 - unpadded % 4) % 4;
+    return jf__jitdump_nonce_size(strlen(r->name), r->size);
 }
 
 /* code_size of r's CODE_LOAD. */
-static size_t load_size(const jf_live *r)
+static size_t load_size(const jf__live *r)
 {
     return r->size + nonce_size(r);
 }
 
-static const char *line_file(const jf_live *r, const jf_line *l)
+static const char *line_file(const jf__live *r, const jf_line *l)
 {
     return l->file ? l->file : r->file;
 }
@@ -376,19 +316,19 @@ static const char *line_file(const jf_live *r, const jf_line *l)
  * plus the closing entry at the end of the CODE_LOAD's code (code_addr +
  * code_size, nonce included): perf ends the line sequence at the last
  * entry, which therefore covers nothing. 0 if no lines. */
-static size_t debug_entry_count(const jf_live *r)
+static size_t debug_entry_count(const jf__live *r)
 {
     if (r->n_lines)
         return r->n_lines + 1;
     return r->file && r->line ? 2 : 0;
 }
 
-static size_t debug_record_bound(const jf_live *r)
+static size_t debug_record_bound(const jf__live *r)
 {
     size_t n = debug_entry_count(r);
     if (!n)
         return 0;
-    size_t bytes = DEBUG_INFO_FIXED + n * DEBUG_ENTRY_FIXED + RECORD_ALIGN;
+    size_t bytes = JITDUMP_DEBUG_INFO_FIXED + n * JITDUMP_DEBUG_ENTRY_FIXED + JITDUMP_RECORD_ALIGN;
     if (!r->n_lines)
         return bytes + 2 * (strlen(r->file) + 1);
     for (size_t k = 0; k < r->n_lines; k++)
@@ -396,57 +336,46 @@ static size_t debug_record_bound(const jf_live *r)
     return bytes + strlen(line_file(r, &r->lines[r->n_lines - 1])) + 1;
 }
 
-static void put_debug_entry(jf_writer *w, uint64_t addr, uint32_t line, const char *file)
+static void write_debug_info(group_writer *g, const jf__live *r, uint64_t timestamp)
 {
-    jf__put_u64(w, addr);
-    jf__put_u32(w, line);
-    jf__put_u32(w, 0); /* discriminator */
-    jf__put_cstr(w, file);
-}
-
-static void write_debug_info(group_writer *g, const jf_live *r, uint64_t timestamp)
-{
-    jf_writer *w = &g->w;
+    jf__writer *w = &g->w;
     size_t n = debug_entry_count(r);
     if (!n)
         return;
-    size_t start = w->pos;
-    put_record_header(w, JIT_CODE_DEBUG_INFO, timestamp);
-    jf__put_u64(w, r->start);
-    jf__put_u64(w, n);
+    size_t start = jf__jitdump_begin_record(w, JIT_CODE_DEBUG_INFO, timestamp);
+    jf__jitdump_put_debug_head(w, r->start, n);
     uint32_t last_line = r->line;
     const char *last_file = r->file;
     for (size_t k = 0; k < r->n_lines; k++) {
         last_line = r->lines[k].line;
         last_file = line_file(r, &r->lines[k]);
-        put_debug_entry(w, r->start + r->lines[k].offset, last_line, last_file);
+        jf__jitdump_put_debug_entry(w, r->start + r->lines[k].offset, last_line, last_file);
     }
     if (!r->n_lines)
-        put_debug_entry(w, r->start, last_line, last_file);
-    put_debug_entry(w, (uint64_t)r->start + load_size(r), last_line, last_file);
-    end_record(g, start, RECORD_ALIGN);
+        jf__jitdump_put_debug_entry(w, r->start, last_line, last_file);
+    jf__jitdump_put_debug_entry(w, (uint64_t)r->start + load_size(r), last_line, last_file);
+    end_record(g, start, JITDUMP_RECORD_ALIGN);
 }
 
-static size_t unwind_record_bound(const jf_live *r)
+static size_t unwind_record_bound(const jf__live *r)
 {
-    return r->cfi ? UNWIND_FIXED + jf__cfi_max_image_size(r->cfi) + RECORD_ALIGN : 0;
+    return r->cfi ? JITDUMP_UNWIND_FIXED + jf__cfi_max_image_size(r->cfi) + JITDUMP_RECORD_ALIGN : 0;
 }
 
 /* Emit an unwinding record with cfi's image for r's load straight into the
  * output. `own`: r's own rules, which perf maps after the code (*mapped gets
  * that size); else data describing nothing, mapped_size 0. Returns 0 or the
  * emitter's error (nothing written then). */
-static int put_unwinding_record(group_writer *g, const jf_live *r, const struct jf_cfi *cfi, int own,
+static int put_unwinding_record(group_writer *g, const jf__live *r, const struct jf_cfi *cfi, int own,
                                 uint64_t timestamp, size_t *mapped)
 {
-    jf_writer *w = &g->w;
-    size_t start = w->pos;
-    put_record_header(w, JIT_CODE_UNWINDING_INFO, timestamp);
+    jf__writer *w = &g->w;
+    size_t start = jf__jitdump_begin_record(w, JIT_CODE_UNWINDING_INFO, timestamp);
     size_t sizes_at = w->pos;
     jf__put_zeros(w, 24);
     size_t cap = jf__cfi_max_image_size(cfi);
     uint8_t *data = jf__writer_reserve(w, cap);
-    jf_eh_image img;
+    jf__eh_image img;
     int rc = data ? jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, r->start, (uint64_t)load_size(r), 0,
                                  data, cap, &img)
                   : JF_ERANGE;
@@ -459,18 +388,16 @@ static int put_unwinding_record(group_writer *g, const jf_live *r, const struct 
     size_t data_size = img.eh_frame_size + img.hdr_size;
     memset(data + data_size, 0, cap - data_size);
     w->pos = sizes_at + 24 + data_size;
-    *mapped = own ? mapped_size_for(data_size) : 0;
-    jf__patch_u64(w, sizes_at, data_size);
-    jf__patch_u64(w, sizes_at + 8, img.hdr_size);
-    jf__patch_u64(w, sizes_at + 16, *mapped);
-    end_record(g, start, RECORD_ALIGN);
+    *mapped = own ? jf__jitdump_mapped_size(data_size) : 0;
+    jf__jitdump_set_unwinding_sizes(w, sizes_at, data_size, img.hdr_size, *mapped);
+    end_record(g, start, JITDUMP_RECORD_ALIGN);
     return 0;
 }
 
 /* r's own unwinding record. Returns the mapped size written (0: no record,
  * either no CFI or emission failed — then the region goes out without
  * unwind data and the failure is logged). */
-static size_t write_unwinding_info(group_writer *g, const jf_live *r, uint64_t timestamp,
+static size_t write_unwinding_info(group_writer *g, const jf__live *r, uint64_t timestamp,
                                    jf_sink_stats *stats)
 {
     size_t mapped = 0;
@@ -484,7 +411,7 @@ static size_t write_unwinding_info(group_writer *g, const jf_live *r, uint64_t t
 
 /* Before a load or move of r written without unwind data: replace what perf
  * still keeps from a move (see perf_keeps_move_unwind). */
-static void forget_move_unwind(group_writer *g, const jf_live *r, uint64_t timestamp)
+static void forget_move_unwind(group_writer *g, const jf__live *r, uint64_t timestamp)
 {
     size_t mapped;
     if (!perf_keeps_move_unwind)
@@ -498,36 +425,34 @@ static void forget_move_unwind(group_writer *g, const jf_live *r, uint64_t times
 
 static size_t no_fde_record_bound(void)
 {
-    return no_fde_cfi ? UNWIND_FIXED + jf__cfi_max_image_size(no_fde_cfi) + RECORD_ALIGN : 0;
+    return no_fde_cfi ? JITDUMP_UNWIND_FIXED + jf__cfi_max_image_size(no_fde_cfi) + JITDUMP_RECORD_ALIGN : 0;
 }
 
-static size_t code_load_bound(const jf_live *r)
+static size_t code_load_bound(const jf__live *r)
 {
-    return CODE_LOAD_FIXED + strlen(r->name) + 1 + load_size(r);
+    return JITDUMP_CODE_LOAD_FIXED + strlen(r->name) + 1 + load_size(r);
 }
 
 /* CODE_LOAD: not padded — perf takes the code from the record's last
  * code_size bytes. The real code is followed by the nonce (and its padding,
- * see LOAD_PAD_MAX). */
-static void write_code_load(group_writer *g, jf_live *r, uint64_t timestamp, int has_unwind)
+ * see JITDUMP_LOAD_PAD_MAX). */
+static void write_code_load(group_writer *g, jf__live *r, uint64_t timestamp, int has_unwind)
 {
-    jf_writer *w = &g->w;
-    size_t start = w->pos;
     uint64_t index = next_code_index++;
     /* For CODE_MOVE: the index, and whether perf's .so holds unwind data. */
     r->sink_handle[JF_SINK_INDEX_JITDUMP] = (void *)(uintptr_t)(index << 1 | (has_unwind != 0));
-    put_record_header(w, JIT_CODE_LOAD, timestamp);
-    jf__put_u32(w, dump_pid);
-    jf__put_u32(w, current_tid());
-    jf__put_u64(w, r->start); /* vma */
-    jf__put_u64(w, r->start); /* code_addr */
-    jf__put_u64(w, (uint64_t)load_size(r));
-    jf__put_u64(w, index);
-    jf__put_cstr(w, r->name);
-    jf__put_bytes(w, (const void *)r->start, r->size);
-    jf__put_u64(w, mix64(nonce_seed + index));
-    jf__put_zeros(w, nonce_size(r) - JF_JITDUMP_NONCE_SIZE);
-    end_record(g, start, 1);
+    jf__jitdump_load load = {
+        .pid = dump_pid,
+        .tid = current_tid(),
+        .addr = r->start,
+        .index = index,
+        .name = r->name,
+        .code = (const void *)r->start,
+        .size = r->size,
+        .nonce_size = nonce_size(r),
+        .nonce = jf__jitdump_nonce(nonce_seed, index),
+    };
+    end_record(g, jf__jitdump_put_code_load(&g->w, &load, timestamp), 1);
 }
 
 /*
@@ -537,12 +462,12 @@ static void write_code_load(group_writer *g, jf_live *r, uint64_t timestamp, int
  * its name and lines). JITs that pack code downwards (LuaJIT's traces) meet
  * this on every region.
  */
-static int covers_other_code(const jf_live *r, uintptr_t synth_end)
+static int covers_other_code(const jf__live *r, uintptr_t synth_end)
 {
     return jf__live_region_starts_in(r->start + r->size, synth_end);
 }
 
-static void report_left_out_unwind(const jf_live *r, uintptr_t synth_end)
+static void report_left_out_unwind(const jf__live *r, uintptr_t synth_end)
 {
     uint64_t n = __atomic_add_fetch(&overlap_count, 1, __ATOMIC_RELAXED);
     if ((n & (n - 1)) == 0)
@@ -555,7 +480,7 @@ static void report_left_out_unwind(const jf_live *r, uintptr_t synth_end)
 
 /* r's unwinding record, unless it would cover another region's code (see
  * above): the mapped size it adds to perf's mapping, 0 if none written. */
-static size_t write_unwinding_unless_covering(group_writer *g, const jf_live *r,
+static size_t write_unwinding_unless_covering(group_writer *g, const jf__live *r,
                                               uint64_t timestamp, jf_sink_stats *stats)
 {
     if (!r->cfi)
@@ -567,7 +492,7 @@ static size_t write_unwinding_unless_covering(group_writer *g, const jf_live *r,
         report_left_out_unwind(r, code_end + 8);
         return 0;
     }
-    jf_writer *w = &g->w;
+    jf__writer *w = &g->w;
     size_t unwind_at = w->pos;
     size_t mapped = write_unwinding_info(g, r, timestamp, stats);
     if (mapped && covers_other_code(r, code_end + mapped)) {
@@ -580,7 +505,7 @@ static size_t write_unwinding_unless_covering(group_writer *g, const jf_live *r,
 }
 
 /* One region's records: debug info, unwinding info, then its load. */
-static void write_region_group(group_writer *g, jf_live *r, uint64_t timestamp,
+static void write_region_group(group_writer *g, jf__live *r, uint64_t timestamp,
                                jf_sink_stats *stats)
 {
     write_debug_info(g, r, timestamp);
@@ -600,7 +525,7 @@ static void write_region_group(group_writer *g, jf_live *r, uint64_t timestamp,
  * stored last, in one 4-byte store, after everything else (signal fences
  * keep the compiler from moving the group's stores past it). Until then the
  * zero size reads as the end of the file, so a writer killed mid-group
- * leaves a valid file. Where LOAD_PAD_MAX pads, records start 4-aligned and
+ * leaves a valid file. Where JITDUMP_LOAD_PAD_MAX pads, records start 4-aligned and
  * the compiler is told so: one aligned store there too.
  */
 static void publish_group(const group_writer *g)
@@ -610,7 +535,7 @@ static void publish_group(const group_writer *g)
     jf__store_host_u32(size, g->first_size);
     uint8_t *size_field = dump.map + dump.used + 4;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (LOAD_PAD_MAX)
+    if (JITDUMP_LOAD_PAD_MAX)
         memcpy(__builtin_assume_aligned(size_field, 4), size, 4);
     else
         memcpy(size_field, size, 4); /* a constant 4-byte copy: one store */
@@ -621,13 +546,13 @@ static void publish_group(const group_writer *g)
 /* A record's size is a u32 and perf reads code_size as an int: a region
  * whose records would not fit (2 GiB of code, or a line table that large) is
  * left out (JF_ERANGE), never written truncated. */
-static int region_fits(const jf_live *r)
+static int region_fits(const jf__live *r)
 {
     return r->size <= UINT32_MAX / 2 && code_load_bound(r) <= UINT32_MAX &&
            debug_record_bound(r) <= UINT32_MAX && unwind_record_bound(r) <= UINT32_MAX;
 }
 
-static size_t group_bound(jf_live *const *regions, size_t n)
+static size_t group_bound(jf__live *const *regions, size_t n)
 {
     size_t bound = 0;
     for (size_t i = 0; i < n; i++)
@@ -637,7 +562,7 @@ static size_t group_bound(jf_live *const *regions, size_t n)
     return bound;
 }
 
-static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+static int jitdump_add(jf__live *const *regions, size_t n, jf_sink_stats *stats)
 {
     if (dump.fd < 0)
         return jf__fail(JF_EDISABLED, "jitdump is not open");
@@ -649,7 +574,7 @@ static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     group_init(&g, dump.map + dump.used, dump.reserved - dump.used);
     uint64_t timestamp = jf__monotonic_ns();
     size_t written = 0;
-    const jf_live *left_out = NULL;
+    const jf__live *left_out = NULL;
     for (size_t i = 0; i < n; i++) {
         if (region_fits(regions[i])) {
             write_region_group(&g, regions[i], timestamp, stats);
@@ -677,7 +602,7 @@ static int jitdump_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     return rc;
 }
 
-static int jitdump_remove(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+static int jitdump_remove(jf__live *const *regions, size_t n, jf_sink_stats *stats)
 {
     (void)stats;
     /* Nothing is written: a later CODE_LOAD at the same address is
@@ -692,30 +617,23 @@ static int jitdump_remove(jf_live *const *regions, size_t n, jf_sink_stats *stat
 /* The code index of r's CODE_LOAD in this file, 0 if it has none (left out
  * as too large); and whether that load carried unwind data. A replay
  * (enabling, fork) gives every region a new one. */
-static uint64_t code_index_of(const jf_live *r)
+static uint64_t code_index_of(const jf__live *r)
 {
     return (uint64_t)(uintptr_t)r->sink_handle[JF_SINK_INDEX_JITDUMP] >> 1;
 }
 
-static int loaded_with_unwind(const jf_live *r)
+static int loaded_with_unwind(const jf__live *r)
 {
     return (int)((uintptr_t)r->sink_handle[JF_SINK_INDEX_JITDUMP] & 1);
 }
 
 /* CODE_MOVE: perf inject maps the .so it made for `index` at the new address. */
-static void write_code_move(group_writer *g, const jf_live *r, uintptr_t old_start, uint64_t index,
+static void write_code_move(group_writer *g, const jf__live *r, uintptr_t old_start, uint64_t index,
                             uint64_t timestamp)
 {
-    jf_writer *w = &g->w;
-    size_t start = w->pos;
-    put_record_header(w, JIT_CODE_MOVE, timestamp);
-    jf__put_u32(w, dump_pid);
-    jf__put_u32(w, current_tid());
-    jf__put_u64(w, r->start); /* vma */
-    jf__put_u64(w, old_start);
-    jf__put_u64(w, r->start);
-    jf__put_u64(w, (uint64_t)load_size(r)); /* as its CODE_LOAD said */
-    jf__put_u64(w, index);
+    /* Its size as its CODE_LOAD said. */
+    size_t start = jf__jitdump_put_code_move(&g->w, dump_pid, current_tid(), old_start, r->start,
+                                             (uint64_t)load_size(r), index, timestamp);
     end_record(g, start, 1);
 }
 
@@ -723,7 +641,7 @@ static void write_code_move(group_writer *g, const jf_live *r, uintptr_t old_sta
  * one (perf's CODE_MOVE maps round8(code_size) + the last unwinding record's
  * mapped_size, and its libunwind reads .eh_frame_hdr through that mapping),
  * then the CODE_MOVE. */
-static void write_move_group(group_writer *g, jf_live *r, uintptr_t old_start, uint64_t timestamp,
+static void write_move_group(group_writer *g, jf__live *r, uintptr_t old_start, uint64_t timestamp,
                              jf_sink_stats *stats)
 {
     size_t mapped = 0;
@@ -736,15 +654,15 @@ static void write_move_group(group_writer *g, jf_live *r, uintptr_t old_start, u
         perf_keeps_move_unwind = 1;
 }
 
-static size_t move_bound(jf_live *const *regions, size_t n)
+static size_t move_bound(jf__live *const *regions, size_t n)
 {
     size_t bound = 0;
     for (size_t i = 0; i < n; i++)
-        bound += CODE_MOVE_SIZE + unwind_record_bound(regions[i]) + no_fde_record_bound();
+        bound += JITDUMP_CODE_MOVE_SIZE + unwind_record_bound(regions[i]) + no_fde_record_bound();
     return bound;
 }
 
-static int jitdump_move(jf_live *const *regions, const uintptr_t *old_starts, size_t n,
+static int jitdump_move(jf__live *const *regions, const uintptr_t *old_starts, size_t n,
                         jf_sink_stats *stats)
 {
     if (dump.fd < 0)
@@ -779,17 +697,10 @@ static int jitdump_move(jf_live *const *regions, const uintptr_t *old_starts, si
 
 static void write_file_header(void)
 {
-    jf_writer w;
-    jf__writer_init(&w, dump.map, FILE_HEADER_SIZE);
-    jf__put_u32(&w, JITDUMP_MAGIC);
-    jf__put_u32(&w, JITDUMP_VERSION);
-    jf__put_u32(&w, FILE_HEADER_SIZE);
-    jf__put_u32(&w, JITDUMP_ELF_MACHINE);
-    jf__put_u32(&w, 0); /* reserved */
-    jf__put_u32(&w, dump_pid);
-    jf__put_u64(&w, jf__monotonic_ns());
-    jf__put_u64(&w, 0); /* flags: no arch timestamps, nothing else */
-    dump.used = FILE_HEADER_SIZE;
+    jf__writer w;
+    jf__writer_init(&w, dump.map, JITDUMP_HEADER_SIZE);
+    jf__jitdump_put_file_header(&w, dump_pid, jf__monotonic_ns());
+    dump.used = JITDUMP_HEADER_SIZE;
 }
 
 /* Map the first page executable: the MMAP event perf records for it is how
@@ -816,13 +727,13 @@ static int map_marker(const struct stat *st)
 static void reset_file_state(void)
 {
     perf_keeps_move_unwind = 0;
-    nonce_seed = mix64(jf__monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL));
+    nonce_seed = jf__jitdump_nonce_seed();
     prev_load.valid = 0;
 }
 
 static int begin_file(const struct stat *st)
 {
-    int rc = ensure_room(FILE_HEADER_SIZE);
+    int rc = ensure_room(JITDUMP_HEADER_SIZE);
     if (rc == 0)
         rc = map_marker(st);
     if (rc)
@@ -836,7 +747,7 @@ static int begin_file(const struct stat *st)
 static int resume_file(const struct stat *st)
 {
     int ours = marker != MAP_FAILED && st->st_dev == marker_dev && st->st_ino == marker_ino &&
-               resume_len >= FILE_HEADER_SIZE && (size_t)st->st_size == resume_len;
+               resume_len >= JITDUMP_HEADER_SIZE && (size_t)st->st_size == resume_len;
     if (!ours)
         return jf__fail(JF_EUNSAFE,
                         "%s is being written by another jitdump writer in this process; refusing "
@@ -894,7 +805,7 @@ static int start_complete_file(const char *dir, const char *name)
     if (fd < 0)
         return fd == JF_ENOTSUP ? fd : say_where_dumps_go(fd);
     dump.fd = fd;
-    int rc = ensure_room(FILE_HEADER_SIZE);
+    int rc = ensure_room(JITDUMP_HEADER_SIZE);
     if (rc == 0) {
         write_file_header();
         rc = jf__safe_file_link(fd, dir, name);
@@ -946,7 +857,7 @@ static int jitdump_start(const char *dir, jf_sink_stats *stats)
     if (dump.fd >= 0)
         return 0;
     dump_pid = (uint32_t)getpid();
-    if (JITDUMP_ELF_MACHINE == 0)
+    if (JF_HOST_ELF_MACHINE == 0)
         return jf__fail(JF_ENOTSUP, "jitdump: unknown ELF machine for this architecture");
     if (!no_fde_cfi && jf_cfi_new(&no_fde_cfi) != 0)
         no_fde_cfi = NULL; /* then moves carry no unwind data (see write_move_group) */
@@ -963,14 +874,13 @@ static int jitdump_start(const char *dir, jf_sink_stats *stats)
 
 static void write_code_close(void)
 {
-    if (ensure_room(RECORD_HEADER_SIZE) != 0) {
+    if (ensure_room(JITDUMP_RECORD_HEADER_SIZE) != 0) {
         jf__log(JF_LOG_WARNING, "jitdump: no room for CODE_CLOSE: %s", jf_last_error());
         return;
     }
     group_writer g;
-    group_init(&g, dump.map + dump.used, RECORD_HEADER_SIZE);
-    put_record_header(&g.w, JIT_CODE_CLOSE, jf__monotonic_ns());
-    end_record(&g, 0, 1);
+    group_init(&g, dump.map + dump.used, JITDUMP_RECORD_HEADER_SIZE);
+    end_record(&g, jf__jitdump_begin_record(&g.w, JIT_CODE_CLOSE, jf__monotonic_ns()), 1);
     publish_group(&g);
 }
 
@@ -1011,7 +921,7 @@ static void jitdump_forget_after_fork(void)
     fork_generation++;
 }
 
-const sink_ops jf_jitdump_sink = {
+const jf__sink_ops jf__jitdump_sink = {
     .word = "jitdump",
     .bit = JF_SINK_JITDUMP,
     .start = jitdump_start,

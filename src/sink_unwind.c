@@ -122,7 +122,7 @@ typedef struct pool_window {
 } pool_window;
 
 typedef struct region_image {
-    jf_live *region;      /* owned by the registry */
+    jf__live *region;      /* owned by the registry */
     uint8_t *bytes;       /* .eh_frame at its final address, terminator included */
     size_t size;
     size_t block;         /* bytes reserved at `bytes` */
@@ -265,7 +265,7 @@ static void image_free(region_image *im)
 }
 
 /* Write r's .eh_frame into a pool block near its code. */
-static int image_create(jf_live *r, region_image **out)
+static int image_create(jf__live *r, region_image **out)
 {
     region_image *im = calloc(1, sizeof *im);
     if (!im)
@@ -278,7 +278,7 @@ static int image_create(jf_live *r, region_image **out)
         rc = JF_ENOMEM;
     else if (!(im->bytes = pool_alloc(im->window, cap, &im->block)))
         rc = jf__fail(JF_ENOMEM, "out of memory for the unwind image of %s", r->name);
-    jf_eh_image img;
+    jf__eh_image img;
     if (!rc)
         rc = jf__cfi_emit(r->cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size, (uint64_t)(uintptr_t)im->bytes,
                           im->bytes, cap, &img);
@@ -308,9 +308,9 @@ static int image_create(jf_live *r, region_image **out)
 static void image_register(region_image *im)
 {
     int n_unwinders;
-    const unwinder *unwinders = jf__unwinders(&n_unwinders);
+    const jf__unwinder *unwinders = jf__unwinders(&n_unwinders);
     for (int u = 0; u < n_unwinders; u++) {
-        const unwinder *w = &unwinders[u];
+        const jf__unwinder *w = &unwinders[u];
         if (w->mode == MODE_PER_REGION) {
             if (w->register_info && (im->object[u] = object_alloc()) != NULL)
                 w->register_info(im->bytes, im->object[u]);
@@ -326,9 +326,9 @@ static void image_register(region_image *im)
 static void image_deregister(const region_image *im)
 {
     int n_unwinders;
-    const unwinder *unwinders = jf__unwinders(&n_unwinders);
+    const jf__unwinder *unwinders = jf__unwinders(&n_unwinders);
     for (int u = n_unwinders - 1; u >= 0; u--) {
-        const unwinder *w = &unwinders[u];
+        const jf__unwinder *w = &unwinders[u];
         if (w->mode == MODE_PER_REGION) {
             if (im->object[u])
                 w->deregister_info(im->bytes); /* the object is released with the image */
@@ -406,7 +406,7 @@ static int table_build(region_image *const *members, size_t n, unwind_table **ou
         return jf__fail(JF_ENOMEM, "out of memory for an unwind table of %zu regions", n);
     }
     int n_unwinders;
-    const unwinder *unwinders = jf__unwinders(&n_unwinders);
+    const jf__unwinder *unwinders = jf__unwinders(&n_unwinders);
     for (int u = 0; u < n_unwinders; u++) {
         if (unwinders[u].mode == MODE_TABLES && !(t->object[u] = object_alloc())) {
             table_free(t);
@@ -428,7 +428,7 @@ static int table_build(region_image *const *members, size_t n, unwind_table **ou
 static void table_register(unwind_table *t)
 {
     int n_unwinders;
-    const unwinder *unwinders = jf__unwinders(&n_unwinders);
+    const jf__unwinder *unwinders = jf__unwinders(&n_unwinders);
     for (int u = 0; u < n_unwinders; u++)
         if (unwinders[u].mode == MODE_TABLES)
             unwinders[u].register_table(t->array, t->object[u]);
@@ -437,7 +437,7 @@ static void table_register(unwind_table *t)
 static void table_deregister(unwind_table *t)
 {
     int n_unwinders;
-    const unwinder *unwinders = jf__unwinders(&n_unwinders);
+    const jf__unwinder *unwinders = jf__unwinders(&n_unwinders);
     for (int u = n_unwinders - 1; u >= 0; u--)
         if (unwinders[u].mode == MODE_TABLES)
             unwinders[u].deregister_info(t->array);
@@ -452,7 +452,7 @@ static void table_deregister(unwind_table *t)
 static region_image **held;
 static size_t n_held, held_capacity;
 
-static region_image *image_of(const jf_live *r)
+static region_image *image_of(const jf__live *r)
 {
     return r->sink_handle[JF_SINK_INDEX_UNWIND];
 }
@@ -700,7 +700,7 @@ static int by_start(const void *a, const void *b)
 /* Images for a group's regions with unwind rules. A region whose rules
  * cannot be emitted (JF_ERANGE) is left out and the rest go on, as the sink
  * contract says; any other failure drops the whole group. */
-static int make_images(jf_live *const *regions, size_t n, region_image **out, size_t *k)
+static int make_images(jf__live *const *regions, size_t n, region_image **out, size_t *k)
 {
     *k = 0;
     int left_out = 0;
@@ -722,7 +722,7 @@ static int make_images(jf_live *const *regions, size_t n, region_image **out, si
     return left_out;
 }
 
-static int unwind_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+static int unwind_add(jf__live *const *regions, size_t n, jf_sink_stats *stats)
 {
     region_image **fresh = malloc((n ? n : 1) * sizeof *fresh);
     if (!fresh)
@@ -748,7 +748,7 @@ static int unwind_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     return rc;
 }
 
-static int unwind_remove(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+static int unwind_remove(jf__live *const *regions, size_t n, jf_sink_stats *stats)
 {
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
@@ -811,7 +811,7 @@ static void unwind_forget_after_fork(void)
 {
 }
 
-const sink_ops jf_unwind_sink = {
+const jf__sink_ops jf__unwind_sink = {
     .word = "unwind",
     .bit = JF_SINK_UNWIND,
     .start = unwind_start,

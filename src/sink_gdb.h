@@ -1,8 +1,8 @@
 /*
  * Internal knobs of the gdb sink, for benchmarks and tests only.
  */
-#ifndef JF_GDBJIT_H
-#define JF_GDBJIT_H
+#ifndef JF_SINK_GDB_H
+#define JF_SINK_GDB_H
 
 /* 1 (default): symfiles of similar size are merged in levels, keeping the
  * number of live symfiles logarithmic. 0: one symfile per registration call,

@@ -44,7 +44,7 @@
  * ever touched under that one lock.
  */
 #include "elf_image.h"
-#include "gdbjit.h"
+#include "sink_gdb.h"
 #include "error.h"
 #include "region.h"
 #include "sink.h"
@@ -110,10 +110,10 @@ enum {
 
 typedef struct symfile {
     struct jit_code_entry entry;
-    jf_elf_image image;
-    jf_live **members;   /* sorted by start, owned array (regions are the registry's) */
+    jf__elf_image image;
+    jf__live **members;   /* sorted by start, owned array (regions are the registry's) */
     size_t n_members;
-    jf_elf_span *spans;  /* sorted, disjoint */
+    jf__elf_span *spans;  /* sorted, disjoint */
     size_t n_spans;
     unsigned level;
     int retiring;        /* being replaced: its spans are no obstacle */
@@ -141,11 +141,11 @@ static unsigned level_of(size_t n_members)
 
 static int by_start(const void *a, const void *b)
 {
-    uintptr_t x = (*(jf_live *const *)a)->start, y = (*(jf_live *const *)b)->start;
+    uintptr_t x = (*(jf__live *const *)a)->start, y = (*(jf__live *const *)b)->start;
     return (x > y) - (x < y);
 }
 
-static uintptr_t end_of(const jf_live *r)
+static uintptr_t end_of(const jf__live *r)
 {
     return r->start + r->size;
 }
@@ -165,7 +165,7 @@ static int spans_intersect(const symfile *f, uintptr_t lo, uintptr_t hi)
 }
 
 /* 1 if any region in sorted[0..n) intersects [lo, hi). */
-static int regions_intersect(jf_live *const *sorted, size_t n, uintptr_t lo, uintptr_t hi)
+static int regions_intersect(jf__live *const *sorted, size_t n, uintptr_t lo, uintptr_t hi)
 {
     size_t a = 0, b = n; /* first region starting at or after lo */
     while (a < b) {
@@ -181,7 +181,7 @@ static int regions_intersect(jf_live *const *sorted, size_t n, uintptr_t lo, uin
 }
 
 /* Can a span bridge the gap [lo, hi) without covering anyone else's code? */
-static int gap_is_free(uintptr_t lo, uintptr_t hi, jf_live *const *pending, size_t n_pending)
+static int gap_is_free(uintptr_t lo, uintptr_t hi, jf__live *const *pending, size_t n_pending)
 {
     if (hi - lo >= SPAN_MAX_GAP)
         return 0;
@@ -193,14 +193,14 @@ static int gap_is_free(uintptr_t lo, uintptr_t hi, jf_live *const *pending, size
 
 /* Group sorted members into spans. `pending` are regions about to get a
  * symfile of their own (sorted): no span may cover them. */
-static int compute_spans(symfile *f, jf_live *const *pending, size_t n_pending)
+static int compute_spans(symfile *f, jf__live *const *pending, size_t n_pending)
 {
     f->spans = malloc(f->n_members * sizeof *f->spans);
     if (!f->spans)
         return jf__fail(JF_ENOMEM, "out of memory for symfile code ranges");
     size_t n = 0;
     for (size_t i = 0; i < f->n_members; i++) {
-        const jf_live *r = f->members[i];
+        const jf__live *r = f->members[i];
         if (n > 0 && (r->start <= f->spans[n - 1].hi ||
                       gap_is_free(f->spans[n - 1].hi, r->start, pending, n_pending))) {
             if (end_of(r) > f->spans[n - 1].hi)
@@ -237,7 +237,7 @@ static void symfile_free(symfile *f)
 
 /* Build a symfile for `members` (sorted; ownership passes to the symfile,
  * also on failure) into *out. Returns 0 or a JF_E* code, message set. */
-static int symfile_build(jf_live **members, size_t n, jf_live *const *pending, size_t n_pending,
+static int symfile_build(jf__live **members, size_t n, jf__live *const *pending, size_t n_pending,
                          symfile **out)
 {
     *out = NULL;
@@ -326,7 +326,7 @@ static void retract(symfile *f, jf_sink_stats *stats)
 /* Replace `old` by a symfile of `members` (NULL/0: just remove it). The new
  * one is built first, then published right after `old` is retracted (see
  * the top of this file). */
-static int replace(symfile *old, jf_live **members, size_t n, jf_live *const *pending,
+static int replace(symfile *old, jf__live **members, size_t n, jf__live *const *pending,
                    size_t n_pending, jf_sink_stats *stats)
 {
     if (n == 0) {
@@ -344,9 +344,9 @@ static int replace(symfile *old, jf_live **members, size_t n, jf_live *const *pe
     return publish(f, stats); /* cannot fail: the list just shrank */
 }
 
-static jf_live **copy_members(jf_live *const *src, size_t n)
+static jf__live **copy_members(jf__live *const *src, size_t n)
 {
-    jf_live **copy = malloc((n ? n : 1) * sizeof *copy);
+    jf__live **copy = malloc((n ? n : 1) * sizeof *copy);
     if (copy)
         memcpy(copy, src, n * sizeof *copy);
     return copy;
@@ -370,7 +370,7 @@ static int merge_levels(unsigned level, jf_sink_stats *stats)
         }
         if (n_parts < MERGE_FANIN || total_spans > JF_ELF_MAX_SPANS)
             return 0;
-        jf_live **members = malloc(total * sizeof *members);
+        jf__live **members = malloc(total * sizeof *members);
         if (!members)
             return jf__fail(JF_ENOMEM, "out of memory merging symfiles");
         size_t at = 0;
@@ -399,7 +399,7 @@ static int merge_levels(unsigned level, jf_sink_stats *stats)
 
 /* Rebuild every symfile whose spans cover part of the new regions (sorted),
  * so that the new symfile's sections overlap nobody's. */
-static int split_covering_symfiles(jf_live *const *sorted, size_t n, jf_sink_stats *stats)
+static int split_covering_symfiles(jf__live *const *sorted, size_t n, jf_sink_stats *stats)
 {
     symfile **covering = malloc((n_files ? n_files : 1) * sizeof *covering);
     if (!covering)
@@ -415,7 +415,7 @@ static int split_covering_symfiles(jf_live *const *sorted, size_t n, jf_sink_sta
     int rc = 0;
     for (size_t i = 0; i < n_covering && rc == 0; i++) {
         symfile *f = covering[i];
-        jf_live **members = copy_members(f->members, f->n_members);
+        jf__live **members = copy_members(f->members, f->n_members);
         rc = members ? replace(f, members, f->n_members, sorted, n, stats)
                      : jf__fail(JF_ENOMEM, "out of memory rebuilding a symfile");
     }
@@ -423,9 +423,9 @@ static int split_covering_symfiles(jf_live *const *sorted, size_t n, jf_sink_sta
     return rc;
 }
 
-static int add_group(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+static int add_group(jf__live *const *regions, size_t n, jf_sink_stats *stats)
 {
-    jf_live **sorted = copy_members(regions, n);
+    jf__live **sorted = copy_members(regions, n);
     if (!sorted)
         return jf__fail(JF_ENOMEM, "out of memory for a symfile");
     qsort(sorted, n, sizeof *sorted, by_start);
@@ -444,7 +444,7 @@ static int add_group(jf_live *const *regions, size_t n, jf_sink_stats *stats)
     return rc;
 }
 
-static int gdb_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+static int gdb_add(jf__live *const *regions, size_t n, jf_sink_stats *stats)
 {
     for (size_t i = 0; i < n; i += MAX_GROUP) {
         int rc = add_group(regions + i, n - i < MAX_GROUP ? n - i : MAX_GROUP, stats);
@@ -457,7 +457,7 @@ static int gdb_add(jf_live *const *regions, size_t n, jf_sink_stats *stats)
 
 /* The live symfile holding r (NULL: never added, the sink was failing),
  * and r's index in it. */
-static symfile *find_owner(const jf_live *r, size_t *index)
+static symfile *find_owner(const jf__live *r, size_t *index)
 {
     symfile *f = r->sink_handle[JF_SINK_INDEX_GDB];
     if (!f)
@@ -476,14 +476,14 @@ static symfile *find_owner(const jf_live *r, size_t *index)
     return f;
 }
 
-static int remove_one(jf_live *r, jf_sink_stats *stats)
+static int remove_one(jf__live *r, jf_sink_stats *stats)
 {
     size_t index;
     symfile *f = find_owner(r, &index);
     if (!f)
         return 0; /* never added (the sink was failing then) */
     size_t n = f->n_members - 1;
-    jf_live **members = NULL;
+    jf__live **members = NULL;
     if (n > 0) {
         if (!(members = malloc(n * sizeof *members)))
             return jf__fail(JF_ENOMEM, "out of memory rebuilding a symfile");
@@ -498,7 +498,7 @@ static int remove_one(jf_live *r, jf_sink_stats *stats)
     return rc;
 }
 
-static int gdb_remove(jf_live *const *regions, size_t n, jf_sink_stats *stats)
+static int gdb_remove(jf__live *const *regions, size_t n, jf_sink_stats *stats)
 {
     for (size_t i = 0; i < n; i++) {
         int rc = remove_one(regions[i], stats);
@@ -540,7 +540,7 @@ static void gdb_forget_after_fork(void)
     n_files = 0;
 }
 
-const sink_ops jf_gdb_sink = {
+const jf__sink_ops jf__gdb_sink = {
     .word = "gdb",
     .bit = JF_SINK_GDB,
     .start = gdb_start,

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""The rules CONTRIBUTING.md sets for src/, checked on the source tree.
+
+src_rules.py SRC_DIR arch    no #if on an architecture, nor an architecture's
+                             intrinsic, outside src/arch/
+src_rules.py SRC_DIR used    every jf__ function a src/ header declares is used
+                             by the library or the tools that link it (test-only
+                             helpers live under tests/), knob headers named below
+                             excepted
+src_rules.py SRC_DIR names   nothing under src/ declares a type or object with the
+                             public prefix jf_ that include/jitframes.h does not
+                             (internal names are jf__)
+Prints each violation as FILE:LINE: text and exits 1 if there is any."""
+import pathlib, re, sys
+
+ARCH_MACRO = re.compile(r"__(x86_64|i386|amd64|aarch64|arm|riscv|powerpc\w*|PPC\w*|ppc\w*|s390\w*|mips\w*|"
+                        r"loongarch\w*)__|\b__riscv\b|\b_CALL_ELF\b|\b__ARM_\w+")
+ARCH_INTRINSIC = re.compile(r"__builtin_(ia32|aarch64|arm|riscv|ppc|s390)_")
+PREPROC_IF = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif)\b")
+# Headers of internal knobs for benchmarks and tests, named after what they tune.
+KNOB_HEADERS = {"sink_gdb.h", "trampoline.h"}
+
+
+def sources(src):
+    return sorted(p for p in src.rglob("*") if p.suffix in (".c", ".h"))
+
+
+def check_arch(src):
+    bad = []
+    for p in sources(src):
+        if "arch" in p.relative_to(src).parts[:-1]:
+            continue
+        for n, line in enumerate(p.read_text().splitlines(), 1):
+            if (PREPROC_IF.match(line) and ARCH_MACRO.search(line)) or ARCH_INTRINSIC.search(line):
+                bad.append(f"{p}:{n}: {line.strip()}")
+    return bad
+
+
+DECL = re.compile(r"^(?:static inline |extern )?[A-Za-z_][\w ]*?[\s*](jf__\w+)\s*\(")
+
+
+def uses(line, name, word):
+    """How many times `line` uses name (its own declaration or definition
+    does not count; a one-line definition may use other names)."""
+    n = len(word.findall(line))
+    m = DECL.match(line)
+    return n - 1 if m and m.group(1) == name else n
+
+
+def check_used(src):
+    files = {p: p.read_text().splitlines() for p in sources(src)}
+    # The tools link the library's code too (the control client, the table readers).
+    users = dict(files)
+    tools = src.parent / "tools"
+    if tools.is_dir():
+        users.update({p: p.read_text().splitlines() for p in sources(tools)})
+    declared = {}
+    for p, lines in files.items():
+        if p.suffix == ".h" and p.name not in KNOB_HEADERS:
+            for n, line in enumerate(lines, 1):
+                m = DECL.match(line)
+                if m:
+                    declared.setdefault(m.group(1), (p, n, line.strip()))
+    bad = []
+    for name, (p, n, text) in sorted(declared.items()):
+        word = re.compile(r"\b" + name + r"\b")
+        if not any(uses(line, name, word) for lines in users.values() for line in lines):
+            bad.append(f"{p}:{n}: {name} is declared for the library but only tests use it: {text}")
+    return bad
+
+
+PUBLIC_LOOKING = re.compile(r"^(?:typedef (?:struct|enum|union) |struct |enum |union |\} )(jf_[a-z]\w*)\b|"
+                            r"^(?:extern )?(?:const )?\w+ (?:\*?const )?(jf_[a-z]\w*)\s*(?:\[|=|;)")
+
+
+def check_names(src):
+    public = set(re.findall(r"\bjf_[a-z]\w*", (src.parent / "include" / "jitframes.h").read_text()))
+    bad = []
+    for p in sources(src):
+        for n, line in enumerate(p.read_text().splitlines(), 1):
+            m = PUBLIC_LOOKING.match(line)
+            if m and (m.group(1) or m.group(2)) not in public:
+                bad.append(f"{p}:{n}: {m.group(1) or m.group(2)} looks public (internal names are jf__): {line.strip()}")
+    return bad
+
+
+def main():
+    src, rule = pathlib.Path(sys.argv[1]), sys.argv[2]
+    bad = {"arch": check_arch, "used": check_used, "names": check_names}[rule](src)
+    for b in bad[:50]:
+        print(b)
+    print(f"{len(bad)} violation(s) of the '{rule}' rule in {src}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
