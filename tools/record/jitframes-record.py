@@ -168,8 +168,8 @@ def parse_args():
 
 def flamegraph_tools(libs):
     """flamegraph.py and the d3 libraries, from the build tree or an install."""
-    scripts = [os.path.join(HERE, "flamegraph.py"),
-               os.path.join(HERE, "..", "..", "tools", "flamegraph", "flamegraph.py")]
+    scripts = [os.path.join(HERE, "flamegraph.py"),  # a build tree, the wheel, libexec/jitframes
+               os.path.join(HERE, "flamegraph", "flamegraph.py")]  # the sources: tools/record
     dirs = [libs] if libs else [os.path.join(HERE, "..", "flamegraph", "node_modules"),
                                 os.path.join(HERE, "..", "..", "share", "jitframes", "flamegraph",
                                              "node_modules")]
@@ -255,7 +255,7 @@ def write_flamegraph(args, script_out, od, title):
     empty or partial page must not pass for one (report then fails)."""
     script, libs = flamegraph_tools(args.flamegraph_libs)
     if not script or not libs:
-        say("jitframes record: no flame graph page: %s not found (npm ci in tools/flamegraph, "
+        say("jitframes record: no flame graph page: %s not found (npm ci in tools/record/flamegraph, "
             "or --flamegraph-libs DIR)" % ("flamegraph.py" if not script else "d3-flame-graph"),
             sys.stderr)
         return None
@@ -488,7 +488,7 @@ def read_table(pid):
     tool = os.environ.get("JITFRAMES_CLI") or "jitframes"
     p = subprocess.Popen([tool, "regions", str(pid)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, errors="replace")
-    # The reader's own deadline is 10 s (tools/table_reader.h); 4x that here.
+    # The reader's own deadline is 10 s (tools/readers/table_reader.h); 4x that here.
     timer = threading.Timer(40, p.kill)
     timer.start()
     first = p.stdout.readline()
