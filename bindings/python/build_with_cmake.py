@@ -236,7 +236,7 @@ def main():
         f.write('VERSION = "%d.%d.%d"\nINTERPRETER = "%s"\nEXT_SUFFIX = "%s"\n' % (
             *sys.version_info[:3], os.path.basename(a.python), sysconfig.get_config_var("EXT_SUFFIX")))
     for f in ("jitframes-record", "jfrecord_target.py", "jfrecord_inject.py", "jfrecord_confine.py",
-              "flamegraph.py"):
+              "jfrecord_exit.py", "flamegraph.py"):
         shutil.copy2(os.path.join(tools, f), os.path.join(a.out, f))
 
 

@@ -50,6 +50,7 @@ expect "$dev" usr/include/jitframes.h "usr/$lib/libjitframes.so" "usr/$lib/libji
 mapfile -t d3 < <(sed 's|^|usr/share/jitframes/flamegraph/node_modules/|' "$src/tools/record/flamegraph/inlined-files.txt")
 expect "$tools" usr/bin/jitframes usr/libexec/jitframes/jitframes-record usr/libexec/jitframes/flamegraph.py \
   usr/libexec/jitframes/jfrecord_target.py usr/libexec/jitframes/jfrecord_inject.py usr/libexec/jitframes/jfrecord_confine.py \
+  usr/libexec/jitframes/jfrecord_exit.py \
   usr/share/man/man1/jitframes.1.gz "${d3[@]}" $(docs jitframes-tools) \
   usr/share/bash-completion/completions/jitframes usr/share/zsh/vendor-completions/_jitframes \
   usr/share/fish/vendor_completions.d/jitframes.fish
