@@ -26,7 +26,7 @@ string(REGEX REPLACE "^ \\.\n" "" JITFRAMES_EXPAT_TEXT "${JITFRAMES_EXPAT_TEXT}"
 string(REGEX REPLACE "\n$" "" JITFRAMES_EXPAT_TEXT "${JITFRAMES_EXPAT_TEXT}")
 
 # The d3 versions the lock file pins (what npm ci installs).
-file(READ ${PROJECT_SOURCE_DIR}/tools/flamegraph/package-lock.json lock)
+file(READ ${PROJECT_SOURCE_DIR}/tools/record/flamegraph/package-lock.json lock)
 string(JSON JITFRAMES_D3_VERSION GET "${lock}" packages node_modules/d3 version)
 string(JSON JITFRAMES_D3_FLAME_GRAPH_VERSION GET "${lock}" packages node_modules/d3-flame-graph version)
 set(JITFRAMES_ISC_TEXT " Permission to use, copy, modify, and/or distribute this software for any

@@ -1,5 +1,5 @@
 # Trampoline template: assemble src/arch/<arch>.S, extract its code and CFI
-# with tools/cfi-extract (a build-host program), and hand the generated header
+# with src/host/cfi-extract.c (a build-host program, built into <build>/host), and hand the generated header
 # to src/trampoline.c. Adding an architecture = one .S file + one line below
 # (and, if its slot reference is a new relocation kind, one case in
 # cfi-extract and trampoline.c's link_to_slot).
@@ -43,11 +43,11 @@ elseif(CMAKE_CROSSCOMPILING)
   message(FATAL_ERROR "Cross-compiling jitframes needs -DJITFRAMES_CFI_EXTRACT=<cfi-extract "
                       "built for the build host> (a native build makes one: target jitframes_cfi_extract)")
 else()
-  add_executable(jitframes_cfi_extract ${PROJECT_SOURCE_DIR}/tools/cfi-extract.c)
+  add_executable(jitframes_cfi_extract ${PROJECT_SOURCE_DIR}/src/host/cfi-extract.c)
   target_link_libraries(jitframes_cfi_extract PRIVATE jitframes_warnings)
   target_include_directories(jitframes_cfi_extract PRIVATE ${PROJECT_SOURCE_DIR}/src) # dwarf_cfa.h
   set_target_properties(jitframes_cfi_extract PROPERTIES OUTPUT_NAME cfi-extract
-    RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tools)
+    RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/host)
   set(JITFRAMES_CFI_EXTRACT_COMMAND $<TARGET_FILE:jitframes_cfi_extract>)
   set(_jf_extract_dep jitframes_cfi_extract)
 endif()

@@ -1,8 +1,8 @@
 /*
  * libFuzzer target: random and adversarial published tables
  * (src/pub_layout.h) fed to the readers root runs against a hostile
- * process: tools/table_reader.c (the whole table, unwind descriptions
- * rebuilt by the library's checks and emitter) and tools/table_lookup.c
+ * process: tools/readers/table_reader.c (the whole table, unwind descriptions
+ * rebuilt by the library's checks and emitter) and tools/readers/table_lookup.c
  * (the eBPF sampler's twin: the generation read at sample time, the pc
  * resolved afterwards). The input's first byte picks after how many reads
  * the "target" starts answering from a mutated copy (a writer racing the

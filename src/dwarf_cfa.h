@@ -1,7 +1,7 @@
 /*
  * DWARF call frame information constants, declared once for the library
- * (src/cfi.c) and the build-time extractor (tools/cfi-extract.c). The
- * validators (tools/eh_frame_decoder.c, tests/) keep their own on purpose:
+ * (src/cfi.c) and the build-time extractor (src/host/cfi-extract.c). The
+ * validators (tools/readers/eh_frame_decoder.c, tests/) keep their own on purpose:
  * they are independent readers that check what these produce.
  */
 #ifndef JF_DWARF_CFA_H

@@ -60,7 +60,7 @@ static int is_c1_control(const unsigned char *s, size_t len)
 /* The bidirectional formatting characters (U+061C, U+200E-U+200F,
  * U+202A-U+202E, U+2066-U+2069): shown raw, U+202E reverses what follows
  * on a terminal or a page, so a name could pass for another. The readers of
- * the published table apply the same rule (tools/text_safe.c). */
+ * the published table apply the same rule (tools/readers/text_safe.c). */
 static int is_bidi_control(const unsigned char *s, size_t len)
 {
     if (len == 2)

@@ -3,7 +3,7 @@
  * table"): what a process that called jf_init keeps in a mapping named
  * "jitframes-regions" so that another process (a profiler, a debugger, an
  * eBPF program) can read its live regions from memory. Shared by the writer
- * (src/published.c) and the readers (tools/table_reader.c). Everything is in
+ * (src/published.c) and the readers (tools/readers/table_reader.c). Everything is in
  * the writer's byte order; every position is an offset from the start of
  * the mapping, never a pointer, so a reader needs no relocation.
  */

@@ -1,7 +1,7 @@
 /*
  * Trampolines for interpreters: each one is a byte-identical copy of the
  * architecture's template (src/arch/<arch>.S, described by the header that
- * tools/cfi-extract generates at build time) that calls whatever its data
+ * src/host/cfi-extract generates at build time) that calls whatever its data
  * slot holds. Creating a trampoline writes one pointer into a read-write page
  * and registers the copy under its own name; code pages are written once,
  * when their arena group is mapped, and are never writable afterwards.

@@ -30,7 +30,7 @@
       suffix and its platlib relative to its base prefix (where meson-python
       installs), a line each.
 
-The d3 files come from $JITFRAMES_FLAMEGRAPH_LIBS, REPO/tools/flamegraph/
+The d3 files come from $JITFRAMES_FLAMEGRAPH_LIBS, REPO/tools/record/flamegraph/
 node_modules, or `npm ci --prefer-offline` (npm's cache serves it offline);
 without any, the wheel is built without them (meson.build warns) and
 `jitframes record` says it cannot write the page.
@@ -45,7 +45,7 @@ import sysconfig
 
 def flamegraph_files(repo):
     """What flamegraph.py reads from node_modules, with the licences."""
-    with open(os.path.join(repo, "tools", "flamegraph", "inlined-files.txt")) as f:
+    with open(os.path.join(repo, "tools", "record", "flamegraph", "inlined-files.txt")) as f:
         return f.read().split()
 
 
@@ -164,12 +164,12 @@ def stripped_copy(src, dst, *how):
 
 def flamegraph_libs(repo, npm_dir):
     for d in (os.environ.get("JITFRAMES_FLAMEGRAPH_LIBS"),
-              os.path.join(repo, "tools", "flamegraph", "node_modules")):
+              os.path.join(repo, "tools", "record", "flamegraph", "node_modules")):
         if d and os.path.isdir(os.path.join(d, "d3-flame-graph")):
             return d
     os.makedirs(npm_dir, exist_ok=True)
     for f in ("package.json", "package-lock.json"):
-        shutil.copy(os.path.join(repo, "tools", "flamegraph", f), npm_dir)
+        shutil.copy(os.path.join(repo, "tools", "record", "flamegraph", f), npm_dir)
     try:
         subprocess.run(["npm", "ci", "--prefer-offline", "--no-audit", "--no-fund", "--silent"],
                        cwd=npm_dir, check=True, stdout=sys.stderr)
@@ -236,7 +236,7 @@ def main():
         f.write('VERSION = "%d.%d.%d"\nINTERPRETER = "%s"\nEXT_SUFFIX = "%s"\n' % (
             *sys.version_info[:3], os.path.basename(a.python), sysconfig.get_config_var("EXT_SUFFIX")))
     for f in ("jitframes-record", "jfrecord_target.py", "jfrecord_inject.py", "jfrecord_confine.py",
-              "flamegraph.py"):
+              "jfrecord_exit.py", "flamegraph.py"):
         shutil.copy2(os.path.join(tools, f), os.path.join(a.out, f))
 
 

@@ -1,6 +1,6 @@
 /*
  * Trampoline template, aarch64 (AAPCS64). Copied byte for byte into the
- * trampoline arenas by src/trampoline.c; tools/cfi-extract takes its unwind
+ * trampoline arenas by src/trampoline.c; src/host/cfi-extract takes its unwind
  * rules from the .eh_frame the .cfi_* directives below produce.
  *
  * Shape: a standard frame record (stp x29,x30; mov x29,sp) around one

@@ -3,12 +3,12 @@
  * rest of src/ includes this and has no #if on the architecture of its own.
  * Adding an architecture touches this folder and the build: a block here,
  * its trampoline template (src/arch/<arch>.S, whose unwind rules
- * tools/cfi-extract takes from the assembled object), its entry in the CFI
+ * src/host/cfi-extract takes from the assembled object), its entry in the CFI
  * assembler's table (src/arch/cfi_arch.{h,c}, which describes every
  * architecture it can encode for, host or not) and a line in the build —
  * plus, being public API, the JF_DWARF_* register numbers in jitframes.h.
  * A template whose slot reference is a new relocation kind also needs it
- * read by tools/cfi-extract and re-linked by src/trampoline.c (ppc64le and
+ * read by src/host/cfi-extract and re-linked by src/trampoline.c (ppc64le and
  * s390x did; docs/porting.md lists every file each touched and why). Byte
  * order is a host fact like the others (JF_HOST_BIG_ENDIAN below, applied
  * by src/byte_order.h and src/byte_writer.h).

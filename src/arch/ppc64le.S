@@ -1,6 +1,6 @@
 /*
  * Trampoline template, ppc64le (ELFv2). Copied byte for byte into the
- * trampoline arenas by src/trampoline.c; tools/cfi-extract takes its unwind
+ * trampoline arenas by src/trampoline.c; src/host/cfi-extract takes its unwind
  * rules from the .eh_frame the .cfi_* directives below produce.
  *
  * Shape: LR saved in the caller's frame at 16(r1) (the slot the ABI gives

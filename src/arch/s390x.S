@@ -1,7 +1,7 @@
 /*
  * Trampoline template, s390x (z/Architecture ELF ABI, big-endian). Copied
  * byte for byte into the trampoline arenas by src/trampoline.c;
- * tools/cfi-extract takes its unwind rules from the .eh_frame the .cfi_*
+ * src/host/cfi-extract takes its unwind rules from the .eh_frame the .cfi_*
  * directives below produce.
  *
  * Shape: the caller provides a 160-byte register save area at 0(r15); we

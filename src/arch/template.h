@@ -1,5 +1,5 @@
 /*
- * What tools/cfi-extract learns from an assembled trampoline template and
+ * What src/host/cfi-extract learns from an assembled trampoline template and
  * writes into a generated header: the code bytes, the one reference to the
  * data slot (to re-link per arena), and the unwind rules taken verbatim from
  * the object's .eh_frame. Nothing here is written by hand per architecture.

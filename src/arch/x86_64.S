@@ -1,6 +1,6 @@
 /*
  * Trampoline template, x86_64 (System V). Copied byte for byte into the
- * trampoline arenas by src/trampoline.c; tools/cfi-extract takes its unwind
+ * trampoline arenas by src/trampoline.c; src/host/cfi-extract takes its unwind
  * rules from the .eh_frame the .cfi_* directives below produce.
  *
  * Shape: a standard frame record (push rbp; mov rbp,rsp) around one indirect

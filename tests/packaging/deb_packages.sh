@@ -47,9 +47,10 @@ expect "$dev" usr/include/jitframes.h "usr/$lib/libjitframes.so" "usr/$lib/libji
   "usr/$lib/cmake/jitframes/jitframesTargets.cmake" \
   "usr/$lib/cmake/jitframes/jitframesTargets-$(tr 'A-Z' 'a-z' <<<"$build_type").cmake" \
   usr/share/man/man3/jitframes.3.gz $(docs libjitframes-dev)
-mapfile -t d3 < <(sed 's|^|usr/share/jitframes/flamegraph/node_modules/|' "$src/tools/flamegraph/inlined-files.txt")
+mapfile -t d3 < <(sed 's|^|usr/share/jitframes/flamegraph/node_modules/|' "$src/tools/record/flamegraph/inlined-files.txt")
 expect "$tools" usr/bin/jitframes usr/libexec/jitframes/jitframes-record usr/libexec/jitframes/flamegraph.py \
   usr/libexec/jitframes/jfrecord_target.py usr/libexec/jitframes/jfrecord_inject.py usr/libexec/jitframes/jfrecord_confine.py \
+  usr/libexec/jitframes/jfrecord_exit.py \
   usr/share/man/man1/jitframes.1.gz "${d3[@]}" $(docs jitframes-tools) \
   usr/share/bash-completion/completions/jitframes usr/share/zsh/vendor-completions/_jitframes \
   usr/share/fish/vendor_completions.d/jitframes.fish

@@ -51,6 +51,7 @@ for py in "$@"; do
            jitframes/_built_for.py jitframes/_hook.py jitframes/_startup.py "$data/scripts/jitframes " \
            "$data/data/libexec/jitframes/jitframes-record" "$data/data/libexec/jitframes/jfrecord_target.py" \
            "$data/data/libexec/jitframes/jfrecord_inject.py" "$data/data/libexec/jitframes/jfrecord_confine.py" \
+           "$data/data/libexec/jitframes/jfrecord_exit.py" \
            "$data/data/libexec/jitframes/flamegraph.py" \
            "$data/data/share/jitframes/flamegraph/node_modules/d3/dist/d3.min.js" \
            "$data/data/share/jitframes/flamegraph/node_modules/d3-flame-graph/dist/d3-flamegraph.umd.min.js" \

@@ -1,5 +1,5 @@
 /* The published table, read back from this process's memory with the
- * CLI's reader (tools/table_reader.c) through process_vm_readv, as another
+ * CLI's reader (tools/readers/table_reader.c) through process_vm_readv, as another
  * process would: what standby publishes (names, files, lines), the removed
  * ring with removal times, moves, heap blocks reused under churn, the mapping's name
  * in /proc/self/maps and the exported symbol, a forked child's own table,

@@ -6,7 +6,7 @@
  * slot is reused; and when memory truly runs out, the oldest removed
  * regions give their heap up first and what is still refused is counted
  * (jf_stats, the header) instead of vanishing. Read back with the CLI's
- * reader (tools/table_reader.c) as another process would. */
+ * reader (tools/readers/table_reader.c) as another process would. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /*
- * The table reader's budget (tools/table_reader.h) on tables built in a
+ * The table reader's budget (tools/readers/table_reader.h) on tables built in a
  * buffer and read through a callback: the deadline is checked inside a
  * read (not only between whole reads), and a slot that changed during the
  * whole read is read again alone and listed when it holds still.

@@ -1,5 +1,5 @@
 /*
- * The CFI that tools/cfi-extract takes from each architecture's template
+ * The CFI that src/host/cfi-extract takes from each architecture's template
  * equals what libdw reads from the assembled template, at every pc.
  *
  * For each architecture, the input is a program linking src/arch/<arch>.S

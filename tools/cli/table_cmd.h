@@ -6,10 +6,7 @@
 #ifndef JFT_TABLE_CMD_H
 #define JFT_TABLE_CMD_H
 
-/* "regions" or "perfmap". */
-int jft_is_table_command(const char *verb);
-
-/* argv[0] is the verb. Exit status: 0, 1 (cannot read), 2 (usage). */
+/* argv[0] is the verb. Exit status (exit_status.h): 0, 1 (cannot read), 2 (usage). */
 int jft_table_command(int argc, char **argv);
 
 #endif

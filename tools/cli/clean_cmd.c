@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include "clean_cmd.h"
 #include "cli_args.h"
+#include "exit_status.h"
 #include "clean_litter.h"
 
 #include <ctype.h>
@@ -37,10 +38,6 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
-
-enum { EXIT_DONE = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
-
-
 
 /* ---- the files running processes hold ----------------------------------- */
 
@@ -460,10 +457,10 @@ int jft_clean_command(int argc, char **argv)
     int parsed = parse_clean_options(argc, argv, &o);
     if (parsed == JFT_ARGS_HELP) {
         jft_usage(stdout, "clean");
-        return EXIT_DONE;
+        return JFT_EXIT_OK;
     }
     if (parsed != JFT_ARGS_OK)
-        return EXIT_USAGE;
+        return JFT_EXIT_USAGE;
     held_files held = {0};
     collect_held_files(&held);
     tally t = {0};
@@ -474,5 +471,5 @@ int jft_clean_command(int argc, char **argv)
     free(held.ids);
     printf("clean: %s %llu files (%llu bytes), kept %llu\n", o.dry_run ? "would remove" : "removed", t.removed,
            t.bytes, t.kept);
-    return t.failed ? EXIT_FAILED : EXIT_DONE;
+    return t.failed ? JFT_EXIT_FAILED : JFT_EXIT_OK;
 }

@@ -11,6 +11,7 @@
 #include "cli_args.h"
 #include "control_cmd.h"
 #include "control_client.h"
+#include "exit_status.h"
 #include "json_out.h"
 
 #include <errno.h>
@@ -20,12 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EXIT_DONE = 0, EXIT_ANSWERED_ERROR = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 4 };
-
-int jft_is_control_command(const char *cmd)
-{
-    return strcmp(cmd, "enable") == 0 || strcmp(cmd, "disable") == 0 || strcmp(cmd, "status") == 0;
-}
 
 static int parse_pid(const char *s, pid_t *pid)
 {
@@ -126,7 +121,7 @@ static int usage_error(const char *cmd, const char *why)
 {
     fprintf(stderr, "jitframes %s: %s\n", cmd, why);
     jft_usage_synopsis(stderr, cmd);
-    return EXIT_USAGE;
+    return JFT_EXIT_USAGE;
 }
 
 /* status takes --json; enable and disable no option. */
@@ -146,7 +141,7 @@ static int report(pid_t pid, const char *cmd, int json, unsigned asked, const jf
     if (r->status) {
         fprintf(stderr, "jitframes %s: process %ld: %s\n", cmd, (long)pid,
                 r->message[0] ? r->message : jf_strerror(r->status));
-        return EXIT_ANSWERED_ERROR;
+        return JFT_EXIT_FAILED;
     }
     if (strcmp(cmd, "status") == 0 && json)
         print_status_json(pid, r);
@@ -155,7 +150,7 @@ static int report(pid_t pid, const char *cmd, int json, unsigned asked, const jf
     else
         printf("process %ld: %sd %s; enabled now: %s (%" PRIu64 " live regions)\n", (long)pid, cmd,
                sink_list(asked, list, sizeof list), sink_list(r->enabled, list + 32, 32), r->live_regions);
-    return EXIT_DONE;
+    return JFT_EXIT_OK;
 }
 
 int jft_control_command(int argc, char **argv)
@@ -166,10 +161,10 @@ int jft_control_command(int argc, char **argv)
     int parsed = jft_parse_args(argc, argv, wants_sinks ? no_options : status_options, on_json, &json, &n_ops);
     if (parsed == JFT_ARGS_HELP) {
         jft_usage(stdout, cmd);
-        return EXIT_DONE;
+        return JFT_EXIT_OK;
     }
     if (parsed != JFT_ARGS_OK)
-        return EXIT_USAGE;
+        return JFT_EXIT_USAGE;
     if (n_ops != 1 + wants_sinks)
         return usage_error(cmd, wants_sinks ? "wants PID SINKS" : "wants one PID");
     const char *const *ops = (const char *const *)argv + 1;
@@ -188,7 +183,7 @@ int jft_control_command(int argc, char **argv)
     jfc_error err;
     if (jfc_request(pid, &req, &reply, &err) != 0) {
         fprintf(stderr, "jitframes %s: %s\n", cmd, err.msg);
-        return EXIT_UNREACHABLE;
+        return JFT_EXIT_UNREACHABLE;
     }
     return report(pid, cmd, json, req.sinks, &reply);
 }

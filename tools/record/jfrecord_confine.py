@@ -138,17 +138,25 @@ def command(dir_fd, uid, caps, argv):
             ",".join(caps), "--"] + list(argv)
 
 
+# Its own exit statuses when it cannot hand over (run with -I, it imports
+# nothing from beside it, jfrecord_exit included): a bad command line, and
+# what a shell says of a command it cannot run. Whoever runs it reports
+# "cannot confine" itself; neither reaches `jitframes record`'s caller.
+BAD_COMMAND_LINE = 2
+CANNOT_RUN = 126
+
+
 def main(argv):
     if len(argv) < 5 or argv[3] != "--":
         print("usage: jfrecord_confine.py DIR_FD UID CAPS -- COMMAND [ARGS...]", file=sys.stderr)
-        return 2
+        return BAD_COMMAND_LINE
     try:
         caps = [CAPABILITIES[c] for c in argv[2].split(",") if c]
         confine(int(argv[0]), int(argv[1]), caps)
         os.execvp(argv[4], argv[4:])
     except (OSError, KeyError, ValueError) as e:
         print("jitframes record: cannot confine %s: %s" % (argv[4], e), file=sys.stderr)
-        return 126
+        return CANNOT_RUN
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 #include "table_cmd.h"
 
 #include "cli_args.h"
+#include "exit_status.h"
 #include "json_out.h"
 #include "table_follow.h"
 #include "table_jitdump.h"
@@ -26,8 +27,6 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { EXIT_DONE = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
-
 typedef struct table_options {
     const char *verb;
     pid_t pid;
@@ -36,11 +35,6 @@ typedef struct table_options {
     const char *jitdump_path; /* perfmap --jitdump FILE, or NULL */
     int follow;               /* perfmap --follow */
 } table_options;
-
-int jft_is_table_command(const char *verb)
-{
-    return strcmp(verb, "regions") == 0 || strcmp(verb, "perfmap") == 0;
-}
 
 static int parse_pid(const char *s, pid_t *pid)
 {
@@ -220,7 +214,7 @@ static int write_jitdump(const table_options *o, const tr_snapshot *s)
 {
     FILE *f = open_output(o->jitdump_path);
     if (!f)
-        return EXIT_FAILED;
+        return JFT_EXIT_FAILED;
     char err[256];
     size_t skipped;
     long n = tj_write_jitdump(f, o->pid, s, &skipped, err, sizeof err);
@@ -230,12 +224,12 @@ static int write_jitdump(const table_options *o, const tr_snapshot *s)
     }
     if (n < 0) {
         fprintf(stderr, "jitframes perfmap: %s: %s\n", o->jitdump_path, err);
-        return EXIT_FAILED;
+        return JFT_EXIT_FAILED;
     }
     if (skipped)
         fprintf(stderr, "jitframes perfmap: %zu regions left out of the jitdump: their code could not be read\n",
                 skipped);
-    return EXIT_DONE;
+    return JFT_EXIT_OK;
 }
 
 /* ---- --follow: read the table until stdin ends (table_follow.c) ---- */
@@ -319,11 +313,11 @@ static int follow_command(const table_options *o)
     uint64_t base, size;
     if (tr_find_table(o->pid, &base, &size, err, sizeof err) != 0) {
         fprintf(stderr, "jitframes: process %ld: %s\n", (long)o->pid, err);
-        return EXIT_FAILED;
+        return JFT_EXIT_FAILED;
     }
     FILE *dump = open_output(o->jitdump_path);
     if (!dump)
-        return EXIT_FAILED;
+        return JFT_EXIT_FAILED;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     tf_state st;
@@ -337,14 +331,14 @@ static int follow_command(const table_options *o)
         n = -1;
         snprintf(err, sizeof err, "%s", strerror(errno));
     }
-    int rc = n < 0 ? EXIT_FAILED : EXIT_DONE;
+    int rc = n < 0 ? JFT_EXIT_FAILED : JFT_EXIT_OK;
     if (n < 0)
         fprintf(stderr, "jitframes perfmap: %s: %s\n", o->jitdump_path, err);
-    FILE *out = rc == EXIT_DONE ? open_output(o->out_path) : NULL;
+    FILE *out = rc == JFT_EXIT_OK ? open_output(o->out_path) : NULL;
     for (size_t i = 0; out && i < st.n_kept; i++)
         fprintf(out, "%" PRIx64 " %" PRIx64 " %s\n", v[i].r->start, v[i].r->size, v[i].r->name);
-    if (rc == EXIT_DONE && (!out || (out != stdout && fclose(out) != 0)))
-        rc = EXIT_FAILED;
+    if (rc == JFT_EXIT_OK && (!out || (out != stdout && fclose(out) != 0)))
+        rc = JFT_EXIT_FAILED;
     print_follow_summary(&st, seconds_since(&t0));
     free(v);
     tf_free(&st);
@@ -356,16 +350,16 @@ int jft_table_command(int argc, char **argv)
     table_options o = {.verb = argv[0]};
     int parsed = parse_options(argc, argv, &o);
     if (parsed == JFT_ARGS_HELP)
-        return jft_usage(stdout, o.verb), EXIT_DONE;
+        return jft_usage(stdout, o.verb), JFT_EXIT_OK;
     if (parsed != JFT_ARGS_OK)
-        return EXIT_USAGE;
+        return JFT_EXIT_USAGE;
     if (o.follow)
         return follow_command(&o);
     tr_snapshot s;
     if (read_snapshot(o.pid, &s) != 0)
-        return EXIT_FAILED;
+        return JFT_EXIT_FAILED;
     FILE *out = open_output(o.out_path);
-    int rc = out ? EXIT_DONE : EXIT_FAILED;
+    int rc = out ? JFT_EXIT_OK : JFT_EXIT_FAILED;
     if (out && strcmp(o.verb, "perfmap") == 0)
         print_perfmap(out, &s);
     else if (out && o.json)
@@ -373,8 +367,8 @@ int jft_table_command(int argc, char **argv)
     else if (out)
         print_text(out, &s);
     if (out && out != stdout && fclose(out) != 0)
-        rc = EXIT_FAILED;
-    if (rc == EXIT_DONE && o.jitdump_path)
+        rc = JFT_EXIT_FAILED;
+    if (rc == JFT_EXIT_OK && o.jitdump_path)
         rc = write_jitdump(&o, &s);
     tr_snapshot_free(&s);
     return rc;

@@ -1,28 +1,19 @@
 /*
- * jitframes — inspect and validate the files jitframes (or any runtime)
- * writes for perf and debuggers: `jitframes dump FILE...` prints every entry
- * or record, `jitframes check FILE...` validates each file and reports
- * "FILE:WHERE: what is wrong" at its first problem. `--json` prints one
- * JSON object per file instead. The format is taken from --format, else
- * from the content (jitdump magic in either byte order, ELF magic), else
- * from the name (jit-*.dump), else it is a perf map; every summary says
- * which. Only regular files (and `-`, standard input) are read: a device
- * or a FIFO is refused, never waited on. Perf maps and jitdumps are read
- * as streams, in bounded memory whatever their size (perfmap_reader.h,
- * jitdump_reader.h); a symfile, which is read whole, is refused above
- * 8 MiB.
- * `jitframes enable|disable|status PID` talk to a running process's control
- * channel (control_cmd.c), `jitframes record PID` profiles it (record_cmd.c
- * hands over to jitframes-record.py), `jitframes clean` removes what
- * dead processes left behind (clean_cmd.c), and `jitframes regions|perfmap
- * PID` read the regions a process published in its memory (table_cmd.c).
+ * `jitframes dump FILE...` prints every entry or record, `jitframes check
+ * FILE...` validates each file and reports "FILE:WHERE: what is wrong" at
+ * its first problem; `--json` prints one JSON object per file instead. The
+ * format is taken from --format, else from the content (jitdump magic in
+ * either byte order, ELF magic), else from the name (jit-*.dump), else it
+ * is a perf map; every summary says which. Only regular files (and `-`,
+ * standard input) are read: a device or a FIFO is refused, never waited
+ * on. Perf maps and jitdumps are read as streams, in bounded memory
+ * whatever their size (tools/readers: perfmap_reader.h, jitdump_reader.h);
+ * a symfile, which is read whole, is refused above 8 MiB.
  */
 #define _GNU_SOURCE
-#include "clean_cmd.h"
+#include "file_cmd.h"
 #include "cli_args.h"
-#include "control_cmd.h"
-#include "record_cmd.h"
-#include "table_cmd.h"
+#include "exit_status.h"
 #include "elf_reader.h"
 #include "jitdump_reader.h"
 #include "json_out.h"
@@ -41,9 +32,6 @@
 enum file_kind { KIND_UNKNOWN, KIND_PERFMAP, KIND_JITDUMP, KIND_ELF };
 
 static const char *const kind_names[] = {"unknown", "perfmap", "jitdump", "symfile"};
-
-/* Exit statuses (documented in tools/README.md and --help). */
-enum { EXIT_VALID = 0, EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_WARNINGS = 3 };
 
 /* A GDB JIT symfile is read whole. jitframes puts at most 32,767 regions
  * in one (src/sink_gdb.c), about 100 bytes each with typical names. What the
@@ -307,15 +295,15 @@ static int run_perfmap(const job *j, jft_stream *in)
                         ", \"lowest\": %" PRIu64 ", \"highest\": %" PRIu64
                         ", \"padding\": %" PRIu64 ", \"unpublished\": %" PRIu64,
                         s.entries, s.duplicates, s.lowest, s.highest, s.padding, s.unpublished);
-            return err.set ? EXIT_INVALID : EXIT_VALID;
+            return err.set ? JFT_EXIT_FAILED : JFT_EXIT_OK;
         }
     }
     if (err.set) {
         print_error(j, &err);
-        return EXIT_INVALID;
+        return JFT_EXIT_FAILED;
     }
     if (strcmp(j->cmd, "dump") == 0)
-        return EXIT_VALID;
+        return JFT_EXIT_OK;
     printf("%s: valid perf map: %" PRIu64 " entries", j->path, s.entries);
     if (s.entries)
         printf(" covering %" PRIx64 "-%" PRIx64, s.lowest, s.highest);
@@ -327,7 +315,7 @@ static int run_perfmap(const job *j, jft_stream *in)
         printf(", %" PRIu64 " unpublished line%s (its writer was killed; readers skip it)",
                s.unpublished, s.unpublished == 1 ? "" : "s");
     printf(" (format %s)\n", j->how);
-    return EXIT_VALID;
+    return JFT_EXIT_OK;
 }
 
 static int run_jitdump(const job *j, jft_stream *in)
@@ -343,7 +331,7 @@ static int run_jitdump(const job *j, jft_stream *in)
     int rc = dump      ? jd_dump_stream(in, stdout, &s, &err)
            : items.f   ? jd_walk_stream(in, &json_visitor, &items, 1, &s, &err)
                        : jd_walk_stream(in, NULL, NULL, 0, &s, &err);
-    int valid = rc ? EXIT_INVALID : s.warnings ? EXIT_WARNINGS : EXIT_VALID;
+    int valid = rc ? JFT_EXIT_FAILED : s.warnings ? JFT_EXIT_WARNINGS : JFT_EXIT_OK;
     if (j->json) {
         json_report(j, &err, "records", &items, "\"records\": %" PRIu64 ", \"loads\": %" PRIu64 ", \"unwind_infos\": %" PRIu64
                     ", \"debug_infos\": %" PRIu64 ", \"moves\": %" PRIu64 ", \"closes\": %" PRIu64
@@ -354,7 +342,7 @@ static int run_jitdump(const job *j, jft_stream *in)
     }
     if (rc) {
         print_error(j, &err);
-        return EXIT_INVALID;
+        return JFT_EXIT_FAILED;
     }
     printf("%s%s: valid jitdump: %" PRIu64 " records (%" PRIu64 " loads, %" PRIu64
            " with unwind info, %" PRIu64 " with line info, %" PRIu64 " moves, %" PRIu64 " closes)",
@@ -388,15 +376,15 @@ static int run_elf(const job *j, const uint8_t *buf, size_t len)
     if (j->json) {
         json_report(j, &err, "symbols", &items, "\"sections\": %" PRIu64 ", \"functions\": %" PRIu64 ", \"fdes\": %" PRIu64,
                     s.sections, s.functions, s.fdes);
-        return rc ? EXIT_INVALID : EXIT_VALID;
+        return rc ? JFT_EXIT_FAILED : JFT_EXIT_OK;
     }
     if (rc) {
         print_error(j, &err);
-        return EXIT_INVALID;
+        return JFT_EXIT_FAILED;
     }
     printf("%s%s: valid symfile: %" PRIu64 " sections, %" PRIu64 " functions, %" PRIu64 " FDEs\n",
            dump ? "# " : "", j->path, s.sections, s.functions, s.fdes);
-    return EXIT_VALID;
+    return JFT_EXIT_OK;
 }
 
 static int parse_format(const char *name, enum file_kind *kind)
@@ -418,7 +406,7 @@ static int run_symfile(const job *j, input *in)
     uint8_t *buf = read_whole(in, &len, &why);
     if (!buf) {
         fprintf(stderr, "%s: %s\n", j->path, why);
-        return EXIT_USAGE;
+        return JFT_EXIT_USAGE;
     }
     int rc = run_elf(j, buf, len);
     free(buf);
@@ -432,7 +420,7 @@ static int run_file(job j)
     input in;
     if (open_input(j.path, &in, &why)) {
         fprintf(stderr, "%s: %s\n", j.path, why);
-        return EXIT_USAGE;
+        return JFT_EXIT_USAGE;
     }
     int rc;
     if (j.kind == KIND_UNKNOWN) {
@@ -442,7 +430,7 @@ static int run_file(job j)
                             "symfile: not checked (--format=symfile applies the symfile rules)\n",
                     j.path);
             close_input(&in);
-            return EXIT_USAGE;
+            return JFT_EXIT_USAGE;
         }
     }
     if (j.kind == KIND_JITDUMP)
@@ -468,23 +456,24 @@ static int on_file_option(void *ctx, int which, const char *value)
     return 0;
 }
 
-static int run_file_command(int argc, char **argv)
+int jft_file_command(int argc, char **argv)
 {
     job j = {argv[0], NULL, KIND_UNKNOWN, "given with --format", 0};
     int n;
     int parsed = jft_parse_args(argc, argv, file_options, on_file_option, &j, &n);
     if (parsed == JFT_ARGS_HELP)
-        return jft_usage(stdout, j.cmd), EXIT_VALID;
+        return jft_usage(stdout, j.cmd), JFT_EXIT_OK;
     if (parsed != JFT_ARGS_OK)
-        return EXIT_USAGE;
+        return JFT_EXIT_USAGE;
     if (n == 0) {
         fprintf(stderr, "jitframes %s: no FILE given\n", j.cmd);
         jft_usage_synopsis(stderr, j.cmd);
-        return EXIT_USAGE;
+        return JFT_EXIT_USAGE;
     }
     /* The worst file decides: refused/unreadable, then invalid, then warnings. */
-    static const int severity[] = {0, 2, 3, 1}; /* by exit status */
-    int status = EXIT_VALID;
+    static const int severity[] = {[JFT_EXIT_OK] = 0, [JFT_EXIT_WARNINGS] = 1, [JFT_EXIT_FAILED] = 2,
+                                   [JFT_EXIT_USAGE] = 3};
+    int status = JFT_EXIT_OK;
     for (int i = 1; i <= n; i++) {
         j.path = argv[i];
         int rc = run_file(j);
@@ -492,73 +481,4 @@ static int run_file_command(int argc, char **argv)
             status = rc;
     }
     return status;
-}
-
-/* Options before the verb are the verb's own (`jitframes --json check F`
- * as `jitframes check --json F`): move the verb in front of them. */
-static char **verb_first(char **argv, int verb_at)
-{
-    char *verb = argv[verb_at];
-    memmove(argv + 2, argv + 1, (size_t)(verb_at - 1) * sizeof *argv);
-    argv[1] = verb;
-    return argv + 1;
-}
-
-/* `jitframes help [VERB]`: what `jitframes [VERB] --help` prints. record's
- * options are its script's: `help record` runs `record --help`. */
-static int help_command(int argc, char **argv)
-{
-    if (argc == 1)
-        return jft_usage(stdout, NULL), EXIT_VALID;
-    if (argc > 2 || !jft_is_verb(argv[1])) {
-        fprintf(stderr, "jitframes help: wants one VERB (%s is not one)\n", argv[1]);
-        jft_usage_synopsis(stderr, "help");
-        return EXIT_USAGE;
-    }
-    if (strcmp(argv[1], "record") == 0) {
-        static char help_option[] = "--help";
-        char *record_help[] = {argv[1], help_option, NULL};
-        return jft_record_command(2, record_help);
-    }
-    return jft_usage(stdout, argv[1]), EXIT_VALID;
-}
-
-int main(int argc, char **argv)
-{
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return jft_usage(stdout, NULL), EXIT_VALID;
-        if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
-            printf("jitframes %s\n", JITFRAMES_VERSION);
-            return EXIT_VALID;
-        }
-    }
-    if (i == argc || argv[i][0] == '-') {
-        fprintf(stderr, "jitframes: no command given\n");
-        jft_usage_synopsis(stderr, NULL);
-        return EXIT_USAGE;
-    }
-    const char *verb = argv[i];
-    char **args = verb_first(argv, i);
-    int n = argc - 1;
-    if (strcmp(verb, "help") == 0)
-        return help_command(n, args);
-    if (strcmp(verb, "completions") == 0)
-        return jft_completions_command(n, args);
-    if (strcmp(verb, "check") == 0 || strcmp(verb, "dump") == 0)
-        return run_file_command(n, args);
-    if (strcmp(verb, "clean") == 0)
-        return jft_clean_command(n, args);
-    if (strcmp(verb, "record") == 0)
-        return jft_record_command(n, args);
-    if (jft_is_control_command(verb))
-        return jft_control_command(n, args);
-    if (jft_is_table_command(verb))
-        return jft_table_command(n, args);
-    fprintf(stderr, "jitframes: unknown command '%s' (check, dump, clean, enable, disable, status, record, "
-                    "regions, perfmap, help, completions)\n",
-            verb);
-    jft_usage_synopsis(stderr, NULL);
-    return EXIT_USAGE;
 }

@@ -69,8 +69,13 @@ import unicodedata
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import jfrecord_confine  # noqa: E402
+import jfrecord_exit  # noqa: E402
 import jfrecord_inject  # noqa: E402
 import jfrecord_target  # noqa: E402
+
+# What the tool's own refusals mean, passed on as they are: a usage error,
+# a process that cannot be reached; any other failure is FAILED.
+PASSED_ON = (jfrecord_exit.USAGE, jfrecord_exit.UNREACHABLE)
 
 # Characters that must not reach a terminal as they are: controls (C0, DEL,
 # C1 such as 0x9B, a one-byte CSI), format characters (U+202E and the other
@@ -99,26 +104,26 @@ def say(text, file=None):
     print(visible(text), file=file or sys.stdout)
 
 
-def fail(message, status=1):
+def fail(message, status=jfrecord_exit.FAILED):
     say("jitframes record: " + message, sys.stderr)
     sys.exit(status)
 
 
 def cli(*args, check=True):
-    """Run the jitframes tool; its exit status 4 means no channel."""
+    """Run the jitframes tool; its exit status UNREACHABLE means no channel."""
     tool = os.environ.get("JITFRAMES_CLI") or "jitframes"
     p = subprocess.run([tool] + list(args), capture_output=True, text=True)
     if check and p.returncode != 0:
         message = (p.stderr or p.stdout).strip()
         fail(message or "jitframes %s: exit status %d" % (" ".join(args), p.returncode),
-             p.returncode if p.returncode in (2, 4) else 1)
+             p.returncode if p.returncode in PASSED_ON else jfrecord_exit.FAILED)
     return p
 
 
 def status(pid, check=True):
     """The process's status (--json), or None when check is off and it fails."""
     p = cli("status", str(pid), "--json", check=check)
-    return json.loads(p.stdout) if p.returncode == 0 else None
+    return json.loads(p.stdout) if p.returncode == jfrecord_exit.OK else None
 
 
 def enabled_sinks(st):
@@ -168,8 +173,8 @@ def parse_args():
 
 def flamegraph_tools(libs):
     """flamegraph.py and the d3 libraries, from the build tree or an install."""
-    scripts = [os.path.join(HERE, "flamegraph.py"),
-               os.path.join(HERE, "..", "..", "tools", "flamegraph", "flamegraph.py")]
+    scripts = [os.path.join(HERE, "flamegraph.py"),  # a build tree, the wheel, libexec/jitframes
+               os.path.join(HERE, "flamegraph", "flamegraph.py")]  # the sources: tools/record
     dirs = [libs] if libs else [os.path.join(HERE, "..", "flamegraph", "node_modules"),
                                 os.path.join(HERE, "..", "..", "share", "jitframes", "flamegraph",
                                              "node_modules")]
@@ -255,7 +260,7 @@ def write_flamegraph(args, script_out, od, title):
     empty or partial page must not pass for one (report then fails)."""
     script, libs = flamegraph_tools(args.flamegraph_libs)
     if not script or not libs:
-        say("jitframes record: no flame graph page: %s not found (npm ci in tools/flamegraph, "
+        say("jitframes record: no flame graph page: %s not found (npm ci in tools/record/flamegraph, "
             "or --flamegraph-libs DIR)" % ("flamegraph.py" if not script else "d3-flame-graph"),
             sys.stderr)
         return None
@@ -407,17 +412,17 @@ def make_output_dir(path, pid, target_uid):
                 os.close(pfd)
         except FileExistsError:
             if not default:
-                fail("-o %s: %s" % (path, EXISTS), 2)
+                fail("-o %s: %s" % (path, EXISTS), jfrecord_exit.USAGE)
         except OSError as e:
-            fail("-o %s: %s" % (path, e.strerror), 2)
-    fail("cannot make a new output directory in %s" % os.getcwd(), 2)
+            fail("-o %s: %s" % (path, e.strerror), jfrecord_exit.USAGE)
+    fail("cannot make a new output directory in %s" % os.getcwd(), jfrecord_exit.USAGE)
 
 
 def open_target(pid):
     try:
         return jfrecord_target.Target(pid)
     except jfrecord_target.TargetError as e:
-        fail(str(e), 4)
+        fail(str(e), jfrecord_exit.UNREACHABLE)
 
 
 def lies(target, st):
@@ -488,7 +493,7 @@ def read_table(pid):
     tool = os.environ.get("JITFRAMES_CLI") or "jitframes"
     p = subprocess.Popen([tool, "regions", str(pid)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, errors="replace")
-    # The reader's own deadline is 10 s (tools/table_reader.h); 4x that here.
+    # The reader's own deadline is 10 s (tools/readers/table_reader.h); 4x that here.
     timer = threading.Timer(40, p.kill)
     timer.start()
     first = p.stdout.readline()
@@ -520,13 +525,13 @@ def choose_path(args):
     if why is None:
         return "memory"
     if args.via == "memory":
-        fail("--via memory: " + why, 4)
+        fail("--via memory: " + why, jfrecord_exit.UNREACHABLE)
     if answer is not None:
         return "channel"  # the only way left; main() says what the kernel contradicts
     listens = cli("status", str(args.pid), check=False)
     said = re.sub(r"^jitframes[^:]*: ", "", (listens.stderr or listens.stdout).strip())
     why = re.sub(r"^jitframes[^:]*: (process \d+: )?", "", why)
-    fail("%s; its published table cannot be read either: %s" % (said, why), 4)
+    fail("%s; its published table cannot be read either: %s" % (said, why), jfrecord_exit.UNREACHABLE)
 
 
 def main():
@@ -536,11 +541,12 @@ def main():
     if args.output is not None:
         problem = output_dir_problem(args.output)
         if problem:
-            fail("-o %s: %s" % (args.output, problem), 2)
+            fail("-o %s: %s" % (args.output, problem), jfrecord_exit.USAGE)
     else:
         why = unwritable(".")
         if why:
-            fail("the working directory %s (the output directory's default place; -o DIR)" % why, 2)
+            fail("the working directory %s (the output directory's default place; -o DIR)" % why,
+                 jfrecord_exit.USAGE)
     target = open_target(args.pid)
     path = choose_path(args)
     if path == "memory":
@@ -696,7 +702,7 @@ def record(args, target, od, perf, turned_on, want, files, dump_fd, told):
         if p.returncode != 0:  # some may be on: put them back before saying why
             cli("disable", str(args.pid), ",".join(turned_on), check=False)
             fail((p.stderr or p.stdout).strip() or "enable: exit status %d" % p.returncode,
-                 p.returncode if p.returncode in (2, 4) else 1)
+                 p.returncode if p.returncode in PASSED_ON else jfrecord_exit.FAILED)
     during = status(args.pid)
     if not want <= enabled_sinks(during):
         fail("the process did not turn on %s" % ",".join(sorted(want - enabled_sinks(during))))
@@ -793,7 +799,7 @@ def report(args, result, path, problems, after):
         problems = problems + ["flamegraph.html not written (said above why)"]
     for p in problems:
         say("jitframes record: " + p, sys.stderr)
-    return 1 if problems else 0
+    return jfrecord_exit.FAILED if problems else jfrecord_exit.OK
 
 
 def print_summary(args, script_out, seconds, read, page):

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "record_cmd.h"
+#include "exit_status.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -26,7 +27,7 @@ int jft_record_command(int argc, char **argv)
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
         fprintf(stderr, "jitframes record: cannot tell where this program is: %s\n", strerror(errno));
-        return 2;
+        return JFT_EXIT_USAGE;
     }
     self[n] = '\0';
     char *slash = strrchr(self, '/');
@@ -41,9 +42,9 @@ int jft_record_command(int argc, char **argv)
         (void)argc;
         execv(script, argv);
         fprintf(stderr, "jitframes record: cannot run %s: %s\n", script, strerror(errno));
-        return 2;
+        return JFT_EXIT_USAGE;
     }
     fprintf(stderr, "jitframes record: jitframes-record not found beside %s or in ../libexec/jitframes\n",
             self);
-    return 2;
+    return JFT_EXIT_USAGE;
 }

@@ -6,6 +6,7 @@
  * table against `jitframes --help`.
  */
 #include "cli_args.h"
+#include "exit_status.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -219,9 +220,9 @@ int jft_completions_command(int argc, char **argv)
     static const jft_option none[] = {{NULL, 0, 0}};
     int parsed = jft_parse_args(argc, argv, none, NULL, NULL, &n);
     if (parsed == JFT_ARGS_HELP)
-        return jft_usage(stdout, "completions"), 0;
+        return jft_usage(stdout, "completions"), JFT_EXIT_OK;
     if (parsed != JFT_ARGS_OK)
-        return 2;
+        return JFT_EXIT_USAGE;
     const char *shell = n == 1 ? argv[1] : "";
     if (strcmp(shell, "bash") == 0)
         emit_bash(stdout);
@@ -232,7 +233,7 @@ int jft_completions_command(int argc, char **argv)
     else {
         fprintf(stderr, "jitframes completions: wants one SHELL: bash, zsh or fish\n");
         jft_usage_synopsis(stderr, "completions");
-        return 2;
+        return JFT_EXIT_USAGE;
     }
-    return fflush(stdout) == 0 ? 0 : 1;
+    return fflush(stdout) == 0 ? JFT_EXIT_OK : JFT_EXIT_FAILED;
 }

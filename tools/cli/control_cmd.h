@@ -5,11 +5,8 @@
 #ifndef JFT_CONTROL_CMD_H
 #define JFT_CONTROL_CMD_H
 
-/* 1 if `cmd` is one of the control commands. */
-int jft_is_control_command(const char *cmd);
-
 /* Run one: argv[0] is the command, then its operands and options in any
- * order (cli_args.h). Returns the exit status (tools/README.md). */
+ * order (cli_args.h). Returns the exit status (exit_status.h, tools/README.md). */
 int jft_control_command(int argc, char **argv);
 
 #endif
