@@ -2,7 +2,7 @@
  * The jitdump format's records, encoded through the bounds-checked writer:
  * the one encoder for every jitdump this project writes, the sink
  * (sink_jitdump.c) and `jitframes perfmap --jitdump` / `record`
- * (tools/table_jitdump.c). No state and no I/O: callers own the bytes.
+ * (tools/cli/table_jitdump.c). No state and no I/O: callers own the bytes.
  * The format is perf's (tools/perf/util/jitdump.c, jitdump-specification.txt;
  * docs/formats.md, "Jitdump"); integers go out in the writer's byte order,
  * the host's, as perf expects of a dump written on this machine. The

@@ -29,7 +29,7 @@
  *
  * The registry lock serialises every entry point, which makes each batch's
  * record group atomic with respect to other threads. The records themselves
- * are encoded by jitdump_encode.c, which tools/table_jitdump.c uses too.
+ * are encoded by jitdump_encode.c, which tools/cli/table_jitdump.c uses too.
  */
 #define _GNU_SOURCE
 #include "byte_writer.h"

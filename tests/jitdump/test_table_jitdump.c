@@ -1,6 +1,6 @@
 /*
  * The jitdump `jitframes perfmap --jitdump` and `record` write from a
- * published table (tools/table_jitdump.c) is made of the sink's own records
+ * published table (tools/cli/table_jitdump.c) is made of the sink's own records
  * (src/jitdump_encode.h): for the same region, its DEBUG_INFO is the sink's
  * byte for byte (padding included) and its CODE_LOAD differs only in the
  * timestamp and the nonce.
