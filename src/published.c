@@ -65,11 +65,11 @@ JF_API const void *volatile jf_region_table;
  * first mapping the kernel refuses is tried smaller, down to ENTRIES_MIN. */
 enum {
     GROWTH = 8,
-    ENTRIES_START = 1u << 17, /* 12 MiB of entries, 8 MiB of heap */
+    ENTRIES_START = 1u << 17, /* 12 MiB of entries, 16 MiB of heap */
     ENTRIES_MAX = 1u << 24,
     ENTRIES_MIN = 1u << 14,   /* ~2.9 MiB in all */
     RING = 4096,
-    HEAP_PER_ENTRY = 64,
+    HEAP_PER_ENTRY = 128,    /* a name, a file, a short line table or unwind rules: no heap growth */
     FILE_MAX = 4096,         /* a longer source file name is cut */
     LINES_MAX = 65536,       /* a region with more lines publishes none */
     LINES_BYTES_MAX = 4u << 20,
@@ -420,10 +420,14 @@ static inline uint32_t entry_block_class(const pub_entry *e)
     return jf__pub_class(entry_string_bytes(e));
 }
 
-/* A removed entry's block, free once its ring slot is reused. */
+/* A removed entry's block, free once its ring slot is reused. Its class
+ * was noted in the entry when it was published (measuring the block again
+ * cost a removal ~15 instructions); a class out of range (the mapping is
+ * writable by the process only, but a class is an index) is measured. */
 static inline void release_block(const pub_entry *e)
 {
-    jf__pub_blocks_put(&pub.blocks, e->name_off, entry_block_class(e));
+    uint32_t c = e->block_class;
+    jf__pub_blocks_put(&pub.blocks, e->name_off, c < PUB_CLASSES ? c : entry_block_class(e));
 }
 
 /* Memory ran out: the oldest removed regions give their blocks up (their
@@ -462,12 +466,11 @@ static int heap_alloc_slow(uint32_t c, uint64_t size, uint32_t *off)
     return 0;
 }
 
-/* A block for `need` heap bytes: a freed one of its class, else the next
+/* A block of class c: a freed one, else the next
  * at the heap's end (one comparison while the populated part has it:
  * heap_ready never exceeds heap_cap). 0 with *off, or -1. */
-static inline int heap_alloc(uint64_t need, uint32_t *off)
+static inline int heap_alloc(uint32_t c, uint32_t *off)
 {
-    uint32_t c = jf__pub_class(need);
     if (jf__pub_blocks_take(&pub.blocks, c, off))
         return 0;
     uint64_t size = jf__pub_class_size(c);
@@ -536,23 +539,42 @@ static void free_slot(uint32_t slot)
 }
 
 
-/* Bytes of r's line table in the heap (0: none, or too big to publish). */
+/* Bytes of r's line table in the heap (0: none, or too big to publish).
+ * Most tables name no file per row: one pass ORs the row file pointers,
+ * and only a table with some measures their names. */
 static uint32_t lines_size(const jf_live *r)
 {
     if (r->n_lines == 0 || r->n_lines > LINES_MAX)
         return 0;
     uint64_t bytes = sizeof(pub_lines) + (uint64_t)r->n_lines * sizeof(pub_line);
+    uintptr_t any_file = 0;
     for (size_t k = 0; k < r->n_lines; k++)
+        any_file |= (uintptr_t)r->lines[k].file;
+    for (size_t k = 0; any_file && k < r->n_lines; k++)
         if (r->lines[k].file)
             bytes += strnlen(r->lines[k].file, FILE_MAX) + 1;
     return bytes > LINES_BYTES_MAX ? 0 : (uint32_t)bytes;
 }
 
-/* One row with no file of its own (file fields 0: the block may be reused). */
-static inline void put_row(char *row, const jf_line *l)
+/* The rows of a table that names no file per row (file fields 0: the
+ * block may be reused), each as two 8-byte stores: offset and line, then
+ * the zero file fields. Offsets are below the region's size, so only a
+ * region past 4 GiB needs them cut to UINT32_MAX (row by row). */
+static inline void put_rows(char *rows, const jf_line *l, size_t n, size_t region_size)
 {
-    pub_line out = {l->offset > UINT32_MAX ? UINT32_MAX : (uint32_t)l->offset, l->line, 0, 0};
-    memcpy(row, &out, sizeof out);
+    static const uint32_t no_file[2];
+    if (__builtin_expect(region_size > UINT32_MAX, 0)) {
+        for (size_t k = 0; k < n; k++) {
+            pub_line out = {l[k].offset > UINT32_MAX ? UINT32_MAX : (uint32_t)l[k].offset, l[k].line, 0, 0};
+            memcpy(rows + k * sizeof out, &out, sizeof out);
+        }
+        return;
+    }
+    for (const jf_line *end = l + n; l < end; l++, rows += sizeof(pub_line)) {
+        uint32_t pair[2] = {(uint32_t)l->offset, l->line};
+        memcpy(rows, pair, sizeof pair);
+        memcpy(rows + sizeof pair, no_file, sizeof no_file);
+    }
 }
 
 /* Write r's line table (size bytes, from lines_size) at *at. */
@@ -565,8 +587,7 @@ static uint32_t heap_put_lines(uint32_t *at, const jf_live *r, uint32_t size)
     uint32_t strings = sizeof head + (uint32_t)r->n_lines * sizeof(pub_line);
     *at += size;
     if (strings == size) { /* no row names a file of its own: the usual case */
-        for (size_t k = 0; k < r->n_lines; k++)
-            put_row(blob + sizeof head + k * sizeof(pub_line), &r->lines[k]);
+        put_rows(blob + sizeof head, r->lines, r->n_lines, r->size);
         return off;
     }
     for (size_t k = 0; k < r->n_lines; k++) {
@@ -657,16 +678,18 @@ static void write_extras(const jf_live *r, const extras *x, pub_entry *e, uint32
 __attribute__((always_inline)) static inline pub_entry *begin_entry(uint64_t need, uint32_t *slot, uint32_t *seq,
                                                                    uint32_t *block)
 {
-    if (heap_alloc(need, block) != 0)
+    uint32_t c = jf__pub_class(need);
+    if (heap_alloc(c, block) != 0)
         return drop("no memory for the table's heap to grow"), NULL;
     if ((*slot = take_slot()) == UINT32_MAX) {
-        jf__pub_blocks_put(&pub.blocks, *block, jf__pub_class(need));
+        jf__pub_blocks_put(&pub.blocks, *block, c);
         return drop("no memory for the table's slots to grow"), NULL;
     }
     pub_entry *e = &pub.entries[*slot];
     *seq = e->seq;
     __atomic_store_n(&e->seq, *seq + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
+    e->block_class = c;
     return e;
 }
 
