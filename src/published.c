@@ -122,15 +122,19 @@ static void cfi_cache_drop(void)
 
 /* ---- Sequence locks ------------------------------------------------------ */
 
-static void seq_begin(uint32_t *seq)
+/* The lock made odd; what seq_end needs (the writer alone changes it: no
+ * need to read it back). */
+static inline uint32_t seq_begin(uint32_t *seq)
 {
-    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+    uint32_t even = *seq;
+    __atomic_store_n(seq, even + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
+    return even;
 }
 
-static void seq_end(uint32_t *seq)
+static inline void seq_end(uint32_t *seq, uint32_t even)
 {
-    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(seq, even + 2, __ATOMIC_RELEASE);
 }
 
 /* The generation is mirrored privately: reading it back from the shared
@@ -160,11 +164,10 @@ static inline void change_end(int what)
 /* Copy an entry's fields into slot e under e's lock. */
 static void entry_store(pub_entry *e, const pub_entry *v)
 {
-    seq_begin(&e->seq);
-    uint32_t seq = e->seq;
+    uint32_t even = seq_begin(&e->seq);
     *e = *v;
-    e->seq = seq;
-    seq_end(&e->seq);
+    e->seq = even + 1;
+    seq_end(&e->seq, even);
 }
 
 static uint64_t entry_string_bytes(const pub_entry *e)
@@ -526,17 +529,24 @@ static inline uint32_t take_slot(void)
     return pub.used++;
 }
 
-/* Remember a freed slot; without memory for that it is simply not reused. */
-static void free_slot(uint32_t slot)
+/* free_slot when the list is full: it grows; without memory for that the
+ * slot is simply not reused. */
+__attribute__((noinline)) static void free_slot_slow(uint32_t slot)
 {
-    if (pub.n_free == pub.free_cap) {
-        uint32_t cap = pub.free_cap ? 2 * pub.free_cap : 256;
-        uint32_t *v = realloc(pub.free_slots, cap * sizeof *v);
-        if (!v)
-            return;
-        pub.free_slots = v;
-        pub.free_cap = cap;
-    }
+    uint32_t cap = pub.free_cap ? 2 * pub.free_cap : 256;
+    uint32_t *v = realloc(pub.free_slots, cap * sizeof *v);
+    if (!v)
+        return;
+    pub.free_slots = v;
+    pub.free_cap = cap;
+    pub.free_slots[pub.n_free++] = slot;
+}
+
+/* Remember a freed slot (the last freed is reused first). */
+static inline void free_slot(uint32_t slot)
+{
+    if (__builtin_expect(pub.n_free == pub.free_cap, 0))
+        return free_slot_slow(slot);
     pub.free_slots[pub.n_free++] = slot;
 }
 
@@ -764,10 +774,10 @@ __attribute__((always_inline)) static inline void publish_one(jf_live *r, uint64
  * entry has); the rest is left as it was, meaningless. */
 static inline void empty_slot(pub_entry *e)
 {
-    seq_begin(&e->seq);
+    uint32_t even = seq_begin(&e->seq);
     e->flags = JF_PUB_EMPTY;
     e->file_len = e->lines_len = e->cfi_len = 0;
-    seq_end(&e->seq);
+    seq_end(&e->seq, even);
 }
 
 /* r's entry goes to the removed ring (its block with it) and its slot is
@@ -782,17 +792,16 @@ __attribute__((always_inline)) static inline void unpublish(jf_live *r, uint64_t
     if (ring->flags == JF_PUB_REMOVED)
         release_block(ring);
     pub_entry *e = &pub.entries[i];
-    seq_begin(&ring->seq);
+    uint32_t even = seq_begin(&ring->seq);
     memcpy(&ring->flags, &e->flags, offsetof(pub_entry, removed_gen) - offsetof(pub_entry, flags));
     ring->flags = JF_PUB_REMOVED;
     ring->removed_gen = pub.generation + 1;
     ring->removed_ns = now_ns;
-    seq_end(&ring->seq);
+    seq_end(&ring->seq, even);
     pub.ring_written++;
     empty_slot(e);
     free_slot(i);
     pub.live--;
-    __builtin_prefetch(&pub.ring[pub.ring_written % RING], 1); /* the next removal's: a cold line */
 }
 
 /* published_ns: CLOCK_MONOTONIC_COARSE, never ahead of CLOCK_MONOTONIC
