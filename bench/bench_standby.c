@@ -18,6 +18,9 @@
  * and trampolines created and destroyed; in ascending and random order
  * (unregistration in the order of registration).
  *
+ * Last, what the table's timestamps cost on this machine (a removal reads
+ * CLOCK_MONOTONIC; a registration the time-stamp counter on x86_64).
+ *
  * Instruction counts, which a loaded machine cannot blur: bench/standby_cost.sh
  * runs one variant at a time under callgrind (--only, below) and prints
  * them beside these timings.
@@ -34,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { ROUNDS = 5, REGION = 64, NAME = 32 };
@@ -244,6 +248,53 @@ static void measure_shape(size_t n, const char *order)
            shape_titles[shape], order, rt, rn, rt / rn, ut, un, ut / un);
 }
 
+/* What the table's timestamps cost here: a removal reads CLOCK_MONOTONIC,
+ * a registration the time-stamp counter (x86_64) and at most every ~0.5 ms
+ * CLOCK_MONOTONIC_COARSE. ns per call, median of ROUNDS rounds of 1,000,000. */
+static double clock_ns(clockid_t id)
+{
+    struct timespec t;
+    clock_gettime(id, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* ns per call of one source: 0 CLOCK_MONOTONIC, 1 CLOCK_MONOTONIC_COARSE,
+ * 2 the time-stamp counter. */
+static double time_source_ns(int k)
+{
+    enum { CALLS = 1000000 };
+    volatile double sink = 0;
+    double t0 = bench_now_seconds();
+    for (int i = 0; i < CALLS; i++) {
+#if defined(__x86_64__)
+        if (k == 2) {
+            sink = sink + (double)__builtin_ia32_rdtsc();
+            continue;
+        }
+#endif
+        sink = sink + clock_ns(k == 0 ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_COARSE);
+    }
+    return (bench_now_seconds() - t0) / CALLS * 1e9;
+}
+
+static void measure_time_sources(void)
+{
+    static const char *const source_names[] = {"CLOCK_MONOTONIC", "CLOCK_MONOTONIC_COARSE", "rdtsc"};
+#if defined(__x86_64__)
+    enum { SOURCES = 3 };
+#else
+    enum { SOURCES = 2 };
+#endif
+    double ns[3][ROUNDS];
+    for (int r = 0; r < ROUNDS; r++)
+        for (int k = 0; k < SOURCES; k++)
+            ns[k][r] = time_source_ns(k);
+    printf("timestamps, ns per call (median of %d rounds of 1,000,000):", ROUNDS);
+    for (int k = 0; k < SOURCES; k++)
+        printf(" %s %.1f", source_names[k], bench_median(ns[k], ROUNDS));
+    printf("\n");
+}
+
 /* Every shape in both orders (trampolines: the library places them). */
 static void measure_shapes(size_t n)
 {
@@ -305,6 +356,7 @@ int main(int argc, char **argv)
                "\"jit_fn_N\" + NUL in a 16-byte block); %zu bytes of address space\n",
                table_bytes, n, (double)table_bytes / (double)n, table_mapped);
         measure_shapes(n);
+        measure_time_sources();
     }
     rmdir(dump_dir);
     free(code);
