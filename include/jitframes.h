@@ -229,9 +229,11 @@ JF_API int jf_parse_sinks(const char *list, unsigned *sinks_out);
  * the other requested sinks are still enabled.
  * Standby: initialised with no sink, the library writes nothing at all (no
  * file, no directory) and only keeps the registry and its published table
- * (below): ~90 ns per jf_register without the table, which adds at most
- * 20% in instructions in any address order (bench/standby_cost.sh prints
- * both), against ~150 with the perf map; jf_enable then
+ * (below): ~90 ns per jf_register without the table, which adds 16-19%
+ * in instructions for a name-only region in any address order, up to 37%
+ * with a line table or unwind rules, and 12-32% to jf_unregister
+ * (bench/standby_cost.sh prints every shape; docs/guide.md), against ~150
+ * with the perf map; jf_enable then
  * replays 100,000 live regions into the perf map in ~6 ms.
  */
 JF_API int jf_enable(unsigned sinks);
