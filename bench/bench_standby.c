@@ -18,6 +18,10 @@
  * and trampolines created and destroyed; in ascending and random order
  * (unregistration in the order of registration).
  *
+ * Times are the thread's CPU time (page faults included, waits for a core
+ * not). Last, what the table's timestamps cost on this machine (a removal reads
+ * CLOCK_MONOTONIC; a registration the time-stamp counter on x86_64).
+ *
  * Instruction counts, which a loaded machine cannot blur: bench/standby_cost.sh
  * runs one variant at a time under callgrind (--only, below) and prints
  * them beside these timings.
@@ -34,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { ROUNDS = 5, REGION = 64, NAME = 32 };
@@ -104,26 +109,36 @@ static void register_one(size_t i)
         bench_die(jf_last_error());
 }
 
-/* Seconds to register n regions one by one, in the order of place[].
+/* This thread's CPU time in seconds: what the calls cost, without the
+ * time the thread waited for a core (on the 2 shared cores of the
+ * reference machine, at load 15, wall time per call swung 0.1-5 us). */
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPU seconds to register n regions one by one, in the order of place[].
  * Not inlined: standby_cost.sh counts its instructions by name. */
 __attribute__((noinline)) double register_all(size_t n);
 __attribute__((noinline)) double register_all(size_t n)
 {
-    double t0 = bench_now_seconds();
+    double t0 = cpu_seconds();
     for (size_t i = 0; i < n; i++)
         register_one(i);
-    return bench_now_seconds() - t0;
+    return cpu_seconds() - t0;
 }
 
-/* Seconds to unregister (destroy) them all, in the same order. */
+/* CPU seconds to unregister (destroy) them all, in the same order. */
 __attribute__((noinline)) double unregister_all(size_t n);
 __attribute__((noinline)) double unregister_all(size_t n)
 {
-    double t0 = bench_now_seconds();
+    double t0 = cpu_seconds();
     for (size_t i = 0; i < n; i++)
         if ((shape == TRAMPOLINE ? jf_trampoline_destroy(entries[i]) : jf_unregister(code + place[i] * REGION)) != 0)
             bench_die(jf_last_error());
-    return bench_now_seconds() - t0;
+    return cpu_seconds() - t0;
 }
 
 /* Ascending addresses, or a fixed random permutation of them. */
@@ -244,6 +259,53 @@ static void measure_shape(size_t n, const char *order)
            shape_titles[shape], order, rt, rn, rt / rn, ut, un, ut / un);
 }
 
+/* What the table's timestamps cost here: a removal reads CLOCK_MONOTONIC,
+ * a registration the time-stamp counter (x86_64) and at most every ~0.5 ms
+ * CLOCK_MONOTONIC_COARSE. ns per call, median of ROUNDS rounds of 1,000,000. */
+static double clock_ns(clockid_t id)
+{
+    struct timespec t;
+    clock_gettime(id, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* ns per call of one source: 0 CLOCK_MONOTONIC, 1 CLOCK_MONOTONIC_COARSE,
+ * 2 the time-stamp counter. */
+static double time_source_ns(int k)
+{
+    enum { CALLS = 1000000 };
+    volatile double sink = 0;
+    double t0 = cpu_seconds();
+    for (int i = 0; i < CALLS; i++) {
+#if defined(__x86_64__)
+        if (k == 2) {
+            sink = sink + (double)__builtin_ia32_rdtsc();
+            continue;
+        }
+#endif
+        sink = sink + clock_ns(k == 0 ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_COARSE);
+    }
+    return (cpu_seconds() - t0) / CALLS * 1e9;
+}
+
+static void measure_time_sources(void)
+{
+    static const char *const source_names[] = {"CLOCK_MONOTONIC", "CLOCK_MONOTONIC_COARSE", "rdtsc"};
+#if defined(__x86_64__)
+    enum { SOURCES = 3 };
+#else
+    enum { SOURCES = 2 };
+#endif
+    double ns[3][ROUNDS];
+    for (int r = 0; r < ROUNDS; r++)
+        for (int k = 0; k < SOURCES; k++)
+            ns[k][r] = time_source_ns(k);
+    printf("timestamps, ns per call (median of %d rounds of 1,000,000):", ROUNDS);
+    for (int k = 0; k < SOURCES; k++)
+        printf(" %s %.1f", source_names[k], bench_median(ns[k], ROUNDS));
+    printf("\n");
+}
+
 /* Every shape in both orders (trampolines: the library places them). */
 static void measure_shapes(size_t n)
 {
@@ -305,6 +367,7 @@ int main(int argc, char **argv)
                "\"jit_fn_N\" + NUL in a 16-byte block); %zu bytes of address space\n",
                table_bytes, n, (double)table_bytes / (double)n, table_mapped);
         measure_shapes(n);
+        measure_time_sources();
     }
     rmdir(dump_dir);
     free(code);

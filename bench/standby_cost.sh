@@ -1,7 +1,7 @@
 #!/bin/bash
 # The published table's cost per registration and per unregistration, as
 # instructions (callgrind: a loaded machine cannot blur them) beside
-# bench_standby's timings of the same build, for every shape of region
+# bench_standby's timings (thread CPU time) of the same build, for every shape of region
 # (name only, + file and line, + a 4-row line table, + own unwind rules,
 # + shared unwind rules, trampolines created and destroyed) in ascending
 # and random address order: standby with the table against standby without

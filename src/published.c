@@ -55,22 +55,24 @@
  * look up ELF symbols. Declared in jitframes.h. */
 JF_API const void *volatile jf_region_table;
 
-/* Sizes of the mapping: it starts at ~20 MiB of address space (nothing
+/* Sizes of the mapping: it starts at ~28 MiB of address space (nothing
  * resident until touched: ~110 bytes per region with a short name) and
  * grows eightfold into a new mapping when its slots or its heap are full
  * (each on its own: a heap of large line tables grows without the slots),
  * up to ENTRIES_MAX slots (1.5 GiB) and HEAP_MAX heap bytes (the offsets
  * are 32-bit). Growing copies the table (amortised O(1), but +33
  * instructions per registration over the first 100,000 when it started at
- * 16,384 entries): the start is sized so that most processes never grow. A
- * first mapping the kernel refuses is tried smaller, down to ENTRIES_MIN. */
+ * 16,384 entries; the heap's growth at 87,000 regions with a file and a
+ * 4-row line table when it started at 64 bytes a slot: +42): the start is
+ * sized so that most processes never grow. A first mapping the kernel
+ * refuses is tried smaller, down to ENTRIES_MIN. */
 enum {
     GROWTH = 8,
-    ENTRIES_START = 1u << 17, /* 12 MiB of entries, 8 MiB of heap */
+    ENTRIES_START = 1u << 17, /* 12 MiB of entries, 16 MiB of heap */
     ENTRIES_MAX = 1u << 24,
-    ENTRIES_MIN = 1u << 14,   /* ~2.9 MiB in all */
+    ENTRIES_MIN = 1u << 14,   /* ~3.9 MiB in all */
     RING = 4096,
-    HEAP_PER_ENTRY = 64,
+    HEAP_PER_ENTRY = 128,    /* a name, a file, a short line table or unwind rules: no heap growth */
     FILE_MAX = 4096,         /* a longer source file name is cut */
     LINES_MAX = 65536,       /* a region with more lines publishes none */
     LINES_BYTES_MAX = 4u << 20,
@@ -121,15 +123,19 @@ static void cfi_cache_drop(void)
 
 /* ---- Sequence locks ------------------------------------------------------ */
 
-static void seq_begin(uint32_t *seq)
+/* The lock made odd; what seq_end needs (the writer alone changes it: no
+ * need to read it back). */
+static inline uint32_t seq_begin(uint32_t *seq)
 {
-    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+    uint32_t even = *seq;
+    __atomic_store_n(seq, even + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
+    return even;
 }
 
-static void seq_end(uint32_t *seq)
+static inline void seq_end(uint32_t *seq, uint32_t even)
 {
-    __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(seq, even + 2, __ATOMIC_RELEASE);
 }
 
 /* The generation is mirrored privately: reading it back from the shared
@@ -159,11 +165,10 @@ static inline void change_end(int what)
 /* Copy an entry's fields into slot e under e's lock. */
 static void entry_store(jf__pub_entry *e, const jf__pub_entry *v)
 {
-    seq_begin(&e->seq);
-    uint32_t seq = e->seq;
+    uint32_t even = seq_begin(&e->seq);
     *e = *v;
-    e->seq = seq;
-    seq_end(&e->seq);
+    e->seq = even + 1;
+    seq_end(&e->seq, even);
 }
 
 static uint64_t entry_string_bytes(const jf__pub_entry *e)
@@ -421,10 +426,14 @@ static inline uint32_t entry_block_class(const jf__pub_entry *e)
     return jf__pub_class(entry_string_bytes(e));
 }
 
-/* A removed entry's block, free once its ring slot is reused. */
+/* A removed entry's block, free once its ring slot is reused. Its class
+ * was noted in the entry when it was published (measuring the block again
+ * cost a removal ~15 instructions); a class out of range (the mapping is
+ * writable by the process only, but a class is an index) is measured. */
 static inline void release_block(const jf__pub_entry *e)
 {
-    jf__pub_blocks_put(&pub.blocks, e->name_off, entry_block_class(e));
+    uint32_t c = e->block_class;
+    jf__pub_blocks_put(&pub.blocks, e->name_off, c < PUB_CLASSES ? c : entry_block_class(e));
 }
 
 /* Memory ran out: the oldest removed regions give their blocks up (their
@@ -463,12 +472,11 @@ static int heap_alloc_slow(uint32_t c, uint64_t size, uint32_t *off)
     return 0;
 }
 
-/* A block for `need` heap bytes: a freed one of its class, else the next
+/* A block of class c: a freed one, else the next
  * at the heap's end (one comparison while the populated part has it:
  * heap_ready never exceeds heap_cap). 0 with *off, or -1. */
-static inline int heap_alloc(uint64_t need, uint32_t *off)
+static inline int heap_alloc(uint32_t c, uint32_t *off)
 {
-    uint32_t c = jf__pub_class(need);
     if (jf__pub_blocks_take(&pub.blocks, c, off))
         return 0;
     uint64_t size = jf__pub_class_size(c);
@@ -522,38 +530,64 @@ static inline uint32_t take_slot(void)
     return pub.used++;
 }
 
-/* Remember a freed slot; without memory for that it is simply not reused. */
-static void free_slot(uint32_t slot)
+/* free_slot when the list is full: it grows; without memory for that the
+ * slot is simply not reused. */
+__attribute__((noinline)) static void free_slot_slow(uint32_t slot)
 {
-    if (pub.n_free == pub.free_cap) {
-        uint32_t cap = pub.free_cap ? 2 * pub.free_cap : 256;
-        uint32_t *v = realloc(pub.free_slots, cap * sizeof *v);
-        if (!v)
-            return;
-        pub.free_slots = v;
-        pub.free_cap = cap;
-    }
+    uint32_t cap = pub.free_cap ? 2 * pub.free_cap : 256;
+    uint32_t *v = realloc(pub.free_slots, cap * sizeof *v);
+    if (!v)
+        return;
+    pub.free_slots = v;
+    pub.free_cap = cap;
+    pub.free_slots[pub.n_free++] = slot;
+}
+
+/* Remember a freed slot (the last freed is reused first). */
+static inline void free_slot(uint32_t slot)
+{
+    if (__builtin_expect(pub.n_free == pub.free_cap, 0))
+        return free_slot_slow(slot);
     pub.free_slots[pub.n_free++] = slot;
 }
 
 
-/* Bytes of r's line table in the heap (0: none, or too big to publish). */
+/* Bytes of r's line table in the heap (0: none, or too big to publish).
+ * Most tables name no file per row: one pass ORs the row file pointers,
+ * and only a table with some measures their names. */
 static uint32_t lines_size(const jf__live *r)
 {
     if (r->n_lines == 0 || r->n_lines > LINES_MAX)
         return 0;
     uint64_t bytes = sizeof(jf__pub_lines) + (uint64_t)r->n_lines * sizeof(jf__pub_line);
+    uintptr_t any_file = 0;
     for (size_t k = 0; k < r->n_lines; k++)
+        any_file |= (uintptr_t)r->lines[k].file;
+    for (size_t k = 0; any_file && k < r->n_lines; k++)
         if (r->lines[k].file)
             bytes += strnlen(r->lines[k].file, FILE_MAX) + 1;
     return bytes > LINES_BYTES_MAX ? 0 : (uint32_t)bytes;
 }
 
-/* One row with no file of its own (file fields 0: the block may be reused). */
-static inline void put_row(char *row, const jf_line *l)
+/* The rows of a table that names no file per row (file fields 0: the
+ * block may be reused), each as two 8-byte stores: offset and line, then
+ * the zero file fields. Offsets are below the region's size, so only a
+ * region past 4 GiB needs them cut to UINT32_MAX (row by row). */
+static inline void put_rows(char *rows, const jf_line *l, size_t n, size_t region_size)
 {
-    jf__pub_line out = {l->offset > UINT32_MAX ? UINT32_MAX : (uint32_t)l->offset, l->line, 0, 0};
-    memcpy(row, &out, sizeof out);
+    static const uint32_t no_file[2];
+    if (__builtin_expect(region_size > UINT32_MAX, 0)) {
+        for (size_t k = 0; k < n; k++) {
+            jf__pub_line out = {l[k].offset > UINT32_MAX ? UINT32_MAX : (uint32_t)l[k].offset, l[k].line, 0, 0};
+            memcpy(rows + k * sizeof out, &out, sizeof out);
+        }
+        return;
+    }
+    for (const jf_line *end = l + n; l < end; l++, rows += sizeof(jf__pub_line)) {
+        uint32_t pair[2] = {(uint32_t)l->offset, l->line};
+        memcpy(rows, pair, sizeof pair);
+        memcpy(rows + sizeof pair, no_file, sizeof no_file);
+    }
 }
 
 /* Write r's line table (size bytes, from lines_size) at *at. */
@@ -566,8 +600,7 @@ static uint32_t heap_put_lines(uint32_t *at, const jf__live *r, uint32_t size)
     uint32_t strings = sizeof head + (uint32_t)r->n_lines * sizeof(jf__pub_line);
     *at += size;
     if (strings == size) { /* no row names a file of its own: the usual case */
-        for (size_t k = 0; k < r->n_lines; k++)
-            put_row(blob + sizeof head + k * sizeof(jf__pub_line), &r->lines[k]);
+        put_rows(blob + sizeof head, r->lines, r->n_lines, r->size);
         return off;
     }
     for (size_t k = 0; k < r->n_lines; k++) {
@@ -658,16 +691,18 @@ static void write_extras(const jf__live *r, const extras *x, jf__pub_entry *e, u
 __attribute__((always_inline)) static inline jf__pub_entry *begin_entry(uint64_t need, uint32_t *slot, uint32_t *seq,
                                                                    uint32_t *block)
 {
-    if (heap_alloc(need, block) != 0)
+    uint32_t c = jf__pub_class(need);
+    if (heap_alloc(c, block) != 0)
         return drop("no memory for the table's heap to grow"), NULL;
     if ((*slot = take_slot()) == UINT32_MAX) {
-        jf__pub_blocks_put(&pub.blocks, *block, jf__pub_class(need));
+        jf__pub_blocks_put(&pub.blocks, *block, c);
         return drop("no memory for the table's slots to grow"), NULL;
     }
     jf__pub_entry *e = &pub.entries[*slot];
     *seq = e->seq;
     __atomic_store_n(&e->seq, *seq + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
+    e->block_class = c;
     return e;
 }
 
@@ -740,15 +775,15 @@ __attribute__((always_inline)) static inline void publish_one(jf__live *r, uint6
  * entry has); the rest is left as it was, meaningless. */
 static inline void empty_slot(jf__pub_entry *e)
 {
-    seq_begin(&e->seq);
+    uint32_t even = seq_begin(&e->seq);
     e->flags = JF_PUB_EMPTY;
     e->file_len = e->lines_len = e->cfi_len = 0;
-    seq_end(&e->seq);
+    seq_end(&e->seq, even);
 }
 
 /* r's entry goes to the removed ring (its block with it) and its slot is
  * freed; the block of the ring entry it replaces is freed. */
-static void unpublish(jf__live *r, uint64_t now_ns)
+__attribute__((always_inline)) static inline void unpublish(jf__live *r, uint64_t now_ns)
 {
     if (r->pub_slot == 0 || r->pub_slot > pub.used)
         return; /* never published (memory ran out) */
@@ -758,12 +793,12 @@ static void unpublish(jf__live *r, uint64_t now_ns)
     if (ring->flags == JF_PUB_REMOVED)
         release_block(ring);
     jf__pub_entry *e = &pub.entries[i];
-    seq_begin(&ring->seq);
+    uint32_t even = seq_begin(&ring->seq);
     memcpy(&ring->flags, &e->flags, offsetof(jf__pub_entry, removed_gen) - offsetof(jf__pub_entry, flags));
     ring->flags = JF_PUB_REMOVED;
     ring->removed_gen = pub.generation + 1;
     ring->removed_ns = now_ns;
-    seq_end(&ring->seq);
+    seq_end(&ring->seq, even);
     pub.ring_written++;
     empty_slot(e);
     free_slot(i);
@@ -789,17 +824,22 @@ static uint64_t coarse_clock_ns(void)
 enum { COARSE_REREAD_CYCLES = 1u << 20 };
 static uint64_t kept_ns, kept_tsc;
 
-/* A removal's precise time: what publications after it start from. */
+/* A removal's precise time: what publications after it start from. The
+ * counter is not read again (an rdtsc cost ~10 ns of CPU on the reference
+ * VM, a fifth of what the table adds to a removal): kept_tsc dates from the
+ * last coarse read, older than this time, so the kept value is reused for
+ * less, never for longer, than COARSE_REREAD_CYCLES after a real reading. */
 static void keep_time(uint64_t precise_ns)
 {
     kept_ns = precise_ns;
-    kept_tsc = jf__host_ticks();
 }
 
 static uint64_t coarse_now_ns(void)
 {
-    if (!JF_HOST_HAS_TICKS)
-        return coarse_clock_ns();
+    if (!JF_HOST_HAS_TICKS) {
+        uint64_t now = coarse_clock_ns();
+        return now > kept_ns ? now : kept_ns; /* never before a removal published earlier */
+    }
     uint64_t tsc = jf__host_ticks();
     if (kept_ns && tsc - kept_tsc < COARSE_REREAD_CYCLES)
         return kept_ns;
@@ -857,10 +897,19 @@ __attribute__((noinline)) static void remove_batch(jf__live *const *regions, siz
     change_end(CHANGE_REMOVED);
 }
 
+/* One region removed (jf_unregister): no loop, nothing called but the
+ * clock. */
+__attribute__((noinline)) static void remove_one(jf__live *r)
+{
+    uint64_t now = removal_begin();
+    unpublish(r, now);
+    change_end(CHANGE_REMOVED);
+}
+
 void jf__pub_remove(jf__live *const *regions, size_t n)
 {
     if (pub.active)
-        remove_batch(regions, n);
+        n == 1 ? remove_one(regions[0]) : remove_batch(regions, n);
 }
 
 /* A moved region is removed at its old address (the ring keeps it there)

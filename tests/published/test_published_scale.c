@@ -271,7 +271,9 @@ static void count_entries(const jf__pub_header *h, uint32_t *live, uint32_t *rem
         *removed += ((const jf__pub_entry *)(const void *)(base + h->ring_off))[i].flags == JF_PUB_REMOVED;
 }
 
-enum { OOM_FILE = 4000, OOM_FIRST = 1500, OOM_REMOVED = 1000, OOM_NEW = 2000 };
+/* 4 KiB blocks: the first heap (16 MiB) holds 4,096; 5,500 registrations
+ * of which 1,000 removed need 4,500 (with an 8 MiB heap OOM_NEW was 2,000). */
+enum { OOM_FILE = 4000, OOM_FIRST = 1500, OOM_REMOVED = 1000, OOM_NEW = 4000 };
 
 /* In a child whose address space cannot hold a bigger table: regions with
  * 4 KB file names fill the heap; OOM_REMOVED of them are removed (their
@@ -294,7 +296,7 @@ static int fill_until_memory_runs_out(void)
         return 3;
     fclose(f);
     /* 32 MiB more than now: room for the registry's copies, none for a
-     * table with an eightfold heap (~77 MiB). */
+     * table with an eightfold heap (~141 MiB). */
     struct rlimit as;
     if (getrlimit(RLIMIT_AS, &as) != 0)
         return 3;

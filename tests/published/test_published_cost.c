@@ -1,0 +1,326 @@
+/* What the published table's cheaper changes rely on (src/published.c,
+ * bench/standby_cost.sh): the first heap holds 100,000 regions with a file
+ * and a 4-row line table without growing, every entry notes the size class
+ * of its heap block (freed by it when the ring reuses the slot, measured
+ * again when it is out of range), line offsets of a region past 4 GiB are
+ * still cut to UINT32_MAX, and unwind instructions of every length are
+ * published whole (they are copied without memcpy calls). */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cfi.h"
+#include "jitframes.h"
+#include "pub_blocks.h"
+#include "pub_layout.h"
+#include "table_reader.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void init_standby(void)
+{
+    jf_config c = JF_CONFIG_INIT;
+    c.flags = JF_CONFIG_IGNORE_ENV;
+    assert_int_equal(jf_init(&c), 0);
+}
+
+static const jf__pub_header *table_header(void)
+{
+    const void *table;
+    assert_int_equal(jf_published_table(&table, NULL), 0);
+    return table;
+}
+
+static jf__pub_entry *entry_at(const jf__pub_header *h, uint32_t off, uint32_t i)
+{
+    return (jf__pub_entry *)(void *)((char *)h + off + (size_t)i * sizeof(jf__pub_entry));
+}
+
+/* The live entry of the region starting at start. */
+static jf__pub_entry *live_entry(uintptr_t start)
+{
+    const jf__pub_header *h = table_header();
+    for (uint32_t i = 0; i < h->entries_used; i++) {
+        jf__pub_entry *e = entry_at(h, h->entries_off, i);
+        if (e->flags == JF_PUB_LIVE && e->start == start)
+            return e;
+    }
+    fail_msg("no live entry at %#lx", (unsigned long)start);
+    return NULL;
+}
+
+static void tr_read_own(tr_snapshot *s)
+{
+    pid_t self = getpid();
+    char err[256];
+    if (tr_read_pid(self, NULL, s, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_true(s->consistent);
+}
+
+static const jf_line lines4[] = {{0, 10, NULL}, {8, 11, NULL}, {24, 12, NULL}, {40, 14, NULL}};
+
+/* The shape bench/standby_cost.sh measures as "lines": a name, a file and a
+ * 4-row line table, ~90 heap bytes each. The first heap (128 bytes a slot)
+ * holds 100,000 of them: no growth, no copy of the table mid-benchmark (it
+ * had 64 bytes a slot and grew eightfold at ~87,000 of them). */
+static void line_table_regions_by_the_hundred_thousand_fit_the_first_heap(void **state)
+{
+    (void)state;
+    enum { N = 100000, SIZE = 64 };
+    init_standby();
+    const void *first;
+    size_t first_size;
+    assert_int_equal(jf_published_table(&first, &first_size), 0);
+    uintptr_t base = (uintptr_t)1 << 40; /* never touched: standby reads no code */
+    char name[32];
+    for (size_t i = 0; i < N; i++) {
+        jf_region r = JF_REGION_INIT;
+        r.addr = (void *)(base + i * SIZE);
+        r.size = SIZE;
+        snprintf(name, sizeof name, "jit_fn_%zu", i);
+        r.name = name;
+        r.file = "prog.mvm";
+        r.line = 10;
+        r.lines = lines4;
+        r.n_lines = 4;
+        assert_int_equal(jf_register(&r), 0);
+    }
+    const void *now;
+    size_t now_size;
+    assert_int_equal(jf_published_table(&now, &now_size), 0);
+    const jf__pub_header *h = now;
+    printf("%d regions: heap %u of %u bytes; mapping %zu bytes, %zu at first\n", N, h->heap_used, h->heap_capacity,
+           now_size, first_size);
+    assert_ptr_equal(now, first);
+    assert_int_equal(now_size, first_size);
+    assert_true(first_size < (32u << 20)); /* still sparse address space, not ~200 MiB */
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+/* A region's heap bytes: name, file, line table (jf__pub_lines + rows). */
+static uint64_t block_bytes(const char *name, const char *file, size_t n_lines)
+{
+    uint64_t n = strlen(name) + 1 + (file ? strlen(file) + 1 : 0);
+    return n + (n_lines ? sizeof(jf__pub_lines) + n_lines * sizeof(jf__pub_line) : 0);
+}
+
+/* Each entry notes its block's class; a removal past the ring frees the
+ * block by that class, so churn of one shape reuses the same blocks and
+ * the heap stops growing. */
+static void every_entry_notes_its_heap_block_class(void **state)
+{
+    (void)state;
+    enum { RING_WRAPS = 3 * 4096, SIZE = 64 };
+    init_standby();
+    uintptr_t base = (uintptr_t)1 << 40;
+    const char *name = "a_name_long_enough_for_a_larger_class";
+    jf_region r = JF_REGION_INIT;
+    r.size = SIZE;
+    r.name = name;
+    r.file = "prog.mvm";
+    r.lines = lines4;
+    r.n_lines = 4;
+    r.addr = (void *)base;
+    assert_int_equal(jf_register(&r), 0);
+    jf__pub_entry *e = live_entry(base);
+    uint32_t want = jf__pub_class(block_bytes(name, "prog.mvm", 4));
+    assert_true(want > 0);
+    assert_int_equal(e->block_class, want);
+    /* Churn: every removal past the ring frees a block of that class. */
+    uint32_t heap_used = 0;
+    for (size_t i = 1; i <= RING_WRAPS; i++) {
+        assert_int_equal(jf_unregister((void *)(base + (i - 1) * SIZE)), 0);
+        r.addr = (void *)(base + i * SIZE);
+        assert_int_equal(jf_register(&r), 0);
+        if (i == 4096 + 1)
+            heap_used = table_header()->heap_used;
+    }
+    printf("heap used after one ring of removals: %u, after three: %u\n", heap_used, table_header()->heap_used);
+    assert_int_equal(table_header()->heap_used, heap_used);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+/* The class is read back from the shared mapping, which the process can
+ * write: one out of range (a stray write) is measured from the entry
+ * instead of indexing past the free lists, and the block is still reused. */
+static void an_out_of_range_block_class_is_measured_again(void **state)
+{
+    (void)state;
+    enum { SIZE = 64 };
+    init_standby();
+    uintptr_t base = (uintptr_t)1 << 40;
+    jf_region r = JF_REGION_INIT;
+    r.size = SIZE;
+    r.name = "victim_with_a_longer_name"; /* with its file: a 48-byte block, class 2 */
+    r.file = "prog.mvm";
+    r.addr = (void *)base;
+    assert_int_equal(jf_register(&r), 0);
+    jf__pub_entry *e = live_entry(base);
+    uint32_t block = e->name_off;
+    assert_int_equal(e->block_class, 2);
+    e->block_class = UINT32_MAX; /* as a stray write would leave it */
+    assert_int_equal(jf_unregister((void *)base), 0);
+    /* 4,096 removals of regions of another class push it out of the ring. */
+    jf_region other = JF_REGION_INIT;
+    other.size = SIZE;
+    other.name = "o"; /* a 16-byte block, class 0 */
+    for (size_t i = 1; i <= 4096; i++) {
+        other.addr = (void *)(base + i * SIZE);
+        assert_int_equal(jf_register(&other), 0);
+        assert_int_equal(jf_unregister(other.addr), 0);
+    }
+    /* Its block went back to its own class: the next region of that shape gets it. */
+    r.addr = (void *)(base + 8192 * SIZE);
+    assert_int_equal(jf_register(&r), 0);
+    assert_int_equal(live_entry(base + 8192 * SIZE)->name_off, block);
+    tr_snapshot s;
+    tr_read_own(&s);
+    assert_int_equal(s.n_live, 1);
+    assert_string_equal(s.live[0].name, "victim_with_a_longer_name");
+    assert_string_equal(s.live[0].file, "prog.mvm");
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+/* A region past 4 GiB: its rows' offsets past 4 GiB are cut to UINT32_MAX,
+ * those below kept (the rows of smaller regions are written without a test
+ * per row). */
+#if SIZE_MAX > UINT32_MAX
+static void line_offsets_past_4_gib_are_cut(void **state)
+{
+    (void)state;
+    init_standby();
+    const size_t big = (size_t)5 << 30;
+    const jf_line rows[] = {{0, 1, NULL}, {4096, 2, NULL}, {(size_t)1 << 32, 3, NULL}, {big - 1, 4, NULL}};
+    jf_region r = JF_REGION_INIT;
+    r.addr = (void *)((uintptr_t)1 << 44);
+    r.size = big;
+    r.name = "huge";
+    r.file = "huge.src";
+    r.lines = rows;
+    r.n_lines = 4;
+    assert_int_equal(jf_register(&r), 0);
+    jf__pub_entry *e = live_entry((uintptr_t)1 << 44);
+    const jf__pub_header *h = table_header();
+    const char *blob = (const char *)h + h->heap_off + e->lines_off;
+    jf__pub_lines head;
+    memcpy(&head, blob, sizeof head);
+    assert_int_equal(head.n_lines, 4);
+    const uint32_t want[4][2] = {{0, 1}, {4096, 2}, {UINT32_MAX, 3}, {UINT32_MAX, 4}};
+    for (int k = 0; k < 4; k++) {
+        jf__pub_line l;
+        memcpy(&l, blob + sizeof head + k * sizeof l, sizeof l);
+        assert_int_equal(l.offset, want[k][0]);
+        assert_int_equal(l.line, want[k][1]);
+        assert_int_equal(l.file_off, 0);
+        assert_int_equal(l.file_len, 0);
+    }
+    assert_int_equal(jf_shutdown(), 0);
+}
+#endif
+
+/* n bytes of valid CFA instructions: a DW_CFA_nop first when n is odd,
+ * then DW_CFA_def_cfa_offset pairs. */
+static void cfa_insns(uint8_t *out, size_t n)
+{
+    size_t k = 0;
+    if (n % 2)
+        out[k++] = 0x00; /* DW_CFA_nop */
+    for (; k < n; k += 2) {
+        out[k] = 0x0e; /* DW_CFA_def_cfa_offset */
+        out[k + 1] = (uint8_t)(8 + k % 64);
+    }
+}
+
+/* Published instructions: what was given, then at most 7 DW_CFA_nop (the
+ * CIE is padded to its record's alignment). */
+static void assert_published_insns(const uint8_t *got, uint32_t got_len, const uint8_t *want, size_t want_len)
+{
+    assert_true(got_len >= want_len && got_len < want_len + 8);
+    assert_memory_equal(got, want, want_len);
+    for (uint32_t k = (uint32_t)want_len; k < got_len; k++)
+        assert_int_equal(got[k], 0x00);
+}
+
+/* The CIE's and the FDE's instructions of every length from 0 to 40
+ * bytes (two 4- or 8-byte copies, a byte loop, memcpy past 16) are in the
+ * published description byte for byte, whatever length the padding makes. */
+static void unwind_instructions_of_every_length_are_published_whole(void **state)
+{
+    (void)state;
+    enum { LONGEST = 40, SIZE = 256 };
+    uint32_t lengths[2][LONGEST + 1];
+    init_standby();
+    uintptr_t base = (uintptr_t)1 << 40;
+    for (size_t n = 0; n <= LONGEST; n++) {
+        uint8_t cie[LONGEST], fde[LONGEST];
+        cfa_insns(cie, n);
+        cfa_insns(fde, LONGEST - n);
+        jf__raw_cie raw = {1, -8, 16, cie, n};
+        struct jf_cfi *cfi = jf__cfi_from_raw(&raw, fde, LONGEST - n, 0, SIZE);
+        if (!cfi)
+            fail_msg("length %zu: %s", n, jf_last_error());
+        jf_region r = JF_REGION_INIT;
+        r.addr = (void *)(base + n * SIZE);
+        r.size = SIZE;
+        r.name = "cfi";
+        r.cfi = cfi;
+        assert_int_equal(jf_register(&r), 0);
+        jf_cfi_free(cfi);
+        jf__pub_entry *e = live_entry(base + n * SIZE);
+        const jf__pub_header *h = table_header();
+        const uint8_t *blob = (const uint8_t *)h + h->heap_off + e->cfi_off;
+        jf__pub_cfi head;
+        memcpy(&head, blob, sizeof head);
+        assert_int_equal(head.n_fdes, 1);
+        uint32_t cie_len = head.cie_insns_len;
+        assert_published_insns(blob + sizeof head, cie_len, cie, n);
+        jf__pub_fde f;
+        memcpy(&f, blob + sizeof head + cie_len, sizeof f);
+        assert_int_equal(f.start, 0);
+        assert_int_equal(f.end, SIZE);
+        assert_published_insns(blob + sizeof head + cie_len + sizeof f, f.insns_len, fde, LONGEST - n);
+        assert_int_equal(e->cfi_len, sizeof head + cie_len + sizeof f + f.insns_len);
+        lengths[0][n] = cie_len;
+        lengths[1][n] = f.insns_len;
+    }
+    printf("published CIE instruction lengths:");
+    for (size_t n = 0; n <= LONGEST; n++)
+        printf(" %u", lengths[0][n]);
+    printf("\npublished FDE instruction lengths:");
+    for (size_t n = 0; n <= LONGEST; n++)
+        printf(" %u", lengths[1][n]);
+    printf("\n");
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+/* A failed test leaves the library initialised: shut it down whole so the
+ * next test starts from a fresh table. */
+static int shut_down(void **state)
+{
+    (void)state;
+    while (jf_shutdown() == 0)
+        ;
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(line_table_regions_by_the_hundred_thousand_fit_the_first_heap, shut_down),
+        cmocka_unit_test_teardown(every_entry_notes_its_heap_block_class, shut_down),
+        cmocka_unit_test_teardown(an_out_of_range_block_class_is_measured_again, shut_down),
+#if SIZE_MAX > UINT32_MAX
+        cmocka_unit_test_teardown(line_offsets_past_4_gib_are_cut, shut_down),
+#endif
+        cmocka_unit_test_teardown(unwind_instructions_of_every_length_are_published_whole, shut_down),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
