@@ -54,20 +54,23 @@
  * look up ELF symbols. Declared in jitframes.h. */
 JF_API const void *volatile jf_region_table;
 
-/* Sizes of the mapping: it starts at ~20 MiB of address space (nothing
- * resident until touched: ~110 bytes per region with a short name) and
- * grows eightfold into a new mapping when its slots or its heap are full
- * (each on its own: a heap of large line tables grows without the slots),
- * up to ENTRIES_MAX slots (1.5 GiB) and HEAP_MAX heap bytes (the offsets
- * are 32-bit). Growing copies the table (amortised O(1), but +33
- * instructions per registration over the first 100,000 when it started at
- * 16,384 entries): the start is sized so that most processes never grow. A
- * first mapping the kernel refuses is tried smaller, down to ENTRIES_MIN. */
+/* Sizes of the mapping: it starts at ~11 MiB of address space (16,384
+ * slots, 8 MiB of heap; nothing resident until touched: ~110 bytes per
+ * region with a short name) in 4 KiB pages, and grows eightfold into a new
+ * mapping when its slots or its heap are full (each on its own: a heap of
+ * large line tables grows without the slots), up to ENTRIES_MAX slots
+ * (1.5 GiB) and HEAP_MAX heap bytes (the offsets are 32-bit). A grown
+ * table is in huge pages (published_map.h): small processes keep their few
+ * 4 KiB pages, a big one pays ~60 faults instead of ~27,000 for 1,000,000
+ * regions. Growing copies the table (amortised O(1): the first growth
+ * copies 1.5 MiB of slots and what the heap holds). A first mapping the
+ * kernel refuses is tried smaller, down to ENTRIES_MIN. */
 enum {
     GROWTH = 8,
-    ENTRIES_START = 1u << 17, /* 12 MiB of entries, 8 MiB of heap */
+    ENTRIES_START = 1u << 14, /* 1.5 MiB of entries */
+    HEAP_FIRST_PER_ENTRY = 512, /* 8 MiB of heap: a small process's line tables fit without a growth */
     ENTRIES_MAX = 1u << 24,
-    ENTRIES_MIN = 1u << 14,   /* ~2.9 MiB in all */
+    ENTRIES_MIN = 1u << 11,   /* ~1.4 MiB in all */
     RING = 4096,
     HEAP_PER_ENTRY = 64,
     FILE_MAX = 4096,         /* a longer source file name is cut */
@@ -289,8 +292,8 @@ void jf__pub_start(void)
         memset(&pub, 0, sizeof pub);
         unsigned char *base = NULL;
         for (uint32_t cap = ENTRIES_START; cap >= ENTRIES_MIN && !base; cap /= 8) {
-            layout(cap, (uint64_t)cap * HEAP_PER_ENTRY);
-            base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
+            layout(cap, (uint64_t)cap * HEAP_FIRST_PER_ENTRY);
+            base = jf__pub_map_create(pub.map_size, 0, pub.why, sizeof pub.why);
         }
         if (!base) {
             pub.error = JF_ENOMEM;
@@ -391,7 +394,7 @@ static int grow(int more_slots, uint64_t heap_need)
         return -1;
     pub_state old = pub;
     layout(cap, heap_cap);
-    unsigned char *base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
+    unsigned char *base = jf__pub_map_create(pub.map_size, 1, pub.why, sizeof pub.why);
     if (!base) {
         pub = old;
         return -1;
