@@ -64,13 +64,12 @@ JF_API const void *volatile jf_region_table;
  * 4 KiB pages, a big one pays ~60 faults instead of ~27,000 for 1,000,000
  * regions. Growing copies the table (amortised O(1): the first growth
  * copies 1.5 MiB of slots and what the heap holds). A first mapping the
- * kernel refuses is tried smaller, down to ENTRIES_MIN. */
+ * kernel refuses is tried with 1 MiB of heap (~2.9 MiB in all). */
 enum {
     GROWTH = 8,
     ENTRIES_START = 1u << 14, /* 1.5 MiB of entries */
     HEAP_FIRST_PER_ENTRY = 512, /* 8 MiB of heap: a small process's line tables fit without a growth */
     ENTRIES_MAX = 1u << 24,
-    ENTRIES_MIN = 1u << 11,   /* ~1.4 MiB in all */
     RING = 4096,
     HEAP_PER_ENTRY = 64,
     FILE_MAX = 4096,         /* a longer source file name is cut */
@@ -291,8 +290,8 @@ void jf__pub_start(void)
     } else {
         memset(&pub, 0, sizeof pub);
         unsigned char *base = NULL;
-        for (uint32_t cap = ENTRIES_START; cap >= ENTRIES_MIN && !base; cap /= 8) {
-            layout(cap, (uint64_t)cap * HEAP_FIRST_PER_ENTRY);
+        for (uint32_t per = HEAP_FIRST_PER_ENTRY; per >= HEAP_PER_ENTRY && !base; per /= 8) {
+            layout(ENTRIES_START, (uint64_t)ENTRIES_START * per);
             base = jf__pub_map_create(pub.map_size, 0, pub.why, sizeof pub.why);
         }
         if (!base) {
