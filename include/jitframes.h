@@ -764,7 +764,12 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * file is written and nothing needs switching on. Layout: docs/formats.md.
  * Found by the mapping "/memfd:jitframes-regions" (or
  * "[anon:jitframes-regions]") in /proc/PID/maps, or through jf_region_table.
- * A forked child publishes its own table. Cost: docs/guide.md.
+ * A grown table (past 16,384 regions, or 8 MiB of strings, line tables and
+ * unwind rules) is a private anonymous mapping in huge pages
+ * (MADV_HUGEPAGE), "[anon:jitframes-regions]" where the kernel names
+ * anonymous mappings, else unnamed (readers find it by its header).
+ * A forked child publishes its own table (the mapping is MADV_DONTFORK).
+ * Cost: docs/guide.md.
  *
  * The table grows with what is registered (its slots and its heap, each
  * eightfold into a new mapping); a change costs O(1) at any fill. It never
