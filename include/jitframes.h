@@ -325,10 +325,11 @@ JF_API int jf_register(const jf_region *region);
  * space allocated then): a line is in the kernel's page cache when the call
  * returns, as durable as with write(2). bench/bench_perfmap: ~80-110 ns per
  * jf_register with one region on a quiet machine (about 1,030 instructions
- * without the published table, 1,160 with it), 3.4-7.3x a writer that
+ * without the published table, 1,180 with it), 3.4-7.3x a writer that
  * takes a mutex and calls fprintf + fflush per entry, 2.5-6.7x one
  * write(2) per line; a batch saves little more. A fresh process also pays
- * the table's page faults (docs/guide.md, "What each sink costs").
+ * for the table's pages, ~110 bytes per region (2 MiB pages once the table
+ * has grown past 16,384 regions; docs/guide.md, "What each sink costs").
  * The file: lines are published whole (a process killed at any instant
  * leaves no torn line; at worst one line starting "##", which readers skip),
  * in reserved space that is never truncated, so the map ends with up to
