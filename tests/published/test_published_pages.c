@@ -175,10 +175,12 @@ static int grows_into_huge_pages(size_t n, unsigned long min_huge_kb)
     return thp_for_advised() && p.anon_huge_kb < min_huge_kb ? 4 : 0;
 }
 
-/* 140,000 entries and names: over 15 MiB touched, most of it in 2 MiB pages. */
+/* 140,000 regions grow the table twice (1,048,576 slots): over 15 MiB
+ * touched. At least one 2 MiB page is asked, not most of them: a
+ * fragmented machine may fall back to 4 KiB pages for some. */
 static int big_table(void)
 {
-    return grows_into_huge_pages(BIG, 8192);
+    return grows_into_huge_pages(BIG, 2048);
 }
 
 static void a_grown_table_is_in_huge_pages(void **state)
@@ -188,7 +190,7 @@ static void a_grown_table_is_in_huge_pages(void **state)
     if (rc == 3)
         fail_msg("the grown table is not advised MADV_HUGEPAGE");
     if (rc == 4)
-        fail_msg("the grown table has under 8 MiB in huge pages");
+        fail_msg("the grown table has no huge page");
     assert_int_equal(rc, 0);
 }
 
