@@ -54,7 +54,7 @@
  * look up ELF symbols. Declared in jitframes.h. */
 JF_API const void *volatile jf_region_table;
 
-/* Sizes of the mapping: it starts at ~11 MiB of address space (16,384
+/* Sizes of the mapping: it starts at ~10 MiB of address space (16,384
  * slots, 8 MiB of heap; nothing resident until touched: ~110 bytes per
  * region with a short name) in 4 KiB pages, and grows eightfold into a new
  * mapping when its slots or its heap are full (each on its own: a heap of
@@ -63,7 +63,9 @@ JF_API const void *volatile jf_region_table;
  * table is in huge pages (published_map.h): small processes keep their few
  * 4 KiB pages, a big one pays ~60 faults instead of ~27,000 for 1,000,000
  * regions. Growing copies the table (amortised O(1): the first growth
- * copies 1.5 MiB of slots and what the heap holds). A first mapping the
+ * copies 1.5 MiB of slots and what the heap holds; callgrind, which counts
+ * the copy's rep movsb per byte, shows +18 instructions per registration
+ * over the first 100,000 name-only ones). A first mapping the
  * kernel refuses is tried with 1 MiB of heap (~2.9 MiB in all). */
 enum {
     GROWTH = 8,
