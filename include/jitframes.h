@@ -336,8 +336,10 @@ JF_API int jf_register(const jf_region *region);
  * O_APPEND write per 4 KiB to 1 MiB of lines, RLIMIT_FSIZE checked and the
  * space allocated then): a line is in the kernel's page cache when the call
  * returns, as durable as with write(2); a batch saves little more than that
- * per region. Measured costs, against fprintf + fflush and one write(2) per
- * line: docs/guide.md, "What each sink costs".
+ * per region. A fresh process also pays for the table's pages, ~110 bytes
+ * per region (2 MiB pages once the table has grown past 16,384 regions).
+ * Measured costs, against fprintf + fflush and one write(2) per line:
+ * docs/guide.md, "What each sink costs".
  * The file: lines are published whole (a process killed at any instant
  * leaves no torn line; at worst one line starting "##", which readers skip),
  * in reserved space that is never truncated, so the map ends with up to
@@ -784,7 +786,12 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * file is written and nothing needs switching on. Layout: docs/formats.md.
  * Found by the mapping "/memfd:jitframes-regions" (or
  * "[anon:jitframes-regions]") in /proc/PID/maps, or through jf_region_table.
- * A forked child publishes its own table. Cost: docs/guide.md.
+ * A grown table (past 16,384 regions, or 8 MiB of strings, line tables and
+ * unwind rules) is a private anonymous mapping in huge pages
+ * (MADV_HUGEPAGE), "[anon:jitframes-regions]" where the kernel names
+ * anonymous mappings, else unnamed (readers find it by its header).
+ * A forked child publishes its own table (the mapping is MADV_DONTFORK).
+ * Cost: docs/guide.md.
  *
  * The table grows with what is registered (its slots and its heap, each
  * eightfold into a new mapping); a change costs O(1) at any fill. It never

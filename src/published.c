@@ -55,24 +55,28 @@
  * look up ELF symbols. Declared in jitframes.h. */
 JF_API const void *volatile jf_region_table;
 
-/* Sizes of the mapping: it starts at ~28 MiB of address space (nothing
- * resident until touched: ~110 bytes per region with a short name) and
- * grows eightfold into a new mapping when its slots or its heap are full
- * (each on its own: a heap of large line tables grows without the slots),
- * up to ENTRIES_MAX slots (1.5 GiB) and HEAP_MAX heap bytes (the offsets
- * are 32-bit). Growing copies the table (amortised O(1), but +33
- * instructions per registration over the first 100,000 when it started at
- * 16,384 entries; the heap's growth at 87,000 regions with a file and a
- * 4-row line table when it started at 64 bytes a slot: +42): the start is
- * sized so that most processes never grow. A first mapping the kernel
- * refuses is tried smaller, down to ENTRIES_MIN. */
+/* Sizes of the mapping: it starts at ~10 MiB of address space (16,384
+ * slots, 8 MiB of heap; nothing resident until touched: ~110 bytes per
+ * region with a short name) in 4 KiB pages, and grows eightfold into a new
+ * mapping when its slots or its heap are full (each on its own: a heap of
+ * large line tables grows without the slots), up to ENTRIES_MAX slots
+ * (1.5 GiB) and HEAP_MAX heap bytes (the offsets are 32-bit). A grown
+ * table is in huge pages (published_map.h): small processes keep their few
+ * 4 KiB pages, a big one pays ~60 faults instead of ~27,000 for 1,000,000
+ * regions. Growing copies the table (amortised O(1): the first growth
+ * copies 1.5 MiB of slots and what the heap holds; callgrind, which counts
+ * the copy's rep movsb per byte, shows +18 instructions per registration
+ * over the first 100,000 name-only ones). A first mapping the
+ * kernel refuses is tried with 1 MiB of heap (~2.9 MiB in all). */
 enum {
     GROWTH = 8,
-    ENTRIES_START = 1u << 17, /* 12 MiB of entries, 16 MiB of heap */
+    ENTRIES_START = 1u << 14, /* 1.5 MiB of entries */
+    HEAP_FIRST_PER_ENTRY = 512, /* 8 MiB of heap: a small process's line tables fit without a growth */
+    HEAP_FIRST_MIN_PER_ENTRY = 64, /* the retry: 1 MiB of heap */
     ENTRIES_MAX = 1u << 24,
-    ENTRIES_MIN = 1u << 14,   /* ~3.9 MiB in all */
     RING = 4096,
-    HEAP_PER_ENTRY = 128,    /* a name, a file, a short line table or unwind rules: no heap growth */
+    HEAP_PER_ENTRY = 128,    /* grown: a name, a file, a short line table or unwind rules a slot, */
+                             /* so such regions grow the slots, never the heap on its own */
     FILE_MAX = 4096,         /* a longer source file name is cut */
     LINES_MAX = 65536,       /* a region with more lines publishes none */
     LINES_BYTES_MAX = 4u << 20,
@@ -294,9 +298,9 @@ void jf__pub_start(void)
     } else {
         memset(&pub, 0, sizeof pub);
         unsigned char *base = NULL;
-        for (uint32_t cap = ENTRIES_START; cap >= ENTRIES_MIN && !base; cap /= 8) {
-            layout(cap, (uint64_t)cap * HEAP_PER_ENTRY);
-            base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
+        for (uint32_t per = HEAP_FIRST_PER_ENTRY; per >= HEAP_FIRST_MIN_PER_ENTRY && !base; per /= 8) {
+            layout(ENTRIES_START, (uint64_t)ENTRIES_START * per);
+            base = jf__pub_map_create(pub.map_size, 0, pub.why, sizeof pub.why);
         }
         if (!base) {
             pub.error = JF_ENOMEM;
@@ -397,7 +401,7 @@ static int grow(int more_slots, uint64_t heap_need)
         return -1;
     pub_state old = pub;
     layout(cap, heap_cap);
-    unsigned char *base = jf__pub_map_create(pub.map_size, pub.why, sizeof pub.why);
+    unsigned char *base = jf__pub_map_create(pub.map_size, 1, pub.why, sizeof pub.why);
     if (!base) {
         pub = old;
         return -1;

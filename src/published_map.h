@@ -1,9 +1,11 @@
 /*
  * The mapping that holds the published table, made the way OpenTelemetry's
- * process-context specification makes its own (OTEP #4719): a memfd named
- * JF_PUB_NAME (or, without memfd, an anonymous mapping named with
- * PR_SET_VMA_ANON_NAME), so /proc/PID/maps shows it; MADV_DONTFORK, so a
- * forked child does not inherit a table that no longer describes it.
+ * process-context specification makes its own (OTEP #4719): the first
+ * table a memfd named JF_PUB_NAME (or, without memfd, an anonymous mapping
+ * named with PR_SET_VMA_ANON_NAME), so /proc/PID/maps shows it; a grown
+ * table an anonymous mapping so named, in transparent huge pages where the
+ * kernel has them (MADV_HUGEPAGE); MADV_DONTFORK, so a forked child does
+ * not inherit a table that no longer describes it.
  */
 #ifndef JF_PUBLISHED_MAP_H
 #define JF_PUBLISHED_MAP_H
@@ -12,8 +14,9 @@
 
 /* A zeroed, readable and writable mapping of `size` bytes whose pages cost
  * memory only once touched; NULL with the reason in `why` (and the last
- * error set). */
-void *jf__pub_map_create(size_t size, char *why, size_t why_cap);
+ * error set). `grown`: the table has grown (the process proved big), so
+ * huge pages (2 MiB touched at once) are worth it; else 4 KiB pages. */
+void *jf__pub_map_create(size_t size, int grown, char *why, size_t why_cap);
 
 void jf__pub_map_destroy(void *base, size_t size);
 

@@ -26,9 +26,10 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-/* The table starts at 131,072 slots and grows eightfold: 140,000 regions
- * grow it once. 96-byte slots and 16-byte heap blocks: 140,000 regions fill
- * ~15.7 MiB, ~63 batches of 256 KiB (+ the new mapping's). */
+/* The table starts at 16,384 slots and grows eightfold: 140,000 regions
+ * grow it twice (the second time into 1,048,576 slots). 96-byte slots and
+ * 16-byte heap blocks: 140,000 regions fill ~15.7 MiB, ~63 batches of
+ * 256 KiB (+ each new mapping's). */
 enum { REGIONS = 140000, CALLS_MAX = 400 };
 
 static int old_kernel;       /* refuse MADV_POPULATE_WRITE as Linux < 5.14 does */

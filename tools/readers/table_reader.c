@@ -719,8 +719,9 @@ static int is_table_mapping(const char *line)
            strstr(line, " [anon:" JF_PUB_NAME "]\n") != NULL;
 }
 
-/* A writable private mapping with no name: where the table is when the
- * library had no memfd and the kernel cannot name anonymous mappings. */
+/* A writable private mapping with no name: where the table is once it has
+ * grown (or when the library had no memfd) and the kernel cannot name
+ * anonymous mappings. */
 static int is_unnamed_anonymous(const char *line)
 {
     char perms[8];
