@@ -14,6 +14,7 @@ SIGNATURE, VERSION, EMPTY, LIVE, REMOVED = b"JFREGTBL", 2, 0, 1, 2
 # Header fields by position in HEADER.
 H_SIG, H_VERSION, H_ESIZE, H_GEN, H_PID, H_MAP_SIZE = 0, 1, 3, 5, 6, 9
 H_RING_OFF, H_RING_CAP, H_RING_WRITTEN, H_HEAP_OFF, H_HEAP_USED = 14, 15, 16, 17, 19
+HEADER_RING_WRITTEN = 80  # H_RING_WRITTEN's offset in the header
 # Entry fields by position in ENTRY.
 E_SEQ, E_FLAGS, E_START, E_SIZE, E_NAME_OFF, E_NAME_LEN, E_PUB_GEN, E_REMOVED_GEN = 0, 1, 2, 3, 4, 5, 14, 16
 # Bounds on what the (untrusted) target's table may make a reader read.
@@ -43,9 +44,9 @@ def read_ring(mem, base, h, since):
     """The regions removed since the since-th removal, from the ring of the
     table at base with header h: ({(start, published_gen): (size, name,
     removed_gen)}, removals so far, removals lost: the ring had wrapped
-    over them). The new slots (at most MAX_RING), the names they point at
-    (close ones in one read), the slots again: entries that changed in
-    between are left out."""
+    over them, before or during this read). The new slots (at most
+    MAX_RING), the names they point at (close ones in one read), the slots
+    again: entries that changed in between are left out."""
     ring_off, ring_cap, written = h[H_RING_OFF], h[H_RING_CAP], h[H_RING_WRITTEN]
     heap_off, heap_used, map_size = h[H_HEAP_OFF], h[H_HEAP_USED], h[H_MAP_SIZE]
     if ring_cap > MAX_RING or ring_off + ring_cap * ENTRY.size > map_size or heap_off + heap_used > map_size:
@@ -68,12 +69,19 @@ def read_ring(mem, base, h, since):
               and e[E_NAME_OFF] + min(e[E_NAME_LEN], MAX_NAME) <= heap_used]
     names = read_spans(mem, base + heap_off, [(e[E_NAME_OFF], min(e[E_NAME_LEN], MAX_NAME)) for _, e in wanted])
     after = slots()
+    # Removals the writer made meanwhile took the slots of the oldest ones
+    # read: those whose slot changed between the two reads are left out
+    # below, those overwritten before the first read are newer removals
+    # (kept: the next read starts at written anyway); either way the older
+    # removals are lost, and counted.
+    now = struct.unpack_from("=Q", pread(mem, base + HEADER_RING_WRITTEN, 8))[0]
+    overwritten = min(max(now - ring_cap - first, 0), written - first) if now >= written else 0
     found = {}
     for (i, e), name in zip(wanted, names):
         if before[i * ENTRY.size:(i + 1) * ENTRY.size] == after[i * ENTRY.size:(i + 1) * ENTRY.size]:
             found[(e[E_START], e[E_PUB_GEN])] = (e[E_SIZE], printable(name.decode("utf-8", "replace")),
                                                  e[E_REMOVED_GEN])
-    return found, written, first - since
+    return found, written, first - since + overwritten
 
 
 def read_spans(mem, base, pieces, gap=4096):
