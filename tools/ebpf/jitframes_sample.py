@@ -511,8 +511,8 @@ def main():
         generation it began at; forget what no pending sample needs."""
         nonlocal pending
         floor = polled[0] - 2  # before take_samples: every sample under it has arrived, and is taken now
+        take_samples()  # before the ring's removals: forget (beyond MAX_REMOVED) keeps what pending samples need
         take_ring()
-        take_samples()
         known.sweep(began_at[0], generation_now())
         count["live"] = max(count["live"], len(doc["live"]))
         left = []
