@@ -14,7 +14,6 @@ SIGNATURE, VERSION, EMPTY, LIVE, REMOVED = b"JFREGTBL", 2, 0, 1, 2
 # Header fields by position in HEADER.
 H_SIG, H_VERSION, H_ESIZE, H_GEN, H_PID, H_MAP_SIZE = 0, 1, 3, 5, 6, 9
 H_RING_OFF, H_RING_CAP, H_RING_WRITTEN, H_HEAP_OFF, H_HEAP_USED = 14, 15, 16, 17, 19
-HEADER_RING_WRITTEN = 80  # H_RING_WRITTEN's offset in the header
 # Entry fields by position in ENTRY.
 E_SEQ, E_FLAGS, E_START, E_SIZE, E_NAME_OFF, E_NAME_LEN, E_PUB_GEN, E_REMOVED_GEN = 0, 1, 2, 3, 4, 5, 14, 16
 # Bounds on what the (untrusted) target's table may make a reader read.
@@ -70,12 +69,13 @@ def read_ring(mem, base, h, since):
     names = read_spans(mem, base + heap_off, [(e[E_NAME_OFF], min(e[E_NAME_LEN], MAX_NAME)) for _, e in wanted])
     after = slots()
     # Removals the writer made meanwhile took the slots of the oldest ones
-    # read: those whose slot changed between the two reads are left out
-    # below, those overwritten before the first read are newer removals
-    # (kept: the next read starts at written anyway); either way the older
-    # removals are lost, and counted.
-    now = struct.unpack_from("=Q", pread(mem, base + HEADER_RING_WRITTEN, 8))[0]
-    overwritten = min(max(now - ring_cap - first, 0), written - first) if now >= written else 0
+    # read: a slot that changed between the two reads is left out below, one
+    # overwritten before the first holds a removal newer than the header
+    # (kept: the next read starts at written anyway); either way the
+    # removal that was there is lost, and counted.
+    size = ENTRY.size
+    overwritten = sum(1 for i, e in enumerate(entries) if before[i * size:(i + 1) * size] !=
+                      after[i * size:(i + 1) * size] or e[E_REMOVED_GEN] > h[H_GEN])
     found = {}
     for (i, e), name in zip(wanted, names):
         if before[i * ENTRY.size:(i + 1) * ENTRY.size] == after[i * ENTRY.size:(i + 1) * ENTRY.size]:
