@@ -778,8 +778,8 @@ JF_API uint64_t jf_jitdump_overlaps(void);
 /*
  * From jf_init (standby included) to the last jf_shutdown, every live region
  * (address, size, name, source file, first line, line table, unwind rules,
- * when it was published) and the last 4096 removed ones (with their removal
- * time) are kept in a table another
+ * when it was published) and the last removed ones (with their removal
+ * time; 4096, or a 32nd of the slots of a grown table, at most 65,536) are kept in a table another
  * process may read from this one's memory when the kernel lets it ptrace it:
  * `jitframes regions PID`, `jitframes perfmap PID`, `jitframes record PID`
  * (which follows it while perf records), an eBPF profiler. No

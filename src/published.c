@@ -74,7 +74,9 @@ enum {
     HEAP_FIRST_PER_ENTRY = 512, /* 8 MiB of heap: a small process's line tables fit without a growth */
     HEAP_FIRST_MIN_PER_ENTRY = 64, /* the retry: 1 MiB of heap */
     ENTRIES_MAX = 1u << 24,
-    RING = 4096,
+    RING_MIN = 4096,          /* removals the ring holds: a 32nd of the slots, a power of two */
+    RING_PER_SLOTS = 32,
+    RING_MAX = 65536,         /* what readers accept (tools/table_reader.h, pub_table.py) */
     HEAP_PER_ENTRY = 128,    /* grown: a name, a file, a short line table or unwind rules a slot, */
                              /* so such regions grow the slots, never the heap on its own */
     FILE_MAX = 4096,         /* a longer source file name is cut */
@@ -91,6 +93,7 @@ typedef struct pub_state {
     jf__pub_entry *entries, *ring;
     char *heap;
     uint32_t cap, used, live;
+    uint32_t ring_cap;        /* ring_capacity_for(cap): a bigger table has churn enough to need more */
     uint32_t *free_slots;     /* freed slots, reused last freed first */
     uint32_t n_free, free_cap;
     uint32_t heap_cap, heap_used; /* heap_used: the end of the blocks ever made */
@@ -209,6 +212,17 @@ static void populate_ahead(char *area, size_t *ready, size_t need, size_t cap)
 
 /* ---- Lifecycle ----------------------------------------------------------- */
 
+/* The ring grows with the slots: a reader that reads the ring every so
+ * often (tools/ebpf/jitframes_sample.py) between whole reads, which take
+ * longer the bigger the table, then misses no removal over a longer
+ * stall. 4096 up to 131,072 slots (the first table and its first growth),
+ * 32,768 at 1,048,576, 65,536 from 8,388,608. */
+static uint32_t ring_capacity_for(uint32_t cap)
+{
+    uint32_t n = cap / RING_PER_SLOTS;
+    return n < RING_MIN ? RING_MIN : n > RING_MAX ? RING_MAX : n;
+}
+
 static size_t ring_area_offset(void)
 {
     return jf__page_size() + (size_t)pub.cap * sizeof(jf__pub_entry);
@@ -216,7 +230,7 @@ static size_t ring_area_offset(void)
 
 static size_t heap_area_offset(void)
 {
-    return ring_area_offset() + (size_t)RING * sizeof(jf__pub_entry);
+    return ring_area_offset() + (size_t)pub.ring_cap * sizeof(jf__pub_entry);
 }
 
 /* Where each area goes for a live array of `cap` entries and a heap of
@@ -225,6 +239,7 @@ static size_t heap_area_offset(void)
 static void layout(uint32_t cap, uint64_t heap_cap)
 {
     pub.cap = cap;
+    pub.ring_cap = ring_capacity_for(cap);
     pub.heap_cap = (uint32_t)heap_cap;
     pub.map_size = jf__round_up(heap_area_offset() + pub.heap_cap, jf__page_size());
 }
@@ -254,7 +269,7 @@ static void write_header(void)
     h->entries_off = (uint32_t)((unsigned char *)pub.entries - pub.base);
     h->entries_capacity = pub.cap;
     h->ring_off = (uint32_t)((unsigned char *)pub.ring - pub.base);
-    h->ring_capacity = RING;
+    h->ring_capacity = pub.ring_cap;
     h->heap_off = (uint64_t)((unsigned char *)pub.heap - pub.base);
     h->heap_capacity = pub.heap_cap;
     h->generation = pub.generation;
@@ -273,7 +288,7 @@ static void write_header(void)
  * faults (nor does a benchmark's next round). */
 static void reset_kept_table(void)
 {
-    size_t ring_used = pub.ring_written < RING ? (size_t)pub.ring_written : RING;
+    size_t ring_used = pub.ring_written < pub.ring_cap ? (size_t)pub.ring_written : pub.ring_cap;
     memset(pub.ring, 0, ring_used * sizeof(jf__pub_entry));
     static const jf__pub_entry empty = {.flags = JF_PUB_EMPTY};
     for (uint32_t i = 0; i < pub.used; i++) /* publish_one expects free slots zeroed */
@@ -382,6 +397,19 @@ static uint64_t heap_capacity_for(uint32_t cap, uint64_t heap_need)
     return want <= heap_cap ? heap_cap : 0;
 }
 
+/* The old table's ring into the new one, each removal at its place in
+ * the new capacity (never smaller: no removal is lost). */
+static void copy_ring(const pub_state *old)
+{
+    uint64_t first = old->ring_written > old->ring_cap ? old->ring_written - old->ring_cap : 0;
+    if (pub.ring_cap == old->ring_cap) {
+        memcpy(pub.ring, old->ring, (size_t)(old->ring_written - first) * sizeof(jf__pub_entry));
+        return;
+    }
+    for (uint64_t k = first; k < old->ring_written; k++)
+        pub.ring[k & (pub.ring_cap - 1)] = old->ring[k & (old->ring_cap - 1)];
+}
+
 /* Grow the table: eightfold more slots (more_slots) and/or a heap with
  * room for heap_need more bytes, in a new mapping (same name) with the
  * entries, the ring and the heap copied at the same offsets within their
@@ -408,7 +436,7 @@ static int grow(int more_slots, uint64_t heap_need)
     }
     attach(base);
     memcpy(pub.entries, old.entries, (size_t)old.used * sizeof(jf__pub_entry));
-    memcpy(pub.ring, old.ring, (size_t)(old.ring_written < RING ? old.ring_written : RING) * sizeof(jf__pub_entry));
+    copy_ring(&old);
     memcpy(pub.heap, old.heap, old.heap_used);
     pub.entries_ready = (size_t)old.used * sizeof(jf__pub_entry); /* touched by the copy */
     pub.slots_ready = old.used;
@@ -442,13 +470,13 @@ static inline void release_block(const jf__pub_entry *e)
 
 /* Memory ran out: the oldest removed regions give their blocks up (their
  * ring slots emptied) until one can hold a block of class c. 1 with *off,
- * or 0 when even the whole ring could not. O(RING), only when the table
+ * or 0 when even the whole ring could not. O(ring), only when the table
  * cannot grow. */
 static int reclaim_ring(uint32_t c, uint32_t *off)
 {
     static const jf__pub_entry empty = {.flags = JF_PUB_EMPTY};
-    for (uint32_t k = 0; k < RING; k++) {
-        jf__pub_entry *e = &pub.ring[(pub.ring_written + k) % RING]; /* oldest first */
+    for (uint32_t k = 0; k < pub.ring_cap; k++) {
+        jf__pub_entry *e = &pub.ring[(pub.ring_written + k) & (pub.ring_cap - 1)]; /* oldest first */
         if (e->flags != JF_PUB_REMOVED)
             continue;
         release_block(e);
@@ -793,7 +821,7 @@ __attribute__((always_inline)) static inline void unpublish(jf__live *r, uint64_
         return; /* never published (memory ran out) */
     uint32_t i = r->pub_slot - 1;
     r->pub_slot = 0;
-    jf__pub_entry *ring = &pub.ring[pub.ring_written % RING];
+    jf__pub_entry *ring = &pub.ring[pub.ring_written & (pub.ring_cap - 1)];
     if (ring->flags == JF_PUB_REMOVED)
         release_block(ring);
     jf__pub_entry *e = &pub.entries[i];

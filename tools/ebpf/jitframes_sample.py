@@ -12,16 +12,17 @@ bpf_probe_read_user and no loop, and records (pc, generation). The live
 array is in no order (registration is O(1) in any address order), which
 rules out a binary search in the kernel. User space reads the table with
 the C reader (`jitframes regions PID --json`, in a child process, over and
-over) and, every 50 ms in a thread of its own, the ring of the last 4096
-removals (so that a JIT removing up to ~80,000 regions a second loses none
-while a large table is read); it names each sample by the region live at
+over) and, every 50 ms in a thread of its own, the ring of the last
+removals (4096, 32,768 once the table has grown to 1,048,576 slots: a JIT
+removing up to ~80,000 regions a second loses none while a large table is
+read, nor one removing 20,000 a second while the sampler stalls 1.5 s); it names each sample by the region live at
 its generation (a JIT that freed the code and reused the address since is
 never mistaken for it) once a read that began at or after that generation
 is in, and forgets removed regions no sample can need (beyond 2 *
 MAX_REMOVED, the oldest that only samples not yet taken could need): what
 it remembers stays under twice the table's live regions plus 2 *
 MAX_REMOVED plus one per pending sample (printed at the end as "regions
-seen at most"). tools/table_lookup.c is the same naming in C.
+seen at most"). tools/readers/table_lookup.c is the same naming in C.
 
 Usage: jitframes_sample.py PID [--samples N] [--freq HZ] [--max-seconds S] [-o FILE] [--jitframes CLI]
 Prints one JSON object per sample of PID in user space:
@@ -275,6 +276,14 @@ class RingWatcher(threading.Thread):
             self.found.update(found)
             self.written, self.lost, self.reads = written, self.lost + lost, self.reads + 1
 
+    def read_now(self):
+        """One read more, in the caller's thread (the watcher stopped)."""
+        try:
+            with open(f"/proc/{self.target.pid}/mem", "rb", buffering=0) as mem:
+                self.read_once(mem)
+        except (OSError, ValueError, struct.error):
+            self.failed += 1
+
     def run(self):
         try:
             with open(f"/proc/{self.target.pid}/mem", "rb", buffering=0) as mem:
@@ -303,13 +312,13 @@ class Reader:
     poll() gives each finished read (its JSON parsed), start() the next."""
 
     def __init__(self, cli, pid):
-        self.cli, self.pid, self.child, self.out, self.began = cli, pid, None, None, 0.0
+        self.cli, self.pid, self.child, self.out, self.err, self.began = cli, pid, None, None, None, 0.0
         self.reads = self.failed = 0
 
     def start(self):
-        self.out = tempfile.TemporaryFile()
+        self.out, self.err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self.child = subprocess.Popen([self.cli, "regions", "--json", str(self.pid)], stdout=self.out,
-                                      stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+                                      stderr=self.err, stdin=subprocess.DEVNULL)
         self.began = time.monotonic()
 
     def running(self):
@@ -338,8 +347,14 @@ class Reader:
                     if rc == 0 else None
             except ValueError:
                 doc = None
+        with self.err:
+            self.err.seek(0)
+            why = self.err.read(512).decode("utf-8", "replace").split("\n")[0]
         if not isinstance(doc, dict) or not isinstance(doc.get("live"), list):
             self.failed += 1
+            if self.failed == 1:  # why a table cannot be read (too big for the reader: the ring alone names)
+                print(f"jitframes_sample: a read of the table failed ({pub_table.printable(why) or f'exit status {rc}'}); "
+                      "further failures are counted", file=sys.stderr)
             return None
         self.reads += 1
         return doc
@@ -495,8 +510,9 @@ def main():
         whole): name the samples it covers, those taken at or before the
         generation it began at; forget what no pending sample needs."""
         nonlocal pending
+        floor = polled[0] - 2  # before take_samples: every sample under it has arrived, and is taken now
+        take_samples()  # before the ring's removals: forget (beyond MAX_REMOVED) keeps what pending samples need
         take_ring()
-        take_samples()
         known.sweep(began_at[0], generation_now())
         count["live"] = max(count["live"], len(doc["live"]))
         left = []
@@ -506,7 +522,7 @@ def main():
             else:
                 write(t, pc, generation, 0, known.resolve(pc, generation))
         pending = left
-        known.forget(polled[0] - 2)
+        known.forget(floor)
 
     def next_read():
         began_at[1], began_at[0] = began_at[0], generation_now()
@@ -521,8 +537,9 @@ def main():
     deadline = time.monotonic() + args.max_seconds
     while count["got"] < args.samples and time.monotonic() < deadline:
         time.sleep(RING_PERIOD)
+        floor = polled[0] - 2  # as in take_read: read before the samples are taken
         take_samples()
-        known.floor = polled[0] - 2
+        known.floor = floor
         take_ring()
         doc = reader.poll(listed)
         if doc:
@@ -543,6 +560,7 @@ def main():
             next_read()
     ring.stop.set()
     ring.join()
+    ring.read_now()  # the removals since the watcher's last read: the last samples' regions may be among them
     take_ring()
     for t, pc, generation in pending:  # whatever the reads could not prove: named as best known
         write(t, pc, generation, 0, known.resolve(pc, generation))

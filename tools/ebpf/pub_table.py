@@ -43,9 +43,9 @@ def read_ring(mem, base, h, since):
     """The regions removed since the since-th removal, from the ring of the
     table at base with header h: ({(start, published_gen): (size, name,
     removed_gen)}, removals so far, removals lost: the ring had wrapped
-    over them). The new slots (at most MAX_RING), the names they point at
-    (close ones in one read), the slots again: entries that changed in
-    between are left out."""
+    over them, before or during this read). The new slots (at most
+    MAX_RING), the names they point at (close ones in one read), the slots
+    again: entries that changed in between are left out."""
     ring_off, ring_cap, written = h[H_RING_OFF], h[H_RING_CAP], h[H_RING_WRITTEN]
     heap_off, heap_used, map_size = h[H_HEAP_OFF], h[H_HEAP_USED], h[H_MAP_SIZE]
     if ring_cap > MAX_RING or ring_off + ring_cap * ENTRY.size > map_size or heap_off + heap_used > map_size:
@@ -68,12 +68,20 @@ def read_ring(mem, base, h, since):
               and e[E_NAME_OFF] + min(e[E_NAME_LEN], MAX_NAME) <= heap_used]
     names = read_spans(mem, base + heap_off, [(e[E_NAME_OFF], min(e[E_NAME_LEN], MAX_NAME)) for _, e in wanted])
     after = slots()
+    # Removals the writer made meanwhile took the slots of the oldest ones
+    # read: a slot that changed between the two reads is left out below, one
+    # overwritten before the first holds a removal newer than the header
+    # (kept: the next read starts at written anyway); either way the
+    # removal that was there is lost, and counted.
+    size = ENTRY.size
+    overwritten = sum(1 for i, e in enumerate(entries) if before[i * size:(i + 1) * size] !=
+                      after[i * size:(i + 1) * size] or e[E_REMOVED_GEN] > h[H_GEN])
     found = {}
     for (i, e), name in zip(wanted, names):
         if before[i * ENTRY.size:(i + 1) * ENTRY.size] == after[i * ENTRY.size:(i + 1) * ENTRY.size]:
             found[(e[E_START], e[E_PUB_GEN])] = (e[E_SIZE], printable(name.decode("utf-8", "replace")),
                                                  e[E_REMOVED_GEN])
-    return found, written, first - since
+    return found, written, first - since + overwritten
 
 
 def read_spans(mem, base, pieces, gap=4096):
