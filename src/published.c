@@ -74,7 +74,8 @@ enum {
     HEAP_FIRST_PER_ENTRY = 512, /* 8 MiB of heap: a small process's line tables fit without a growth */
     HEAP_FIRST_MIN_PER_ENTRY = 64, /* the retry: 1 MiB of heap */
     ENTRIES_MAX = 1u << 24,
-    RING_MIN = 4096,          /* removals the ring holds: a 32nd of the slots, a power of two */
+    RING_MIN = 4096,          /* removals the first table's ring holds (powers of two) */
+    RING_GROWN_MIN = 16384,   /* a grown table's: a 32nd of its slots, at least this */
     RING_PER_SLOTS = 32,
     RING_MAX = 65536,         /* what readers accept (tools/table_reader.h, pub_table.py) */
     HEAP_PER_ENTRY = 128,    /* grown: a name, a file, a short line table or unwind rules a slot, */
@@ -215,12 +216,14 @@ static void populate_ahead(char *area, size_t *ready, size_t need, size_t cap)
 /* The ring grows with the slots: a reader that reads the ring every so
  * often (tools/ebpf/jitframes_sample.py) between whole reads, which take
  * longer the bigger the table, then misses no removal over a longer
- * stall. 4096 up to 131,072 slots (the first table and its first growth),
- * 32,768 at 1,048,576, 65,536 from 8,388,608. */
+ * stall. 4096 in the first table (16,384 slots), 16,384 after its first
+ * growth (131,072 slots), 32,768 after the second, 65,536 from the third. */
 static uint32_t ring_capacity_for(uint32_t cap)
 {
+    if (cap <= ENTRIES_START)
+        return RING_MIN;
     uint32_t n = cap / RING_PER_SLOTS;
-    return n < RING_MIN ? RING_MIN : n > RING_MAX ? RING_MAX : n;
+    return n < RING_GROWN_MIN ? RING_GROWN_MIN : n > RING_MAX ? RING_MAX : n;
 }
 
 static size_t ring_area_offset(void)

@@ -119,8 +119,9 @@ static uint64_t block_bytes(const char *name, const char *file, size_t n_lines)
 static void every_entry_notes_its_heap_block_class(void **state)
 {
     (void)state;
-    enum { RING_WRAPS = 3 * 4096, SIZE = 64 };
+    enum { SIZE = 64 };
     init_standby();
+    const uint32_t ring = table_header()->ring_capacity; /* 4096, more in a table kept grown */
     uintptr_t base = (uintptr_t)1 << 40;
     const char *name = "a_name_long_enough_for_a_larger_class";
     jf_region r = JF_REGION_INIT;
@@ -137,11 +138,11 @@ static void every_entry_notes_its_heap_block_class(void **state)
     assert_int_equal(e->block_class, want);
     /* Churn: every removal past the ring frees a block of that class. */
     uint32_t heap_used = 0;
-    for (size_t i = 1; i <= RING_WRAPS; i++) {
+    for (size_t i = 1; i <= 3 * (size_t)ring; i++) {
         assert_int_equal(jf_unregister((void *)(base + (i - 1) * SIZE)), 0);
         r.addr = (void *)(base + i * SIZE);
         assert_int_equal(jf_register(&r), 0);
-        if (i == 4096 + 1)
+        if (i == ring + 1)
             heap_used = table_header()->heap_used;
     }
     printf("heap used after one ring of removals: %u, after three: %u\n", heap_used, table_header()->heap_used);
@@ -169,19 +170,21 @@ static void an_out_of_range_block_class_is_measured_again(void **state)
     assert_int_equal(e->block_class, 2);
     e->block_class = UINT32_MAX; /* as a stray write would leave it */
     assert_int_equal(jf_unregister((void *)base), 0);
-    /* 4,096 removals of regions of another class push it out of the ring. */
+    /* A ring's worth of removals of regions of another class push it out. */
+    const uint32_t ring = table_header()->ring_capacity; /* 4096, more in a table kept grown */
     jf_region other = JF_REGION_INIT;
     other.size = SIZE;
     other.name = "o"; /* a 16-byte block, class 0 */
-    for (size_t i = 1; i <= 4096; i++) {
+    for (size_t i = 1; i <= ring; i++) {
         other.addr = (void *)(base + i * SIZE);
         assert_int_equal(jf_register(&other), 0);
         assert_int_equal(jf_unregister(other.addr), 0);
     }
     /* Its block went back to its own class: the next region of that shape gets it. */
-    r.addr = (void *)(base + 8192 * SIZE);
+    uintptr_t next = base + (2 * (uintptr_t)ring) * SIZE;
+    r.addr = (void *)next;
     assert_int_equal(jf_register(&r), 0);
-    assert_int_equal(live_entry(base + 8192 * SIZE)->name_off, block);
+    assert_int_equal(live_entry(next)->name_off, block);
     tr_snapshot s;
     tr_read_own(&s);
     assert_int_equal(s.n_live, 1);

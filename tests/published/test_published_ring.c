@@ -25,22 +25,22 @@ static void read_own(tr_snapshot *s)
         fail_msg("%s", err);
 }
 
-/* The ring of removals grows with the slots (a 32nd of them): after one
- * growth it holds 32,768 removals, the last 4096 from before the growth
+/* The ring of removals grows with the table: after one growth (16,384
+ * slots to 131,072) it holds 16,384 removals, the last 4096 from before the growth
  * still among them in order, so a reader between two reads of a large
  * table misses none of a burst eight times the first ring (the ring stayed
  * at 4096 whatever the table's size). */
 static void the_ring_grows_with_the_slots_and_keeps_its_removals(void **state)
 {
     (void)state;
-    enum { SLOTS = 1 << 17, EARLY = 5000, BURST = 30000, SMALL = 16 };
-    uint8_t *many = calloc(SLOTS + EARLY + 1, SMALL);
+    enum { SLOTS = 1 << 14, GROWN = SLOTS * 8, RING_GROWN = 16384, EARLY = 5000, BURST = 20000, SMALL = 16 };
+    uint8_t *many = calloc(SLOTS + EARLY + BURST + 1, SMALL);
     assert_non_null(many);
     jf_config c = JF_CONFIG_INIT;
     c.flags = JF_CONFIG_IGNORE_ENV;
     assert_int_equal(jf_init(&c), 0);
     char name[32];
-    for (size_t i = 0; i <= SLOTS + EARLY; i++) { /* one more than the first table's slots live: it grows */
+    for (size_t i = 0; i <= SLOTS + EARLY + BURST; i++) { /* more than the first table's slots live: it grows */
         jf_region r = JF_REGION_INIT;
         r.addr = many + i * SMALL;
         r.size = SMALL;
@@ -52,8 +52,8 @@ static void the_ring_grows_with_the_slots_and_keeps_its_removals(void **state)
                 assert_int_equal(jf_unregister(many + k * SMALL), 0);
     }
     const jf__pub_header *h = (const jf__pub_header *)jf_region_table;
-    assert_int_equal(h->entries_capacity, SLOTS * 8);
-    assert_int_equal(h->ring_capacity, SLOTS * 8 / 32);
+    assert_int_equal(h->entries_capacity, GROWN);
+    assert_int_equal(h->ring_capacity, RING_GROWN);
     tr_snapshot s;
     read_own(&s);
     assert_int_equal(s.n_removed, 4096); /* the last 4096 of the EARLY removals, kept by the growth */
@@ -65,9 +65,9 @@ static void the_ring_grows_with_the_slots_and_keeps_its_removals(void **state)
     for (size_t k = EARLY; k < EARLY + BURST; k++)
         assert_int_equal(jf_unregister(many + k * SMALL), 0);
     read_own(&s);
-    assert_int_equal(s.n_removed, SLOTS * 8 / 32);
+    assert_int_equal(s.n_removed, RING_GROWN);
     for (size_t k = 0; k < s.n_removed; k++) { /* oldest first: the ring wrapped over the early ones */
-        snprintf(name, sizeof name, "r_%zu", EARLY + BURST - SLOTS * 8 / 32 + k);
+        snprintf(name, sizeof name, "r_%zu", EARLY + BURST - RING_GROWN + k);
         assert_string_equal(s.removed[k].name, name);
     }
     tr_snapshot_free(&s);
