@@ -114,7 +114,8 @@ static int connect_by_name(const char *name)
     size_t n = strlen(name);
     memcpy(addr.sun_path + 1, name, n);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) != 0) {
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&addr,
+                           (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) != 0) {
         close(fd);
         fd = -1;
     }
@@ -219,7 +220,8 @@ static work_cost work(void)
 {
     static jf_region r[WORK_REGIONS];
     for (int i = 0; i < WORK_REGIONS; i++)
-        r[i] = (jf_region){.struct_size = sizeof(jf_region), .addr = code + 16 * i, .size = 16, .name = "bench_work"};
+        r[i] = (jf_region){
+            .struct_size = sizeof(jf_region), .addr = code + 16 * i, .size = 16, .name = "bench_work"};
     double t0 = bench_now_seconds(), c0 = thread_cpu_seconds();
     uint64_t x = 1;
     for (int k = 0; k < WORK_REPEATS; k++) {
@@ -270,8 +272,9 @@ static void report_answers(double *answers, int storm)
     for (int i = 0; i < FLOOD_STATUS; i++)
         worst = answers[i] > worst ? answers[i] : worst;
     printf("%s %d idle connections and %d slow senders (same uid): status answered in median %.2f ms, "
-           "worst %.2f ms of %d\n", storm ? "a storm of" : "held:", FLOOD_IDLE, FLOOD_SLOW,
-           bench_median(answers, FLOOD_STATUS) * 1e3, worst * 1e3, FLOOD_STATUS);
+           "worst %.2f ms of %d\n",
+           storm ? "a storm of" : "held:", FLOOD_IDLE, FLOOD_SLOW, bench_median(answers, FLOOD_STATUS) * 1e3,
+           worst * 1e3, FLOOD_STATUS);
 }
 
 /* WORK_ROUNDS rounds, each the same work without then with the flood: the
@@ -307,12 +310,15 @@ static void flood(const char *task, int storm, int pinned)
     report_answers(answers, storm);
     printf("  the process's work (%d x (%d regions registered and unregistered + %d multiply-adds), %.1f ms "
            "quiet), flooded / quiet, median of %d rounds: wall %.3f, its thread's CPU %.3f; the listener "
-           "thread's CPU meanwhile: %.1f%% of the work's\n", WORK_REPEATS, WORK_REGIONS, WORK_COMPUTE,
-           bench_median(quiet_wall, WORK_ROUNDS) * 1e3, WORK_ROUNDS, bench_median(wall, WORK_ROUNDS),
-           bench_median(cpu, WORK_ROUNDS), bench_median(listener, WORK_ROUNDS) * 100);
-    printf("  the listener thread took %.1f%% of a CPU (the most it can take from a host that has that CPU to "
-           "itself) while the flooder opened %.0f connections/s and sent %.0f one-byte sends/s\n",
-           bench_median(of_cpu, WORK_ROUNDS) * 100, bench_median(conns, WORK_ROUNDS), bench_median(bytes, WORK_ROUNDS));
+           "thread's CPU meanwhile: %.1f%% of the work's\n",
+           WORK_REPEATS, WORK_REGIONS, WORK_COMPUTE, bench_median(quiet_wall, WORK_ROUNDS) * 1e3, WORK_ROUNDS,
+           bench_median(wall, WORK_ROUNDS), bench_median(cpu, WORK_ROUNDS),
+           bench_median(listener, WORK_ROUNDS) * 100);
+    printf(
+        "  the listener thread took %.1f%% of a CPU (the most it can take from a host that has that CPU to "
+        "itself) while the flooder opened %.0f connections/s and sent %.0f one-byte sends/s\n",
+        bench_median(of_cpu, WORK_ROUNDS) * 100, bench_median(conns, WORK_ROUNDS),
+        bench_median(bytes, WORK_ROUNDS));
 }
 
 static double request_seconds(uint16_t op, uint32_t sinks)
@@ -343,8 +349,8 @@ int main(int argc, char **argv)
     listener_task(task, sizeof task);
     unsigned long long process0 = ticks_of("."), thread0 = ticks_of(task);
     sleep((unsigned)idle);
-    printf("idle %d s with the channel on: process %llu CPU ticks, listener thread %llu (%ld ticks/s)\n", idle,
-           ticks_of(".") - process0, ticks_of(task) - thread0, sysconf(_SC_CLK_TCK));
+    printf("idle %d s with the channel on: process %llu CPU ticks, listener thread %llu (%ld ticks/s)\n",
+           idle, ticks_of(".") - process0, ticks_of(task) - thread0, sysconf(_SC_CLK_TCK));
 
     static double rt[ROUND_TRIPS];
     for (int i = 0; i < ROUND_TRIPS; i++)
@@ -353,7 +359,7 @@ int main(int argc, char **argv)
            bench_median(rt, ROUND_TRIPS) * 1e6);
 
     printf("floods: %s\n", pinned ? "this process (and its listener) on CPU 0, the flooder on CPU 1"
-                                    : "not pinned (a single CPU)");
+                                  : "not pinned (a single CPU)");
     flood(task, 0, pinned);
     flood(task, 1, pinned);
 
@@ -361,7 +367,8 @@ int main(int argc, char **argv)
     static char names[REGIONS][24];
     for (int i = 0; i < REGIONS; i++) {
         snprintf(names[i], sizeof names[i], "bench_ctl_%d", i);
-        regions[i] = (jf_region){.struct_size = sizeof(jf_region), .addr = code + 16 * i, .size = 16, .name = names[i]};
+        regions[i] = (jf_region){
+            .struct_size = sizeof(jf_region), .addr = code + 16 * i, .size = 16, .name = names[i]};
     }
     if (jf_register_batch(regions, REGIONS) != 0)
         bench_die("jf_register_batch");

@@ -41,7 +41,7 @@ enum { RUNS = 5, CODE_SIZE = 64 };
 
 static size_t n_regions = 1000000;
 static char **names;
-static uint8_t *code;   /* n_regions * stride readable bytes */
+static uint8_t *code; /* n_regions * stride readable bytes */
 static size_t stride;
 static jf_cfi *cfi;
 static const char *tmp_dir = "/tmp";
@@ -179,8 +179,8 @@ static size_t format_debug(uint8_t *p, uintptr_t addr, uint64_t ts)
 
 static size_t format_unwind(uint8_t *p, uint64_t ts)
 {
-    static const uint8_t image[72] = {0x14, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 0x10, 1,
-                                      0x1b, 0x0c, 7, 8, 0x90, 1};
+    static const uint8_t image[72] = {0x14, 0, 0,    0,    0, 0,    0,    0, 1, 'z',  'R',
+                                      0,    1, 0x78, 0x10, 1, 0x1b, 0x0c, 7, 8, 0x90, 1};
     size_t n = record_header(p, 4, ts);
     n += put_u64(p + n, sizeof image);
     n += put_u64(p + n, 20);
@@ -277,9 +277,9 @@ int main(int argc, char **argv)
     if (bench_fresh_child(argc, argv, run_jitframes))
         return 0;
     if (argc > 2) {
-        double t = strcmp(argv[2], "a") == 0 ? run_stdio()
-                 : strcmp(argv[2], "b") == 0 ? run_write()
-                                             : run_jitframes();
+        double t = strcmp(argv[2], "a") == 0   ? run_stdio()
+                   : strcmp(argv[2], "b") == 0 ? run_write()
+                                               : run_jitframes();
         printf("%s: %.0f registrations/s\n", argv[2], (double)n_regions / t);
         return 0;
     }
@@ -300,10 +300,10 @@ int main(int argc, char **argv)
     struct statfs fs;
     int on_tmpfs = statfs(tmp_dir, &fs) == 0 && fs.f_type == 0x01021994; /* TMPFS_MAGIC */
     printf("%zu registrations of %d-byte regions, 3 records each (debug, unwind, load); "
-           "median of %d interleaved runs; files in %s (%s)\n", n_regions, CODE_SIZE, RUNS, tmp_dir,
-           on_tmpfs ? "tmpfs" : "not tmpfs");
-    printf("jitframes (durable, shared mapping): %10.0f registrations/s  %10.0f records/s\n",
-           rate_jf, 3 * rate_jf);
+           "median of %d interleaved runs; files in %s (%s)\n",
+           n_regions, CODE_SIZE, RUNS, tmp_dir, on_tmpfs ? "tmpfs" : "not tmpfs");
+    printf("jitframes (durable, shared mapping): %10.0f registrations/s  %10.0f records/s\n", rate_jf,
+           3 * rate_jf);
     printf("(a) 2 MiB stdio buffer (not durable): %10.0f registrations/s  ratio %.2fx (target >= 0.5x)\n",
            rate_a, rate_jf / rate_a);
     printf("(b) one write(2) per record:          %10.0f registrations/s  ratio %.2fx (target >= 1.5x)\n",

@@ -51,7 +51,10 @@ struct sample {
     double wall; /* seconds */
 };
 
-static double seconds(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
+static double seconds(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
 
 static double now(void)
 {
@@ -62,11 +65,13 @@ static double now(void)
 
 /* Each variant: which binary, and whether its calls go through trampolines. */
 enum variant { DIRECT, TRAMPOLINES, FLOOR_DIRECT, FLOOR, N_VARIANTS };
-static const char *const variant_name[N_VARIANTS] = {"direct", "trampolines", "floor-direct",
-                                                     "floor"};
+static const char *const variant_name[N_VARIANTS] = {"direct", "trampolines", "floor-direct", "floor"};
 static const char *binary[N_VARIANTS]; /* minivm twice, then the floor build twice */
 
-static int through_trampolines(enum variant v) { return v == TRAMPOLINES || v == FLOOR; }
+static int through_trampolines(enum variant v)
+{
+    return v == TRAMPOLINES || v == FLOOR;
+}
 
 static void child(const char *program, const char *n, enum variant v)
 {
@@ -190,16 +195,15 @@ int main(int argc, char **argv)
     for (int v = 0; v < n_variants; v++) {
         cpu[v] = median(samples[v], runs, 0);
         wall[v] = median(samples[v], runs, 1);
-        printf("median %-12s %.3f s (wall %.3f), %.2f ns per interpreted call\n", variant_name[v],
-               cpu[v], wall[v], cpu[v] / calls * 1e9);
+        printf("median %-12s %.3f s (wall %.3f), %.2f ns per interpreted call\n", variant_name[v], cpu[v],
+               wall[v], cpu[v] / calls * 1e9);
     }
     if (n_variants == N_VARIANTS) /* the floor build is a different binary: its own direct run */
         printf("ratio floor/floor-direct: %.3f CPU, %.3f wall (template in .text, +%.2f ns per call)\n",
                cpu[FLOOR] / cpu[FLOOR_DIRECT], wall[FLOOR] / wall[FLOOR_DIRECT],
                (cpu[FLOOR] - cpu[FLOOR_DIRECT]) / calls * 1e9);
     double d = cpu[DIRECT], t = cpu[TRAMPOLINES];
-    printf("ratio trampolines/direct: %.3f CPU, %.3f wall (+%.2f ns per call; target <= 1.05): %s\n",
-           t / d, wall[TRAMPOLINES] / wall[DIRECT], (t - d) / calls * 1e9,
-           t / d <= 1.05 ? "ok" : "ABOVE TARGET");
+    printf("ratio trampolines/direct: %.3f CPU, %.3f wall (+%.2f ns per call; target <= 1.05): %s\n", t / d,
+           wall[TRAMPOLINES] / wall[DIRECT], (t - d) / calls * 1e9, t / d <= 1.05 ? "ok" : "ABOVE TARGET");
     return 0;
 }

@@ -39,10 +39,10 @@ enum { RUNS = 5, REGION_SIZE = 64 };
 static const uintptr_t BASE = 0x7f0000000000u;
 
 static size_t n_regions = 1000000;
-static char **names;      /* "jit_fn_<i>" */
-static char **lines;      /* pre-formatted map lines for baseline (b) */
+static char **names; /* "jit_fn_<i>" */
+static char **lines; /* pre-formatted map lines for baseline (b) */
 static size_t *line_lens;
-static int profiling; /* one writer only: skip what is not measured */
+static int profiling;       /* one writer only: skip what is not measured */
 static unsigned table_flag; /* 0 or JF_CONFIG_NO_TABLE */
 
 static void prepare_inputs(void)
@@ -60,8 +60,8 @@ static void prepare_inputs(void)
             lines[i] = names[i];
             continue;
         }
-        int n = snprintf(buf, sizeof buf, "%lx %x %s\n", (unsigned long)(BASE + i * REGION_SIZE),
-                         REGION_SIZE, names[i]);
+        int n = snprintf(buf, sizeof buf, "%lx %x %s\n", (unsigned long)(BASE + i * REGION_SIZE), REGION_SIZE,
+                         names[i]);
         lines[i] = strdup(buf);
         line_lens[i] = (size_t)n;
         if (!names[i] || !lines[i])
@@ -109,7 +109,10 @@ static double run_jitframes_in(size_t per_call)
     return t;
 }
 
-static double run_jitframes(void) { return run_jitframes_in(1); }
+static double run_jitframes(void)
+{
+    return run_jitframes_in(1);
+}
 
 static pthread_mutex_t stdio_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -155,11 +158,17 @@ static double run_write(int check_limit)
 }
 
 /* (b) the floor: one write(2) of an already formatted line per entry. */
-static double run_write_baseline(void) { return run_write(0); }
+static double run_write_baseline(void)
+{
+    return run_write(0);
+}
 
 /* (c) the floor under this issue's own rule (check RLIMIT_FSIZE before
  * every write, never raise SIGXFSZ): getrlimit + write per entry. */
-static double run_checked_write_baseline(void) { return run_write(1); }
+static double run_checked_write_baseline(void)
+{
+    return run_write(1);
+}
 
 /* ns per getrlimit(RLIMIT_FSIZE) in a tight loop (warm caches). */
 static double getrlimit_ns(void)
@@ -219,8 +228,9 @@ int main(int argc, char **argv)
     printf("  jitframes / (a) = %.2fx   (target >= 3x) %s\n", jf / a, jf / a >= 3 ? "ok" : "MISSED");
     printf("  jitframes / (b) = %.2fx   (target >= 2x) %s\n", jf / b, jf / b >= 2 ? "ok" : "MISSED");
     printf("  jitframes / (c) = %.2fx\n", jf / c);
-    printf("  jf_register_batch, %d regions per call (durable per call): %.0f entries/s, %.2fx (a), %.2fx (b)\n",
-           BATCH, batched, batched / a, batched / b);
+    printf(
+        "  jf_register_batch, %d regions per call (durable per call): %.0f entries/s, %.2fx (a), %.2fx (b)\n",
+        BATCH, batched, batched / a, batched / b);
     printf("  per entry: jitframes %.0f ns, (a) %.0f ns, (b) %.0f ns, (c) %.0f ns; one getrlimit() %.0f ns\n",
            1e9 / jf, 1e9 / a, 1e9 / b, 1e9 / c, getrlimit_ns());
     bench_fresh_table_on_off(argv[0], n_regions); /* children: "<N> jitframes[-notable] fresh" */

@@ -44,16 +44,16 @@
 enum { ROUNDS = 5, REGION = 64, NAME = 32 };
 
 static uint8_t *code;
-static char *names;     /* NAME bytes per region: "jit_fn_N" */
-static size_t *place;   /* registration i goes to code + place[i] * REGION */
-static jf_cfi *cfi;     /* the cfi shapes: every region's unwind rules */
-static jf_fn *entries;  /* the trampoline shape: what was created */
+static char *names;    /* NAME bytes per region: "jit_fn_N" */
+static size_t *place;  /* registration i goes to code + place[i] * REGION */
+static jf_cfi *cfi;    /* the cfi shapes: every region's unwind rules */
+static jf_fn *entries; /* the trampoline shape: what was created */
 
 enum { NAME_ONLY, FILE_LINE, LINES, CFI_OWN, CFI_SHARED, TRAMPOLINE, SHAPES };
 static const char *const shape_names[SHAPES] = {"name", "file", "lines", "cfi", "cfi-shared", "trampoline"};
-static const char *const shape_titles[SHAPES] = {"name only", "+ file and line", "+ 4-row line table",
-                                                  "+ own unwind rules", "+ shared unwind rules",
-                                                  "trampoline create/destroy"};
+static const char *const shape_titles[SHAPES] = {
+    "name only",          "+ file and line",       "+ 4-row line table",
+    "+ own unwind rules", "+ shared unwind rules", "trampoline create/destroy"};
 static int shape;
 static const jf_line lines4[] = {{0, 10, NULL}, {8, 11, NULL}, {24, 12, NULL}, {40, 14, NULL}};
 int jf__cfi_share(jf_cfi *cfi); /* src/cfi.h: as trampolines share their template's */
@@ -136,7 +136,8 @@ __attribute__((noinline)) double unregister_all(size_t n)
 {
     double t0 = cpu_seconds();
     for (size_t i = 0; i < n; i++)
-        if ((shape == TRAMPOLINE ? jf_trampoline_destroy(entries[i]) : jf_unregister(code + place[i] * REGION)) != 0)
+        if ((shape == TRAMPOLINE ? jf_trampoline_destroy(entries[i])
+                                 : jf_unregister(code + place[i] * REGION)) != 0)
             bench_die(jf_last_error());
     return cpu_seconds() - t0;
 }
@@ -193,7 +194,7 @@ static void set_cfi(int s)
 
 enum { STANDBY, STANDBY_NO_TABLE, PERFMAP, JITDUMP, VARIANTS };
 static const char *const variant_names[VARIANTS] = {"standby (table)", "standby, no table", "perfmap",
-                                                     "jitdump"};
+                                                    "jitdump"};
 static size_t table_bytes, table_mapped;
 
 /* One round of variant v: ns per registration (and, for standby, the
@@ -309,7 +310,8 @@ static void measure_time_sources(void)
 /* Every shape in both orders (trampolines: the library places them). */
 static void measure_shapes(size_t n)
 {
-    printf("the table's cost by shape, table / no table, median of %d rotating rounds (target <= 1.2):\n", ROUNDS);
+    printf("the table's cost by shape, table / no table, median of %d rotating rounds (target <= 1.2):\n",
+           ROUNDS);
     for (shape = 0; shape < SHAPES; shape++) {
         set_cfi(shape);
         for (int random_order = 0; random_order < 2; random_order++) {
@@ -334,8 +336,7 @@ int main(int argc, char **argv)
             for (shape = SHAPES - 1; shape > 0 && strcmp(argv[i + 1], shape_names[shape]) != 0; shape--)
                 ;
             i++;
-        }
-        else
+        } else
             n = strtoul(argv[i], NULL, 10);
     }
     code = calloc(n ? n : 1, REGION);

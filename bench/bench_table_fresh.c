@@ -28,9 +28,9 @@
 enum { NAME = 32, REGION = 64, ROUNDS_MAX = 25 };
 
 typedef struct sample {
-    double cpu_ns;      /* per registration */
-    double minflt;      /* per registration */
-    double peak_mib;    /* the child's peak resident memory */
+    double cpu_ns;   /* per registration */
+    double minflt;   /* per registration */
+    double peak_mib; /* the child's peak resident memory */
 } sample;
 
 static double cpu_seconds(const struct rusage *u)
@@ -64,7 +64,8 @@ static int child(size_t n, unsigned sinks, int no_table, int fd)
             return 3;
     }
     getrusage(RUSAGE_SELF, &after);
-    double out[2] = {cpu_seconds(&after) - cpu_seconds(&before), (double)(after.ru_minflt - before.ru_minflt)};
+    double out[2] = {cpu_seconds(&after) - cpu_seconds(&before),
+                     (double)(after.ru_minflt - before.ru_minflt)};
     if (write(fd, out, sizeof out) != (ssize_t)sizeof out)
         return 4;
     jf_shutdown();
@@ -93,7 +94,8 @@ static sample run(size_t n, unsigned sinks, int no_table)
     close(p[0]);
     int status;
     struct rusage u;
-    if (wait4(pid, &status, 0, &u) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || k != sizeof got)
+    if (wait4(pid, &status, 0, &u) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        k != sizeof got)
         bench_die("bench_table_fresh: child failed");
     return (sample){got[0] / (double)n * 1e9, got[1] / (double)n, (double)u.ru_maxrss / 1024.0};
 }
@@ -132,7 +134,8 @@ int main(int argc, char **argv)
                "peak RSS %.1f MiB\n",
                v ? "no table" : "table", m[v][0], m[v][1], m[v][1] * (double)n, m[v][2]);
     }
-    printf("  table / no table: CPU %.3f, faults %.3f, peak RSS %.3f (+%.0f bytes per region)\n", m[0][0] / m[1][0],
-           m[0][1] / m[1][1], m[0][2] / m[1][2], (m[0][2] - m[1][2]) * 1048576.0 / (double)n);
+    printf("  table / no table: CPU %.3f, faults %.3f, peak RSS %.3f (+%.0f bytes per region)\n",
+           m[0][0] / m[1][0], m[0][1] / m[1][1], m[0][2] / m[1][2],
+           (m[0][2] - m[1][2]) * 1048576.0 / (double)n);
     return 0;
 }

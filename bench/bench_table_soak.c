@@ -78,7 +78,8 @@ static int read_once(int *consistent, size_t *live)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, p[1], 1);
     posix_spawn_file_actions_addclose(&fa, p[0]);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0); /* "changed during all N reads": counted here */
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY,
+                                     0); /* "changed during all N reads": counted here */
     char *args[] = {(char *)cli, "regions", pid, "--json", NULL};
     pid_t child;
     if (posix_spawn(&child, cli, &fa, NULL, args, environ) != 0)
@@ -235,12 +236,13 @@ int main(int argc, char **argv)
     for (int r = 0; r < n_rates; r++)
         for (int v = 0; v < 2; v++) {
             churn_result res = churn(v, rates[r], seconds);
-            printf("  %6.0f changes/s, %-8s: %zu changes, per change p50 %.1f us, p99 %.1f us, max %.1f us", rates[r],
-                   v ? "no table" : "table", res.changes, res.p50 / 1e3, res.p99 / 1e3, res.max / 1e3);
+            printf("  %6.0f changes/s, %-8s: %zu changes, per change p50 %.1f us, p99 %.1f us, max %.1f us",
+                   rates[r], v ? "no table" : "table", res.changes, res.p50 / 1e3, res.p99 / 1e3,
+                   res.max / 1e3);
             if (!v && cli)
-                printf("; reader: %zu reads, %zu consistent, %zu failed, %zu-%zu live listed", res.reads.reads,
-                       res.reads.consistent, res.reads.failed, res.reads.reads ? res.reads.min_live : 0,
-                       res.reads.max_live);
+                printf("; reader: %zu reads, %zu consistent, %zu failed, %zu-%zu live listed",
+                       res.reads.reads, res.reads.consistent, res.reads.failed,
+                       res.reads.reads ? res.reads.min_live : 0, res.reads.max_live);
             printf("\n");
             fflush(stdout);
         }

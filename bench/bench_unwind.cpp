@@ -27,7 +27,8 @@
 #include <algorithm>
 #include <vector>
 
-namespace {
+namespace
+{
 
 const int ITER = 10000;
 const int NAIVE_ITER = 200; /* (3) is two orders of magnitude slower */
@@ -153,10 +154,10 @@ void put_u32(uint8_t *p, uint32_t v)
 void build_naive_table(uint8_t *t, uintptr_t pc)
 {
     static const uint8_t cie[24] = {
-        20, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x00, /* absptr */
-        0x0c, 7, 8,   /* def_cfa rsp+8 */
-        0x90, 1,      /* ra at cfa-8 */
-        0, 0,         /* nops */
+        20,   0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x00, /* absptr */
+        0x0c, 7, 8,                                                      /* def_cfa rsp+8 */
+        0x90, 1,                                                         /* ra at cfa-8 */
+        0,    0,                                                         /* nops */
     };
     memcpy(t, cie, sizeof cie);
     uint8_t *fde = t + 24;
@@ -203,8 +204,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1)
         n_regions = strtoul(argv[1], NULL, 10);
-    code = static_cast<uint8_t *>(mmap(NULL, n_regions * REGION_SIZE, PROT_READ | PROT_WRITE,
-                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    code = static_cast<uint8_t *>(
+        mmap(NULL, n_regions * REGION_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     if (code == MAP_FAILED)
         return 1;
     memset(code, 0xc3, n_regions * REGION_SIZE);

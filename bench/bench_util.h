@@ -124,7 +124,8 @@ static inline bench_usage bench_usage_median(const bench_usage *runs, size_t n)
 }
 
 /* The table-on against JF_CONFIG_NO_TABLE figures of fresh runs of n_regions. */
-static inline void bench_print_fresh(const bench_usage *on, const bench_usage *off, size_t runs, size_t n_regions)
+static inline void bench_print_fresh(const bench_usage *on, const bench_usage *off, size_t runs,
+                                     size_t n_regions)
 {
     bench_usage a = bench_usage_median(on, runs), b = bench_usage_median(off, runs);
     double n = (double)n_regions;
@@ -136,7 +137,8 @@ static inline void bench_print_fresh(const bench_usage *on, const bench_usage *o
            b.wall * 1e9 / n, a.wall / b.wall);
     printf("  minor page faults in the run         %8ld    / %8ld     %.2fx\n", a.minflt, b.minflt,
            (double)a.minflt / (double)(b.minflt ? b.minflt : 1));
-    printf("  peak RSS of the process              %8.1f MiB / %6.1f MiB  %.2fx; the table's share %.0f bytes per region\n",
+    printf("  peak RSS of the process              %8.1f MiB / %6.1f MiB  %.2fx; the table's share %.0f "
+           "bytes per region\n",
            a.maxrss_kb / 1024.0, b.maxrss_kb / 1024.0, (double)a.maxrss_kb / (double)b.maxrss_kb,
            (double)(a.maxrss_kb - b.maxrss_kb) * 1024.0 / n);
 }

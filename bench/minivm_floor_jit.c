@@ -19,8 +19,8 @@
 void jitframes_trampoline_template(void);
 void *jitframes_trampoline_slot;
 
-enum mvm_jit_status mvm_jit_attach(struct mvm_jit *jit, struct mvm_program *prog,
-                                   const char *file, char *why, size_t why_size)
+enum mvm_jit_status mvm_jit_attach(struct mvm_jit *jit, struct mvm_program *prog, const char *file, char *why,
+                                   size_t why_size)
 {
     (void)file, (void)why, (void)why_size;
     jit->initialised = 0;

@@ -73,7 +73,7 @@ typedef struct run {
     int reused;               /* ...and one made after: its copy may sit where the
                                  old one was (see check_file); or a region was
                                  moved onto space some other region left */
-    size_t next; /* offset in code[] of the next region */
+    size_t next;              /* offset in code[] of the next region */
 } run;
 
 static _Alignas(4096) uint8_t code[CODE_BYTES];
@@ -302,7 +302,8 @@ static void move_regions(run *r, input *in)
         picks[i] = (size_t)take(in, 1) % r->n_live;
         moves[i] = (jf_region_move){r->live[picks[i]], take_destination(r, in, picks[i])};
     }
-    int rc = check_rc("jf_move_batch", n == 1 ? jf_move(moves[0].from, moves[0].to) : jf_move_batch(moves, n));
+    int rc = check_rc("jf_move_batch",
+                      n == 1 ? jf_move(moves[0].from, moves[0].to) : jf_move_batch(moves, n));
     for (size_t i = 0; rc == 0 && i < n; i++)
         r->live[picks[i]] = moves[i].to;
     for (size_t i = 0; i < r->n_live; i++) /* each is still where the harness says */
@@ -310,7 +311,10 @@ static void move_regions(run *r, input *in)
             fail("a live region is not where the last jf_move_batch left it", rc);
 }
 
-static long trampoline_target(long a, long b) { return a + b; }
+static long trampoline_target(long a, long b)
+{
+    return a + b;
+}
 
 static void create_trampoline(run *r, input *in)
 {
@@ -350,8 +354,8 @@ static void check_symfiles(void)
     for (struct jit_code_entry *e = __jit_debug_descriptor.first_entry; e; e = e->next_entry) {
         jft_error err = {0};
         if (elf_check((const uint8_t *)e->symfile_addr, e->symfile_size, NULL, &err) != 0) {
-            fprintf(stderr, "fuzz_api: symfile at %p: %s (at %llu)\n", (const void *)e->symfile_addr,
-                    err.msg, (unsigned long long)err.where);
+            fprintf(stderr, "fuzz_api: symfile at %p: %s (at %llu)\n", (const void *)e->symfile_addr, err.msg,
+                    (unsigned long long)err.where);
             abort();
         }
     }
@@ -443,7 +447,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 10: move_regions(&r, &in); break;
         case 8: create_trampoline(&r, &in); break;
         case 9: destroy_trampoline(&r, (size_t)take(&in, 1)); break;
-        case 0: case 1: case 2: cfi_call(&r, &in); break;
+        case 0:
+        case 1:
+        case 2: cfi_call(&r, &in); break;
         case 3: register_one(&r, &in); break;
         case 4: register_batch(&r, &in); break;
         case 5: unregister_one(&r, &in); break;

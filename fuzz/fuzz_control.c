@@ -69,7 +69,8 @@ static void serve(const uint8_t *data, size_t size, int expect_ok)
     static jf__ctl_reply r;
     size_t got = read_reply(sv[0], buf);
     close(sv[0]);
-    if (got < JF_CTL_REPLY_HEADER_SIZE || jf__ctl_reply_size(buf) != got || jf__ctl_decode_reply(buf, got, &r) != 0)
+    if (got < JF_CTL_REPLY_HEADER_SIZE || jf__ctl_reply_size(buf) != got ||
+        jf__ctl_decode_reply(buf, got, &r) != 0)
         __builtin_trap();
     if ((r.status == 0) != expect_ok)
         __builtin_trap();

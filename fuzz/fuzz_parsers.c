@@ -50,8 +50,8 @@ static void fuzz_jitdump(const uint8_t *data, size_t size)
 /* A valid x86_64 header followed by the input as records. */
 static void fuzz_jitdump_records(const uint8_t *data, size_t size)
 {
-    static const uint8_t header[40] = {0x44, 0x54, 0x69, 0x4a, 1, 0, 0, 0, 40, 0, 0, 0, 62, 0, 0, 0,
-                                       0, 0, 0, 0, 0x92, 0x10, 0, 0};
+    static const uint8_t header[40] = {0x44, 0x54, 0x69, 0x4a, 1, 0, 0, 0, 40,   0,    0, 0,
+                                       62,   0,    0,    0,    0, 0, 0, 0, 0x92, 0x10, 0, 0};
     uint8_t *buf = malloc(sizeof header + size);
     if (!buf)
         return;

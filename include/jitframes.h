@@ -167,13 +167,15 @@ typedef void (*jf_control_fn)(void *ctx, unsigned sinks);
 JF_API void jf_set_control_callback(jf_control_fn fn, void *ctx);
 
 typedef struct jf_config {
-    size_t struct_size; /* sizeof(jf_config) */
-    unsigned sinks;     /* JF_SINK_* bits enabled in addition to $JITFRAMES */
-    unsigned flags;     /* JF_CONFIG_* */
+    size_t struct_size;   /* sizeof(jf_config) */
+    unsigned sinks;       /* JF_SINK_* bits enabled in addition to $JITFRAMES */
+    unsigned flags;       /* JF_CONFIG_* */
     const char *dump_dir; /* jitdump directory; NULL: $JITFRAMES_DIR, else /tmp */
 } jf_config;
 
+/* clang-format off */
 #define JF_CONFIG_INIT {sizeof(jf_config), 0u, 0u, NULL}
+/* clang-format on */
 
 /*
  * Initialise (reference-counted). The first call sets the library up: it reads
@@ -292,10 +294,12 @@ typedef struct jf_region {
     uint32_t line;        /* optional first line of `file` (0: unknown) */
     const jf_line *lines; /* optional line table, sorted by offset */
     size_t n_lines;
-    const jf_cfi *cfi;    /* optional unwind rules; NULL: no unwind info is emitted */
+    const jf_cfi *cfi; /* optional unwind rules; NULL: no unwind info is emitted */
 } jf_region;
 
+/* clang-format off */
 #define JF_REGION_INIT {sizeof(jf_region), NULL, 0, NULL, NULL, 0, NULL, 0, NULL}
+/* clang-format on */
 
 /* Longest name kept, in bytes; longer names are cut at a UTF-8 boundary. */
 #define JF_NAME_MAX 4000
@@ -566,7 +570,9 @@ typedef struct jf_standard_frame {
     size_t after_pop;      /* 0: none */
 } jf_standard_frame;
 
+/* clang-format off */
 #define JF_STANDARD_FRAME_INIT {sizeof(jf_standard_frame), 0, 0, 0, 0, 0, 0}
+/* clang-format on */
 
 JF_API int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame);
 
@@ -646,7 +652,9 @@ typedef struct jf_trampoline_options {
     size_t align;       /* 0 (8 bytes), or a power of two up to 64 each copy starts at */
 } jf_trampoline_options;
 
+/* clang-format off */
 #define JF_TRAMPOLINE_OPTIONS_INIT {sizeof(jf_trampoline_options), NULL, 0, 0}
+/* clang-format on */
 
 /*
  * Create a trampoline named `name` (and opts->file:line) that calls
@@ -779,7 +787,7 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * From jf_init (standby included) to the last jf_shutdown, every live region
  * (address, size, name, source file, first line, line table, unwind rules,
  * when it was published) and the last removed ones (with their removal
- * time; 4096, or a 32nd of the slots of a grown table, at most 65,536) are kept in a table another
+ * time; 4096, or a 32nd of a grown table's slots, 16,384 to 65,536) are kept in a table another
  * process may read from this one's memory when the kernel lets it ptrace it:
  * `jitframes regions PID`, `jitframes perfmap PID`, `jitframes record PID`
  * (which follows it while perf records), an eBPF profiler. No
@@ -826,15 +834,17 @@ typedef struct jf_sink_stats {
 
 /* A struct tag, not a typedef: jf_stats is also the function's name. */
 struct jf_stats {
-    size_t struct_size;          /* sizeof(struct jf_stats) */
-    uint64_t live_regions;       /* regions currently registered */
+    size_t struct_size;                /* sizeof(struct jf_stats) */
+    uint64_t live_regions;             /* regions currently registered */
     jf_sink_stats sink[JF_SINK_COUNT]; /* indexed perfmap, jitdump, gdb, unwind */
-    uint64_t table_dropped;      /* registrations the published table could not hold (memory ran out
+    uint64_t table_dropped;            /* registrations the published table could not hold (memory ran out
                                   * and it could not grow): readers see JF_PUB_INCOMPLETE and the
                                   * header's dropped count; jf_published_table says JF_ERANGE */
 };
 
+/* clang-format off */
 #define JF_STATS_INIT {sizeof(struct jf_stats), 0, {{0, 0, 0, 0, 0, 0}}, 0}
+/* clang-format on */
 
 /* Fill *stats (its struct_size must be set; see the struct_size convention
  * at the top). Before jf_init, and after the last jf_shutdown, every counter

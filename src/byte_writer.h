@@ -22,8 +22,8 @@
 typedef struct jf__writer {
     uint8_t *buf; /* may be NULL when cap is 0 */
     size_t cap;
-    size_t pos;   /* bytes emitted so far, written or not; saturates at SIZE_MAX */
-    int overflow; /* 1 once anything did not fit */
+    size_t pos;     /* bytes emitted so far, written or not; saturates at SIZE_MAX */
+    int overflow;   /* 1 once anything did not fit */
     int big_endian; /* byte order of the integers written */
 } jf__writer;
 
@@ -83,11 +83,26 @@ static inline void jf__put_uint(jf__writer *w, uint64_t v, size_t n)
         jf__store_uint(p, v, n, w->big_endian);
 }
 
-static inline void jf__put_u8(jf__writer *w, uint8_t v) { jf__put_uint(w, v, 1); }
-static inline void jf__put_u16(jf__writer *w, uint16_t v) { jf__put_uint(w, v, 2); }
-static inline void jf__put_u32(jf__writer *w, uint32_t v) { jf__put_uint(w, v, 4); }
-static inline void jf__put_u64(jf__writer *w, uint64_t v) { jf__put_uint(w, v, 8); }
-static inline void jf__put_s32(jf__writer *w, int32_t v) { jf__put_uint(w, (uint32_t)v, 4); }
+static inline void jf__put_u8(jf__writer *w, uint8_t v)
+{
+    jf__put_uint(w, v, 1);
+}
+static inline void jf__put_u16(jf__writer *w, uint16_t v)
+{
+    jf__put_uint(w, v, 2);
+}
+static inline void jf__put_u32(jf__writer *w, uint32_t v)
+{
+    jf__put_uint(w, v, 4);
+}
+static inline void jf__put_u64(jf__writer *w, uint64_t v)
+{
+    jf__put_uint(w, v, 8);
+}
+static inline void jf__put_s32(jf__writer *w, int32_t v)
+{
+    jf__put_uint(w, (uint32_t)v, 4);
+}
 
 /* A NUL-terminated string, terminator included. */
 static inline void jf__put_cstr(jf__writer *w, const char *s)
@@ -137,7 +152,13 @@ static inline void jf__patch_uint(jf__writer *w, size_t at, uint64_t v, size_t n
     jf__store_uint(w->buf + at, v, n, w->big_endian);
 }
 
-static inline void jf__patch_u32(jf__writer *w, size_t at, uint32_t v) { jf__patch_uint(w, at, v, 4); }
-static inline void jf__patch_u64(jf__writer *w, size_t at, uint64_t v) { jf__patch_uint(w, at, v, 8); }
+static inline void jf__patch_u32(jf__writer *w, size_t at, uint32_t v)
+{
+    jf__patch_uint(w, at, v, 4);
+}
+static inline void jf__patch_u64(jf__writer *w, size_t at, uint64_t v)
+{
+    jf__patch_uint(w, at, v, 8);
+}
 
 #endif

@@ -47,13 +47,13 @@ struct jf_cfi {
     uint32_t code_align;
     int32_t data_align;
     uint32_t ra_reg;
-    size_t cie_len;  /* ops[0, cie_len): the encoded CIE record */
+    size_t cie_len;     /* ops[0, cie_len): the encoded CIE record */
     size_t cie_enc_off; /* offset of the CIE's FDE pointer encoding byte */
     uint8_t *ops;
     size_t ops_len, ops_cap;
-    cfi_fde *fdes;   /* sorted by start, never overlapping */
+    cfi_fde *fdes; /* sorted by start, never overlapping */
     size_t n_fdes, fdes_cap;
-    int one_block;   /* a clone: ops and fdes live in this allocation */
+    int one_block; /* a clone: ops and fdes live in this allocation */
     /* Shared (see jf__cfi_share): immutable, clones take a reference instead
      * of copying, and the last jf__cfi_free frees it. `shared` is set before
      * the description is published and never changes; only the count is
@@ -61,9 +61,9 @@ struct jf_cfi {
     int shared;
     size_t shared_refs;
     /* Builder state. */
-    size_t cur;      /* index of the open FDE, NO_FDE if none */
-    size_t loc;      /* region offset the next rules take effect at */
-    unsigned depth;  /* remember_state nesting in the open FDE */
+    size_t cur;         /* index of the open FDE, NO_FDE if none */
+    size_t loc;         /* region offset the next rules take effect at */
+    unsigned depth;     /* remember_state nesting in the open FDE */
     const char *failed; /* first builder call that failed, NULL if none */
 };
 
@@ -652,8 +652,10 @@ static int check_frame_order(const jf_standard_frame *f, int needs_epilogue_star
         return jf__fail(JF_EINVAL, "%s: epilogue_start %zu is not in [after_fp_set, after_pop)", fn,
                         f->epilogue_start);
     if (needs_epilogue_start && !f->epilogue_start)
-        return jf__fail(JF_EINVAL, "%s: this architecture reloads the frame pointer before popping: "
-                        "epilogue_start is required with after_pop", fn);
+        return jf__fail(JF_EINVAL,
+                        "%s: this architecture reloads the frame pointer before popping: "
+                        "epilogue_start is required with after_pop",
+                        fn);
     return 0;
 }
 
@@ -715,15 +717,18 @@ int jf_cfi_add_standard_frame(jf_cfi *cfi, const jf_standard_frame *frame)
     /* The epilogue fields are optional: a struct without them has none. */
     size_t required = offsetof(jf_standard_frame, after_fp_set) + sizeof frame->after_fp_set;
     if (!frame || frame->struct_size < required)
-        return builder_error(cfi, fn, JF_EINVAL, "frame is NULL or its struct_size is not set "
-                                                 "(use JF_STANDARD_FRAME_INIT)");
+        return builder_error(cfi, fn, JF_EINVAL,
+                             "frame is NULL or its struct_size is not set "
+                             "(use JF_STANDARD_FRAME_INIT)");
     jf_standard_frame copy = JF_STANDARD_FRAME_INIT;
     memcpy(&copy, frame, frame->struct_size < sizeof copy ? frame->struct_size : sizeof copy);
     frame = &copy;
     const jf__cfi_arch_facts *a = cfi->arch;
     if (!a->has_frame_record)
-        return builder_error(cfi, fn, JF_ENOTSUP, "%s has no standard frame record: describe the "
-                             "frame with the rules (jf_cfi_offset...)", a->name);
+        return builder_error(cfi, fn, JF_ENOTSUP,
+                             "%s has no standard frame record: describe the "
+                             "frame with the rules (jf_cfi_offset...)",
+                             a->name);
     if ((rc = check_frame_order(frame, a->fp_reloaded_apart)) != 0)
         return builder_fail(cfi, fn, rc);
     if ((rc = jf_cfi_begin_fde(cfi, frame->start, frame->end)) != 0)
@@ -767,33 +772,42 @@ static int skip_operands(insn_reader *r, uint8_t op, uint64_t *advance)
 {
     uint64_t a, b;
     switch (op) {
-    case DW_CFA_nop: case DW_CFA_remember_state: case DW_CFA_restore_state: case DW_CFA_GNU_window_save:
-        return 0;
+    case DW_CFA_nop:
+    case DW_CFA_remember_state:
+    case DW_CFA_restore_state:
+    case DW_CFA_GNU_window_save: return 0;
     case DW_CFA_advance_loc1: return r->p < r->end ? (*advance = *r->p++, 0) : -1;
     case DW_CFA_advance_loc2:
-        if (r->end - r->p < 2) return -1;
+        if (r->end - r->p < 2)
+            return -1;
         *advance = jf__load_uint(r->p, 2, JF_HOST_BIG_ENDIAN);
         r->p += 2;
         return 0;
     case DW_CFA_advance_loc4:
-        if (r->end - r->p < 4) return -1;
+        if (r->end - r->p < 4)
+            return -1;
         *advance = jf__load_host_u32(r->p);
         r->p += 4;
         return 0;
-    case DW_CFA_undefined: case DW_CFA_same_value: case DW_CFA_def_cfa_register:
-    case DW_CFA_def_cfa_offset: case DW_CFA_def_cfa_offset_sf: case DW_CFA_restore_extended:
-    case DW_CFA_GNU_args_size:
-        return read_uleb(r, &a);
-    case DW_CFA_offset_extended: case DW_CFA_register: case DW_CFA_def_cfa: case DW_CFA_offset_extended_sf:
-    case DW_CFA_def_cfa_sf: case DW_CFA_val_offset: case DW_CFA_val_offset_sf:
-    case DW_CFA_GNU_negative_offset_extended:
-        return read_uleb(r, &a) || read_uleb(r, &b) ? -1 : 0;
-    case DW_CFA_def_cfa_expression:
-        return read_uleb(r, &a) || skip_bytes(r, a) ? -1 : 0;
-    case DW_CFA_expression: case DW_CFA_val_expression:
-        return read_uleb(r, &a) || read_uleb(r, &b) || skip_bytes(r, b) ? -1 : 0;
-    default:
-        return -1; /* DW_CFA_set_loc (address encoding unknown here) and unknown opcodes */
+    case DW_CFA_undefined:
+    case DW_CFA_same_value:
+    case DW_CFA_def_cfa_register:
+    case DW_CFA_def_cfa_offset:
+    case DW_CFA_def_cfa_offset_sf:
+    case DW_CFA_restore_extended:
+    case DW_CFA_GNU_args_size: return read_uleb(r, &a);
+    case DW_CFA_offset_extended:
+    case DW_CFA_register:
+    case DW_CFA_def_cfa:
+    case DW_CFA_offset_extended_sf:
+    case DW_CFA_def_cfa_sf:
+    case DW_CFA_val_offset:
+    case DW_CFA_val_offset_sf:
+    case DW_CFA_GNU_negative_offset_extended: return read_uleb(r, &a) || read_uleb(r, &b) ? -1 : 0;
+    case DW_CFA_def_cfa_expression: return read_uleb(r, &a) || skip_bytes(r, a) ? -1 : 0;
+    case DW_CFA_expression:
+    case DW_CFA_val_expression: return read_uleb(r, &a) || read_uleb(r, &b) || skip_bytes(r, b) ? -1 : 0;
+    default: return -1; /* DW_CFA_set_loc (address encoding unknown here) and unknown opcodes */
     }
 }
 
@@ -1088,7 +1102,7 @@ static int rel32(uint64_t target, uint64_t place, int32_t *out)
     if (d > (uint64_t)INT32_MAX && d < (uint64_t)0 - ((uint64_t)INT32_MAX + 1))
         return jf__fail(JF_ERANGE, "unwind image: address 0x%llx is out of 32-bit reach of 0x%llx",
                         (unsigned long long)target, (unsigned long long)place);
-    *out = d > (uint64_t)INT32_MAX ? (int32_t)-(int64_t)((uint64_t)0 - d) : (int32_t)d;
+    *out = d > (uint64_t)INT32_MAX ? (int32_t) - (int64_t)((uint64_t)0 - d) : (int32_t)d;
     return 0;
 }
 

@@ -9,7 +9,6 @@
 
 #include "arch/cfi_arch.h"
 
-
 /* The architecture this library was built for, or -1 if none of the above. */
 int jf__cfi_host_arch(void);
 
@@ -37,8 +36,8 @@ typedef struct jf__raw_cie {
  * restore_state. Returns NULL with the last error set if they are not valid.
  * The result is closed: builder calls on it fail. Free with jf_cfi_free.
  */
-struct jf_cfi *jf__cfi_from_raw(const jf__raw_cie *cie, const uint8_t *fde_insns,
-                                size_t fde_insns_len, size_t start, size_t end);
+struct jf_cfi *jf__cfi_from_raw(const jf__raw_cie *cie, const uint8_t *fde_insns, size_t fde_insns_len,
+                                size_t start, size_t end);
 
 /* The published table's form of a description (src/pub_layout.h: jf__pub_cfi,
  * host byte order): its size (0 if it has none: incomplete, no FDE, ranges
@@ -108,8 +107,7 @@ size_t jf__cfi_max_image_size(const struct jf_cfi *cfi);
  * (fresh from jf_cfi_new) gives the CIE and a header with no entry: unwind
  * data that describes nothing. Returns 0 or a JF_E* code.
  */
-int jf__cfi_emit(const struct jf_cfi *cfi, jf__eh_layout layout, uint64_t code_addr,
-                 uint64_t code_size, uint64_t image_addr, uint8_t *buf, size_t cap,
-                 jf__eh_image *out);
+int jf__cfi_emit(const struct jf_cfi *cfi, jf__eh_layout layout, uint64_t code_addr, uint64_t code_size,
+                 uint64_t image_addr, uint8_t *buf, size_t cap, jf__eh_image *out);
 
 #endif

@@ -44,8 +44,8 @@ void jf__control_close_inherited(void);
 
 /* One accepted connection whose request is being read (control_serve.c). */
 typedef struct jf__ctl_conn {
-    int fd;               /* non-blocking; -1: a free slot */
-    uid_t uid;            /* the peer's, from SO_PEERCRED */
+    int fd;    /* non-blocking; -1: a free slot */
+    uid_t uid; /* the peer's, from SO_PEERCRED */
     pid_t pid;
     uint64_t deadline_ns; /* jf__monotonic_ns() by which the request must be in */
     size_t got;

@@ -37,7 +37,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum { PENDING_MAX = 128, ADMITTING = PENDING_MAX, ACCEPTS_PER_ROUND = 16, BACKOFF_MS = 1000, PATIENCE_MS = 100 };
+enum {
+    PENDING_MAX = 128,
+    ADMITTING = PENDING_MAX,
+    ACCEPTS_PER_ROUND = 16,
+    BACKOFF_MS = 1000,
+    PATIENCE_MS = 100
+};
 
 static jf__ctl_conn pending[PENDING_MAX];
 /* When to look again at a connection whose request came in part; 0: it is
@@ -85,7 +91,8 @@ static int slot_for(pid_t pid)
             return i;
         if (oldest < 0 || pending[i].deadline_ns < pending[oldest].deadline_ns)
             oldest = i;
-        if (pending[i].pid == pid && (own_oldest < 0 || pending[i].deadline_ns < pending[own_oldest].deadline_ns))
+        if (pending[i].pid == pid &&
+            (own_oldest < 0 || pending[i].deadline_ns < pending[own_oldest].deadline_ns))
             own_oldest = i;
     }
     int victim = own_oldest >= 0 ? own_oldest : oldest;

@@ -68,8 +68,10 @@ int jf__control_peer_obeyed(uid_t peer_uid, char *why, size_t cap)
         return 0;
     }
     if (!names_someone(peer_uid)) { /* /proc read only for those who would be obeyed */
-        snprintf(why, cap, "refused: the peer's uid has no mapping in this process's user namespace "
-                           "(it reads as the overflow uid %u, as every unmapped one does)%s", (unsigned)peer_uid,
+        snprintf(why, cap,
+                 "refused: the peer's uid has no mapping in this process's user namespace "
+                 "(it reads as the overflow uid %u, as every unmapped one does)%s",
+                 (unsigned)peer_uid,
                  self == peer_uid ? "; nor has this process's own uid: it obeys no one" : "");
         return 0;
     }

@@ -116,8 +116,9 @@ int jf__control_admit(jf__ctl_conn *c)
         return 0;
     }
     if (!jf__control_peer_obeyed(peer.uid, why, sizeof why)) {
-        jf__log_sampled(&refused, JF_LOG_WARNING, "control channel: refused a request from uid %u (pid %ld): %s",
-                        (unsigned)peer.uid, (long)peer.pid, why);
+        jf__log_sampled(&refused, JF_LOG_WARNING,
+                        "control channel: refused a request from uid %u (pid %ld): %s", (unsigned)peer.uid,
+                        (long)peer.pid, why);
         answer(c, JF_EACCES, why, 0);
         return 0;
     }
@@ -130,7 +131,8 @@ int jf__control_admit(jf__ctl_conn *c)
 
 /* Answer an obeyed peer: the outcome of its request, with the process's
  * state if it was read. */
-static void conclude(const jf__ctl_conn *c, const jf__ctl_request *req, int rc, const char *message, int with_state)
+static void conclude(const jf__ctl_conn *c, const jf__ctl_request *req, int rc, const char *message,
+                     int with_state)
 {
     reply = (jf__ctl_reply){.version = JF_CTL_VERSION, .op = req->op};
     answer(c, rc, message, with_state);

@@ -134,8 +134,8 @@ static void load_u64s(const uint8_t *p, uint64_t *out, int n)
 int jf__ctl_decode_reply(const uint8_t *buf, size_t len, jf__ctl_reply *r)
 {
     if (len < JF_CTL_REPLY_HEADER_SIZE || jf__ctl_reply_size(buf) != len)
-        return jf__fail(JF_EINVAL, "control reply: %s", len < JF_CTL_REPLY_HEADER_SIZE ? "too short"
-                                                                                       : jf_last_error());
+        return jf__fail(JF_EINVAL, "control reply: %s",
+                        len < JF_CTL_REPLY_HEADER_SIZE ? "too short" : jf_last_error());
     memset(r, 0, sizeof *r);
     r->version = (uint16_t)load_le(buf + 4, 2);
     r->op = (uint16_t)load_le(buf + 6, 2);

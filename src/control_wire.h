@@ -30,27 +30,27 @@ enum jf__ctl_op { JF_CTL_STATUS = 1, JF_CTL_ENABLE = 2, JF_CTL_DISABLE = 3 };
 
 typedef struct jf__ctl_request {
     uint16_t version;
-    uint16_t op;     /* enum jf__ctl_op */
-    uint32_t sinks;  /* JF_SINK_* bits for enable and disable; 0 for status */
+    uint16_t op;    /* enum jf__ctl_op */
+    uint32_t sinks; /* JF_SINK_* bits for enable and disable; 0 for status */
 } jf__ctl_request;
 
 /* What the process answers. Its state (pid onwards) is all zero in a reply
  * to a client whose uid is refused. */
 typedef struct jf__ctl_reply {
     uint16_t version;
-    uint16_t op;       /* the request's op; 0 if it could not be read */
-    int32_t status;    /* 0, or the JF_E* code of the failure */
-    uint32_t pid;      /* getpid() in the process: its own pid namespace's view */
-    uint32_t uid;      /* its effective uid */
-    uint32_t enabled;  /* jf_enabled_sinks() after the request */
-    uint32_t failed;   /* sinks that disabled themselves after a failure */
+    uint16_t op;      /* the request's op; 0 if it could not be read */
+    int32_t status;   /* 0, or the JF_E* code of the failure */
+    uint32_t pid;     /* getpid() in the process: its own pid namespace's view */
+    uint32_t uid;     /* its effective uid */
+    uint32_t enabled; /* jf_enabled_sinks() after the request */
+    uint32_t failed;  /* sinks that disabled themselves after a failure */
     uint64_t live_regions;
     uint64_t regions[JF_SINK_COUNT]; /* jf_stats, indexed like jf_stats.sink[] */
     uint64_t bytes[JF_SINK_COUNT];
     uint64_t errors[JF_SINK_COUNT];
-    uint16_t lib_version[3];         /* major, minor, patch */
-    char message[JF_CTL_MESSAGE_MAX + 1];  /* why it failed, "" on success */
-    char dump_dir[JF_CTL_DIR_MAX + 1];     /* the jitdump directory, as the process sees it */
+    uint16_t lib_version[3];              /* major, minor, patch */
+    char message[JF_CTL_MESSAGE_MAX + 1]; /* why it failed, "" on success */
+    char dump_dir[JF_CTL_DIR_MAX + 1];    /* the jitdump directory, as the process sees it */
 } jf__ctl_reply;
 
 void jf__ctl_encode_request(const jf__ctl_request *req, uint8_t out[JF_CTL_REQUEST_SIZE]);

@@ -112,9 +112,9 @@ typedef struct builder {
     uint16_t index[SEC_KINDS]; /* section index, 0 when absent */
     uint16_t shnum;
     section sec[SEC_KINDS];
-    uint32_t text_name;        /* ".text" in .shstrtab, then ".text.1", ".text.2"... */
-    uint64_t *line_offsets;    /* per region: its line program in .debug_line */
-    const char **files;        /* scratch: one region's file table */
+    uint32_t text_name;     /* ".text" in .shstrtab, then ".text.1", ".text.2"... */
+    uint64_t *line_offsets; /* per region: its line program in .debug_line */
+    const char **files;     /* scratch: one region's file table */
 } builder;
 
 /* ---- source lines ------------------------------------------------------ */
@@ -246,20 +246,36 @@ static void put_line_program(jf__writer *w, const jf__live *r, const char **file
 static void put_abbrevs(jf__writer *w)
 {
     static const uint8_t abbrevs[] = {
-        ABBREV_CU, DW_TAG_compile_unit, DW_CHILDREN_yes,
-        DW_AT_producer, DW_FORM_string,
-        DW_AT_language, DW_FORM_data2,
-        DW_AT_name, DW_FORM_string,
-        DW_AT_low_pc, DW_FORM_addr,
-        DW_AT_high_pc, DW_FORM_data8,
-        DW_AT_stmt_list, DW_FORM_sec_offset,
-        0, 0,
-        ABBREV_SUBPROGRAM, DW_TAG_subprogram, DW_CHILDREN_no,
-        DW_AT_name, DW_FORM_string,
-        DW_AT_external, DW_FORM_flag_present,
-        DW_AT_low_pc, DW_FORM_addr,
-        DW_AT_high_pc, DW_FORM_data8,
-        0, 0,
+        ABBREV_CU,
+        DW_TAG_compile_unit,
+        DW_CHILDREN_yes,
+        DW_AT_producer,
+        DW_FORM_string,
+        DW_AT_language,
+        DW_FORM_data2,
+        DW_AT_name,
+        DW_FORM_string,
+        DW_AT_low_pc,
+        DW_FORM_addr,
+        DW_AT_high_pc,
+        DW_FORM_data8,
+        DW_AT_stmt_list,
+        DW_FORM_sec_offset,
+        0,
+        0,
+        ABBREV_SUBPROGRAM,
+        DW_TAG_subprogram,
+        DW_CHILDREN_no,
+        DW_AT_name,
+        DW_FORM_string,
+        DW_AT_external,
+        DW_FORM_flag_present,
+        DW_AT_low_pc,
+        DW_FORM_addr,
+        DW_AT_high_pc,
+        DW_FORM_data8,
+        0,
+        0,
         0,
     };
     jf__put_bytes(w, abbrevs, sizeof abbrevs);
@@ -420,8 +436,8 @@ static int put_eh_frame(jf__writer *w, builder *b)
             return jf__internal("symfile larger than measured");
         uint8_t *at = w->buf + w->pos;
         jf__eh_image img;
-        int rc = jf__cfi_emit(r->cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size, (uint64_t)(uintptr_t)at,
-                              at, w->cap - w->pos, &img);
+        int rc = jf__cfi_emit(r->cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size, (uint64_t)(uintptr_t)at, at,
+                              w->cap - w->pos, &img);
         if (rc)
             return rc;
         if (img.eh_frame_size < 4)
@@ -445,8 +461,8 @@ static size_t program_header_count(const builder *b)
 
 static void put_elf_header(jf__writer *w, const builder *b, uint64_t shoff)
 {
-    const uint8_t ident[16] = {0x7f, 'E', 'L', 'F', ELFCLASS64,
-                              w->big_endian ? ELFDATA2MSB : ELFDATA2LSB, EV_CURRENT};
+    const uint8_t ident[16] = {
+        0x7f, 'E', 'L', 'F', ELFCLASS64, w->big_endian ? ELFDATA2MSB : ELFDATA2LSB, EV_CURRENT};
     jf__put_bytes(w, ident, sizeof ident);
     jf__put_u16(w, ET_REL);
     jf__put_u16(w, HOST_MACHINE);
@@ -463,8 +479,8 @@ static void put_elf_header(jf__writer *w, const builder *b, uint64_t shoff)
     jf__put_u16(w, b->index[SEC_SHSTRTAB]);
 }
 
-static void put_program_header(jf__writer *w, uint32_t flags, uint64_t offset, uint64_t addr,
-                               uint64_t filesz, uint64_t memsz)
+static void put_program_header(jf__writer *w, uint32_t flags, uint64_t offset, uint64_t addr, uint64_t filesz,
+                               uint64_t memsz)
 {
     jf__put_u32(w, PT_LOAD);
     jf__put_u32(w, flags);
@@ -518,9 +534,13 @@ static void put_section_headers(jf__writer *w, builder *b)
     put_section_header(w, &s);
     uint32_t name = b->text_name;
     for (size_t i = 0; i < b->n_spans; i++) {
-        section text = {.name = name, .type = SHT_NOBITS, .flags = SHF_ALLOC | SHF_EXECINSTR,
-                        .addr = b->spans[i].lo, .offset = EHDR_SIZE + PHDR_SIZE * program_header_count(b),
-                        .size = b->spans[i].hi - b->spans[i].lo, .align = 1};
+        section text = {.name = name,
+                        .type = SHT_NOBITS,
+                        .flags = SHF_ALLOC | SHF_EXECINSTR,
+                        .addr = b->spans[i].lo,
+                        .offset = EHDR_SIZE + PHDR_SIZE * program_header_count(b),
+                        .size = b->spans[i].hi - b->spans[i].lo,
+                        .align = 1};
         put_section_header(w, &text);
         name += text_name_size(i);
     }
@@ -573,7 +593,7 @@ static void plan_sections(builder *b)
     }
     uint16_t next = (uint16_t)(1 + b->n_spans);
     for (int k = 0; k < SEC_KINDS; k++) {
-        int present = k == SEC_EH ? has_eh
+        int present = k == SEC_EH                                           ? has_eh
                       : (k == SEC_ABBREV || k == SEC_INFO || k == SEC_LINE) ? has_lines
                                                                             : 1;
         b->index[k] = present ? next++ : 0;
@@ -594,8 +614,8 @@ static int alloc_line_scratch(builder *b)
     return b->line_offsets && b->files ? 0 : JF_ENOMEM;
 }
 
-int jf__elf_image_build(jf__live *const *regions, size_t n, const jf__elf_span *spans,
-                        size_t n_spans, jf__elf_image *out)
+int jf__elf_image_build(jf__live *const *regions, size_t n, const jf__elf_span *spans, size_t n_spans,
+                        jf__elf_image *out)
 {
     out->bytes = NULL;
     out->size = 0;

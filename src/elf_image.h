@@ -46,8 +46,8 @@ typedef struct jf__elf_image {
  *   one PT_LOAD per span.
  * Returns 0, JF_ENOMEM, JF_ERANGE (too many spans) or the CFI emitter's error.
  */
-int jf__elf_image_build(jf__live *const *regions, size_t n, const jf__elf_span *spans,
-                        size_t n_spans, jf__elf_image *out);
+int jf__elf_image_build(jf__live *const *regions, size_t n, const jf__elf_span *spans, size_t n_spans,
+                        jf__elf_image *out);
 
 /* Free an image (NULL bytes is fine). */
 void jf__elf_image_free(jf__elf_image *image);

@@ -10,7 +10,6 @@
 
 static _Thread_local char last_error[512];
 
-
 const char *jf_strerror(int err)
 {
     switch (err) {

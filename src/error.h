@@ -22,7 +22,8 @@ int jf__fail(int code, const char *fmt, ...) JF_PRINTF(2, 3);
 /* A state the code rules out was reached: a bug of ours. Debug builds stop
  * there (assert); release builds record the message and return
  * JF_EINTERNAL, and the host runs on. The format must be a literal. */
-#define jf__internal(...) (assert(!"jitframes: internal error"), jf__fail(JF_EINTERNAL, "internal: " __VA_ARGS__))
+#define jf__internal(...) \
+    (assert(!"jitframes: internal error"), jf__fail(JF_EINTERNAL, "internal: " __VA_ARGS__))
 
 /* Forget the calling thread's last error (start of every API call). */
 void jf__clear_error(void);

@@ -32,4 +32,3 @@ void jf__jitdump_put_file_header(jf__writer *w, uint32_t pid, uint64_t timestamp
     jf__put_u64(w, timestamp);
     jf__put_u64(w, 0); /* flags: no arch timestamps, nothing else */
 }
-

@@ -34,7 +34,8 @@ enum jf__jitdump_record_id {
 enum {
     JITDUMP_HEADER_SIZE = 40,        /* magic, version, size, mach, reserved, pid, timestamp, flags */
     JITDUMP_RECORD_HEADER_SIZE = 16, /* id u32, total_size u32, timestamp u64 */
-    JITDUMP_CODE_LOAD_FIXED = JITDUMP_RECORD_HEADER_SIZE + 40,  /* pid, tid, vma, code_addr, code_size, index */
+    JITDUMP_CODE_LOAD_FIXED = JITDUMP_RECORD_HEADER_SIZE +
+                              40, /* pid, tid, vma, code_addr, code_size, index */
     JITDUMP_DEBUG_INFO_FIXED = JITDUMP_RECORD_HEADER_SIZE + 16, /* code_addr, nr_entry */
     JITDUMP_DEBUG_ENTRY_FIXED = 16,                             /* addr u64, lineno u32, discrim u32 */
     JITDUMP_UNWIND_FIXED = JITDUMP_RECORD_HEADER_SIZE + 24,     /* data size, hdr_size, mapped_size */
@@ -127,8 +128,8 @@ static inline void jf__jitdump_put_debug_entry(jf__writer *w, uint64_t addr, uin
 /* CODE_UNWINDING_INFO: after begin_record, 24 bytes of sizes (reserve them
  * with jf__put_zeros and store them with this once the data is written),
  * then the .eh_frame and .eh_frame_hdr data. */
-static inline void jf__jitdump_set_unwinding_sizes(jf__writer *w, size_t at, uint64_t data_size, uint64_t hdr_size,
-                                     uint64_t mapped_size)
+static inline void jf__jitdump_set_unwinding_sizes(jf__writer *w, size_t at, uint64_t data_size,
+                                                   uint64_t hdr_size, uint64_t mapped_size)
 {
     jf__patch_u64(w, at, data_size);
     jf__patch_u64(w, at + 8, hdr_size);
@@ -176,7 +177,8 @@ static inline size_t jf__jitdump_put_code_load(jf__writer *w, const jf__jitdump_
  * object it made for code index `index` at new_addr. `size` is the
  * CODE_LOAD's code_size. Returns where it starts. */
 static inline size_t jf__jitdump_put_code_move(jf__writer *w, uint32_t pid, uint32_t tid, uint64_t old_addr,
-                                 uint64_t new_addr, uint64_t size, uint64_t index, uint64_t timestamp)
+                                               uint64_t new_addr, uint64_t size, uint64_t index,
+                                               uint64_t timestamp)
 {
     size_t start = jf__jitdump_begin_record(w, JIT_CODE_MOVE, timestamp);
     jf__put_u32(w, pid);

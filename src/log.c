@@ -58,8 +58,10 @@ void jf__log_configure_from_env(void)
     stderr_level = level;
     pthread_mutex_unlock(&log_lock);
     if (!known)
-        jf__log(JF_LOG_WARNING, "JITFRAMES_LOG=%s is not one of error, warning, info, debug, 1, 0: "
-                                "logging errors and warnings", v);
+        jf__log(JF_LOG_WARNING,
+                "JITFRAMES_LOG=%s is not one of error, warning, info, debug, 1, 0: "
+                "logging errors and warnings",
+                v);
 }
 
 static void send_message(int level, const char *msg)

@@ -107,8 +107,7 @@ static int map_window(void)
     size_t len = (size_t)(mf.end - mf.map_off);
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, mf.fd, mf.map_off);
     if (p == MAP_FAILED)
-        return jf__fail(jf__errno_code(errno), "perf map: cannot map %zu bytes: %s", len,
-                        strerror(errno));
+        return jf__fail(jf__errno_code(errno), "perf map: cannot map %zu bytes: %s", len, strerror(errno));
     mf.map = p;
     mf.map_len = len;
 #ifdef MADV_POPULATE_WRITE
@@ -135,8 +134,7 @@ static ssize_t append_filler(size_t len)
         if (got < 0 && errno == EINTR)
             continue;
         int err = got < 0 ? errno : ENOSPC;
-        return jf__fail(jf__errno_code(err), "perf map: cannot reserve %zu bytes: %s", len,
-                        strerror(err));
+        return jf__fail(jf__errno_code(err), "perf map: cannot reserve %zu bytes: %s", len, strerror(err));
     }
 }
 
@@ -158,10 +156,13 @@ static int grow(size_t need)
     if (fstat(mf.fd, &st) != 0)
         return jf__fail(jf__errno_code(errno), "perf map: fstat: %s", strerror(errno));
     if (st.st_size < mf.end)
-        return jf__fail(JF_EIO, "perf map: another writer truncated it under us (%lld bytes, "
-                                "ours reach %lld)", (long long)st.st_size, (long long)mf.end);
-    size_t want = mf.reserved < MIN_SEGMENT ? MIN_SEGMENT
-                  : mf.reserved > MAX_SEGMENT ? MAX_SEGMENT : mf.reserved;
+        return jf__fail(JF_EIO,
+                        "perf map: another writer truncated it under us (%lld bytes, "
+                        "ours reach %lld)",
+                        (long long)st.st_size, (long long)mf.end);
+    size_t want = mf.reserved < MIN_SEGMENT   ? MIN_SEGMENT
+                  : mf.reserved > MAX_SEGMENT ? MAX_SEGMENT
+                                              : mf.reserved;
     if (want < need)
         want = (need + MIN_SEGMENT - 1) & ~(MIN_SEGMENT - 1);
     /* Near RLIMIT_FSIZE, take just what is needed: the last lines that fit. */
@@ -180,8 +181,7 @@ static int grow(size_t need)
     off_t start = stop - got;
     /* The writev reserved the space on most file systems; fallocate makes
      * sure before the pages are touched through the mapping. */
-    if (fallocate(mf.fd, 0, start, got) != 0 && errno != EOPNOTSUPP && errno != ENOSYS &&
-        errno != EINTR)
+    if (fallocate(mf.fd, 0, start, got) != 0 && errno != EOPNOTSUPP && errno != ENOSYS && errno != EINTR)
         return jf__fail(jf__errno_code(errno), "perf map: cannot allocate %zd bytes: %s", got,
                         strerror(errno));
     mf.reserved += (size_t)got;
@@ -250,8 +250,7 @@ static int space_still_ours(void)
 /* Our space from the last close, if this is the same file, at least as long. */
 static int resume_space(const struct stat *st)
 {
-    if (!resume.valid || st->st_dev != resume.dev || st->st_ino != resume.ino ||
-        st->st_size < resume.end)
+    if (!resume.valid || st->st_dev != resume.dev || st->st_ino != resume.ino || st->st_size < resume.end)
         return 0;
     mf.pos = resume.pos;
     mf.end = resume.end;

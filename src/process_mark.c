@@ -19,7 +19,7 @@
 #endif
 
 uint8_t *jf__process_mark_page; /* 1 in the marked process, 0 in any child */
-static pid_t marked_pid;   /* without WIPEONFORK */
+static pid_t marked_pid;        /* without WIPEONFORK */
 static int marked;
 
 static uint8_t *make_mark_page(void)
@@ -51,5 +51,6 @@ void jf__process_mark(void)
 
 int jf__process_unmarked_by_pid(void)
 {
-    return __atomic_load_n(&marked, __ATOMIC_ACQUIRE) && getpid() != __atomic_load_n(&marked_pid, __ATOMIC_RELAXED);
+    return __atomic_load_n(&marked, __ATOMIC_ACQUIRE) &&
+           getpid() != __atomic_load_n(&marked_pid, __ATOMIC_RELAXED);
 }

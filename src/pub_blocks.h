@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 enum {
-    PUB_SMALL_STEP = 16,    /* small classes: 16, 32, ..., 256 bytes */
+    PUB_SMALL_STEP = 16, /* small classes: 16, 32, ..., 256 bytes */
     PUB_SMALL_MAX = 256,
     PUB_SMALL_CLASSES = PUB_SMALL_MAX / PUB_SMALL_STEP,
     PUB_CLASSES = PUB_SMALL_CLASSES + 4 * (32 - 8), /* up to 2^32 bytes */

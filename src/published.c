@@ -70,18 +70,18 @@ JF_API const void *volatile jf_region_table;
  * kernel refuses is tried with 1 MiB of heap (~2.9 MiB in all). */
 enum {
     GROWTH = 8,
-    ENTRIES_START = 1u << 14, /* 1.5 MiB of entries */
-    HEAP_FIRST_PER_ENTRY = 512, /* 8 MiB of heap: a small process's line tables fit without a growth */
+    ENTRIES_START = 1u << 14,      /* 1.5 MiB of entries */
+    HEAP_FIRST_PER_ENTRY = 512,    /* 8 MiB of heap: a small process's line tables fit without a growth */
     HEAP_FIRST_MIN_PER_ENTRY = 64, /* the retry: 1 MiB of heap */
     ENTRIES_MAX = 1u << 24,
-    RING_MIN = 4096,          /* removals the first table's ring holds (powers of two) */
-    RING_GROWN_MIN = 16384,   /* a grown table's: a 32nd of its slots, at least this */
+    RING_MIN = 4096,        /* removals the first table's ring holds (powers of two) */
+    RING_GROWN_MIN = 16384, /* a grown table's: a 32nd of its slots, at least this */
     RING_PER_SLOTS = 32,
-    RING_MAX = 65536,         /* what readers accept (tools/table_reader.h, pub_table.py) */
-    HEAP_PER_ENTRY = 128,    /* grown: a name, a file, a short line table or unwind rules a slot, */
-                             /* so such regions grow the slots, never the heap on its own */
-    FILE_MAX = 4096,         /* a longer source file name is cut */
-    LINES_MAX = 65536,       /* a region with more lines publishes none */
+    RING_MAX = 65536,     /* what readers accept (tools/table_reader.h, pub_table.py) */
+    HEAP_PER_ENTRY = 128, /* grown: a name, a file, a short line table or unwind rules a slot, */
+                          /* so such regions grow the slots, never the heap on its own */
+    FILE_MAX = 4096,      /* a longer source file name is cut */
+    LINES_MAX = 65536,    /* a region with more lines publishes none */
     LINES_BYTES_MAX = 4u << 20,
     CFI_BYTES_MAX = 1u << 20, /* a bigger unwind description is not published */
 };
@@ -94,18 +94,18 @@ typedef struct pub_state {
     jf__pub_entry *entries, *ring;
     char *heap;
     uint32_t cap, used, live;
-    uint32_t ring_cap;        /* ring_capacity_for(cap): a bigger table has churn enough to need more */
-    uint32_t *free_slots;     /* freed slots, reused last freed first */
+    uint32_t ring_cap;    /* ring_capacity_for(cap): a bigger table has churn enough to need more */
+    uint32_t *free_slots; /* freed slots, reused last freed first */
     uint32_t n_free, free_cap;
     uint32_t heap_cap, heap_used; /* heap_used: the end of the blocks ever made */
     jf__pub_blocks blocks;        /* freed blocks by size class */
-    uint64_t dropped;         /* registrations not published (the header's, kept here too) */
+    uint64_t dropped;             /* registrations not published (the header's, kept here too) */
     uint64_t ring_written;
     uint64_t generation;
     size_t entries_ready, heap_ready; /* bytes populated ahead of use */
-    uint32_t slots_ready;     /* entries_ready in slots */
-    int active;               /* published: between jf__pub_start and jf__pub_stop */
-    int error;                /* why there is no table (JF_E*), 0 if there is */
+    uint32_t slots_ready;             /* entries_ready in slots */
+    int active;                       /* published: between jf__pub_start and jf__pub_stop */
+    int error;                        /* why there is no table (JF_E*), 0 if there is */
     char why[256];
 } pub_state;
 
@@ -127,7 +127,6 @@ static void cfi_cache_drop(void)
     free(cfi_cache.bytes);
     memset(&cfi_cache, 0, sizeof cfi_cache);
 }
-
 
 /* ---- Sequence locks ------------------------------------------------------ */
 
@@ -364,7 +363,8 @@ int jf__pub_status(const void **addr, size_t *size)
                         (unsigned long long)pub.dropped, pub.why[0] ? pub.why : "the table could not grow");
     if (!pub.active)
         return jf__fail(pub.error ? pub.error : JF_ENOTINIT, "%s",
-                        pub.why[0] ? pub.why : "no published table (jf_init not called, or JF_CONFIG_NO_TABLE)");
+                        pub.why[0] ? pub.why
+                                   : "no published table (jf_init not called, or JF_CONFIG_NO_TABLE)");
     return 0;
 }
 
@@ -586,7 +586,6 @@ static inline void free_slot(uint32_t slot)
     pub.free_slots[pub.n_free++] = slot;
 }
 
-
 /* Bytes of r's line table in the heap (0: none, or too big to publish).
  * Most tables name no file per row: one pass ORs the row file pointers,
  * and only a table with some measures their names. */
@@ -613,7 +612,8 @@ static inline void put_rows(char *rows, const jf_line *l, size_t n, size_t regio
     static const uint32_t no_file[2];
     if (__builtin_expect(region_size > UINT32_MAX, 0)) {
         for (size_t k = 0; k < n; k++) {
-            jf__pub_line out = {l[k].offset > UINT32_MAX ? UINT32_MAX : (uint32_t)l[k].offset, l[k].line, 0, 0};
+            jf__pub_line out = {l[k].offset > UINT32_MAX ? UINT32_MAX : (uint32_t)l[k].offset, l[k].line, 0,
+                                0};
             memcpy(rows + k * sizeof out, &out, sizeof out);
         }
         return;
@@ -723,8 +723,8 @@ static void write_extras(const jf__live *r, const extras *x, jf__pub_entry *e, u
 
 /* A free slot's entry, its lock taken, and a heap block of `need` bytes;
  * NULL (counted as dropped) when neither the heap nor the slots can grow. */
-__attribute__((always_inline)) static inline jf__pub_entry *begin_entry(uint64_t need, uint32_t *slot, uint32_t *seq,
-                                                                   uint32_t *block)
+__attribute__((always_inline)) static inline jf__pub_entry *begin_entry(uint64_t need, uint32_t *slot,
+                                                                        uint32_t *seq, uint32_t *block)
 {
     uint32_t c = jf__pub_class(need);
     if (heap_alloc(c, block) != 0)
@@ -744,8 +744,9 @@ __attribute__((always_inline)) static inline jf__pub_entry *begin_entry(uint64_t
 /* The fields every entry has, then its lock released. A free slot has no
  * file, line table nor unwind description (never used, or emptied by
  * empty_slot), so a region without them writes only these. */
-__attribute__((always_inline)) static inline void end_entry(jf__pub_entry *e, uint32_t seq, jf__live *r, uint32_t slot,
-                                                             uint32_t block, uint64_t gen, uint64_t now_ns)
+__attribute__((always_inline)) static inline void end_entry(jf__pub_entry *e, uint32_t seq, jf__live *r,
+                                                            uint32_t slot, uint32_t block, uint64_t gen,
+                                                            uint64_t now_ns)
 {
     e->flags = JF_PUB_LIVE;
     e->start = r->start;
@@ -778,7 +779,8 @@ __attribute__((noinline)) static void publish_with_extras(jf__live *r, uint64_t 
 
 /* A region with a source file only (no line table nor unwind
  * description): the name and the file, without measuring the rest. */
-__attribute__((always_inline)) static inline void publish_with_file(jf__live *r, uint64_t gen, uint64_t now_ns)
+__attribute__((always_inline)) static inline void publish_with_file(jf__live *r, uint64_t gen,
+                                                                    uint64_t now_ns)
 {
     uint32_t len = file_len(r);
     uint32_t slot, seq, block;

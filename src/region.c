@@ -37,12 +37,13 @@ int jf__region_read(const jf_region *regions, size_t i, jf_region *out)
 static int validate_lines(const jf_region *r, size_t index)
 {
     if (r->n_lines && !r->lines)
-        return jf__fail(JF_EINVAL, "region %zu (%s): n_lines is %zu but lines is NULL", index,
-                        r->name, r->n_lines);
+        return jf__fail(JF_EINVAL, "region %zu (%s): n_lines is %zu but lines is NULL", index, r->name,
+                        r->n_lines);
     for (size_t k = 0; k < r->n_lines; k++) {
         const jf_line *l = &r->lines[k];
         if (l->offset >= r->size)
-            return jf__fail(JF_EINVAL, "region %zu (%s): line entry %zu offset %zu is outside the %zu-byte region",
+            return jf__fail(JF_EINVAL,
+                            "region %zu (%s): line entry %zu offset %zu is outside the %zu-byte region",
                             index, r->name, k, l->offset, r->size);
         if (k > 0 && l->offset < r->lines[k - 1].offset)
             return jf__fail(JF_EINVAL, "region %zu (%s): line table is not sorted by offset at entry %zu",

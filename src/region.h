@@ -23,17 +23,17 @@
 typedef struct jf__live {
     uintptr_t start;
     size_t size;
-    uint64_t group;      /* batch id: regions registered in one call share it */
+    uint64_t group; /* batch id: regions registered in one call share it */
     uint32_t line;
-    uint32_t file_len;   /* strlen(file), 0 if none (the published table needs it) */
-    const char *file;    /* NULL if none */
-    jf_line *lines;      /* owned copy, file pointers point into owned storage */
+    uint32_t file_len; /* strlen(file), 0 if none (the published table needs it) */
+    const char *file;  /* NULL if none */
+    jf_line *lines;    /* owned copy, file pointers point into owned storage */
     size_t n_lines;
-    struct jf_cfi *cfi;  /* owned copy or NULL */
+    struct jf_cfi *cfi;               /* owned copy or NULL */
     void *sink_handle[JF_SINK_COUNT]; /* indexed like jf_stats.sink[] */
-    uint32_t pub_slot;   /* the published table's slot + 1, 0 if unpublished (src/published.c) */
-    uint32_t name_len;   /* strlen(name) */
-    char name[];         /* sanitised */
+    uint32_t pub_slot;                /* the published table's slot + 1, 0 if unpublished (src/published.c) */
+    uint32_t name_len;                /* strlen(name) */
+    char name[];                      /* sanitised */
 } jf__live;
 
 /* Indices of sink_handle[] and jf_stats.sink[]: bit 1u << index. */

@@ -187,7 +187,7 @@ typedef jf__live *(*page_test)(const jf__region_page *p, uintptr_t lo, uintptr_t
 /* Apply `test` to the pages numbered [first, last], in order when that is
  * cheaper than one pass over the directory (then in directory order). */
 static jf__live *scan_pages(const jf__region_index *t, uintptr_t first, uintptr_t last, page_test test,
-                           uintptr_t lo, uintptr_t hi)
+                            uintptr_t lo, uintptr_t hi)
 {
     if (last - first < t->capacity) {
         for (uintptr_t page = first;; page++) {

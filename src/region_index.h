@@ -24,7 +24,7 @@ typedef struct jf__region_slot {
 /* The live regions starting in one page; a directory slot is empty when
  * `entries` is NULL. */
 typedef struct jf__region_page {
-    uintptr_t page;       /* start >> 12 */
+    uintptr_t page;           /* start >> 12 */
     jf__region_slot *entries; /* sorted by start */
     uint32_t count;
     uint32_t capacity;
@@ -32,10 +32,10 @@ typedef struct jf__region_page {
 
 typedef struct jf__region_index {
     jf__region_page *pages; /* open addressing, linear probing */
-    size_t capacity;    /* power of two (at least 64), or 0 */
+    size_t capacity;        /* power of two (at least 64), or 0 */
     size_t used_pages;
-    size_t count;       /* regions */
-    size_t max_size;    /* largest region ever inserted: how far back an
+    size_t count;    /* regions */
+    size_t max_size; /* largest region ever inserted: how far back an
                            overlapping region can start */
 } jf__region_index;
 

@@ -70,8 +70,8 @@ static int class_of(size_t size)
 static char *carve(int c)
 {
     if ((size_t)(bump_end - bump) < class_size[c]) {
-        void *p = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                       -1, 0);
+        void *p = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
+                       0);
         if (p == MAP_FAILED)
             return NULL;
         bump = p;

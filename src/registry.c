@@ -196,17 +196,14 @@ static void publish_live_regions(void)
 static void log_sink_started(int i)
 {
     switch (sink_table[i]->bit) {
-    case JF_SINK_PERFMAP:
-        jf__log(JF_LOG_INFO, "perfmap sink on: /tmp/perf-%ld.map", (long)getpid());
-        break;
+    case JF_SINK_PERFMAP: jf__log(JF_LOG_INFO, "perfmap sink on: /tmp/perf-%ld.map", (long)getpid()); break;
     case JF_SINK_JITDUMP:
         jf__log(JF_LOG_INFO, "jitdump sink on: %s/jit-%ld.dump", dump_dir, (long)getpid());
         break;
     case JF_SINK_GDB:
         jf__log(JF_LOG_INFO, "gdb sink on: the GDB JIT interface (__jit_debug_descriptor)");
         break;
-    default:
-        jf__log(JF_LOG_INFO, "%s sink on", sink_table[i]->word);
+    default: jf__log(JF_LOG_INFO, "%s sink on", sink_table[i]->word);
     }
 }
 
@@ -662,8 +659,8 @@ static int plan_moves(const jf_region_move *moves, size_t n, planned_move *plan,
         if (!r)
             return jf__fail(JF_ENOENT, "move %zu: no live region starts at %p", i, moves[i].from);
         if (!to || to + r->size < to)
-            return jf__fail(JF_EINVAL, "move %zu (%s): cannot move %zu bytes to %p", i, r->name,
-                            r->size, moves[i].to);
+            return jf__fail(JF_EINVAL, "move %zu (%s): cannot move %zu bytes to %p", i, r->name, r->size,
+                            moves[i].to);
         plan[i] = (planned_move){r, from, to, i};
     }
     qsort(plan, n, sizeof *plan, by_from);
@@ -695,8 +692,8 @@ static int check_destinations(planned_move *plan, size_t n)
     for (size_t i = 1; i < n; i++)
         if (plan[i - 1].to + plan[i - 1].region->size > plan[i].to)
             return jf__fail(JF_EEXIST, "move %zu (%s) and move %zu (%s) would overlap at %p",
-                            plan[i - 1].index, plan[i - 1].region->name, plan[i].index,
-                            plan[i].region->name, (void *)plan[i].to);
+                            plan[i - 1].index, plan[i - 1].region->name, plan[i].index, plan[i].region->name,
+                            (void *)plan[i].to);
     return 0;
 }
 

@@ -95,8 +95,8 @@ static int inspect_existing(int fd, const char *path)
     if (!S_ISREG(st.st_mode))
         return jf__fail(JF_EUNSAFE, "%s: not a regular file; refusing to use it", path);
     if (st.st_uid != geteuid())
-        return jf__fail(JF_EUNSAFE, "%s: owned by uid %u, not by us (uid %u); refusing to use it",
-                        path, (unsigned)st.st_uid, (unsigned)geteuid());
+        return jf__fail(JF_EUNSAFE, "%s: owned by uid %u, not by us (uid %u); refusing to use it", path,
+                        (unsigned)st.st_uid, (unsigned)geteuid());
     if (st.st_nlink != 1)
         return jf__fail(JF_EUNSAFE, "%s: has %lu hard links; refusing to use it", path,
                         (unsigned long)st.st_nlink);
@@ -109,8 +109,7 @@ static int check_existing(int fd, const char *path)
     if (kept != 0)
         return kept;
     if (ftruncate(fd, 0) != 0 || fchmod(fd, 0600) != 0)
-        return jf__fail(jf__errno_code(errno), "%s: cannot replace stale file: %s", path,
-                        strerror(errno));
+        return jf__fail(jf__errno_code(errno), "%s: cannot replace stale file: %s", path, strerror(errno));
     return 0;
 }
 

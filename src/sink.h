@@ -30,8 +30,7 @@ typedef struct jf__sink_ops {
      * old_starts[i] its old one. Optional: NULL when the sink does it by
      * remove (at the old address) then add (at the new one), or, without
      * remove, by add alone. Returns as add does. */
-    int (*move)(jf__live *const *regions, const uintptr_t *old_starts, size_t n,
-                jf_sink_stats *stats);
+    int (*move)(jf__live *const *regions, const uintptr_t *old_starts, size_t n, jf_sink_stats *stats);
 
     /* Stop: `final` is 1 at shutdown (write trailers), 0 when disabling.
      * `stats` are the sink's counters, to zero what it no longer holds. */

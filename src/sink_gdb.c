@@ -102,21 +102,21 @@ JF_JIT_EXPORT struct jit_descriptor __jit_debug_descriptor = {1, JIT_NOACTION, N
 /* ---- symfiles ---------------------------------------------------------- */
 
 enum {
-    MERGE_FANIN = 8,        /* symfiles per level before they are merged */
-    SPAN_MAX_GAP = 16,      /* largest gap (bytes) one .text section spans */
-    MAX_GROUP = 16384,      /* regions per symfile built from one call */
-    MERGE_TOP_LEVEL = 4,    /* symfiles of this level or above are not merged */
+    MERGE_FANIN = 8,     /* symfiles per level before they are merged */
+    SPAN_MAX_GAP = 16,   /* largest gap (bytes) one .text section spans */
+    MAX_GROUP = 16384,   /* regions per symfile built from one call */
+    MERGE_TOP_LEVEL = 4, /* symfiles of this level or above are not merged */
 };
 
 typedef struct symfile {
     struct jit_code_entry entry;
     jf__elf_image image;
-    jf__live **members;   /* sorted by start, owned array (regions are the registry's) */
+    jf__live **members; /* sorted by start, owned array (regions are the registry's) */
     size_t n_members;
-    jf__elf_span *spans;  /* sorted, disjoint */
+    jf__elf_span *spans; /* sorted, disjoint */
     size_t n_spans;
     unsigned level;
-    int retiring;        /* being replaced: its spans are no obstacle */
+    int retiring; /* being replaced: its spans are no obstacle */
 } symfile;
 
 /* Live symfiles, in no order. Guarded by the registry lock. */
@@ -326,8 +326,8 @@ static void retract(symfile *f, jf_sink_stats *stats)
 /* Replace `old` by a symfile of `members` (NULL/0: just remove it). The new
  * one is built first, then published right after `old` is retracted (see
  * the top of this file). */
-static int replace(symfile *old, jf__live **members, size_t n, jf__live *const *pending,
-                   size_t n_pending, jf_sink_stats *stats)
+static int replace(symfile *old, jf__live **members, size_t n, jf__live *const *pending, size_t n_pending,
+                   jf_sink_stats *stats)
 {
     if (n == 0) {
         free(members);
@@ -519,7 +519,7 @@ static int gdb_start(const char *dump_dir, jf_sink_stats *stats)
 static void gdb_stop(int final, jf_sink_stats *stats)
 {
     (void)stats;
-    (void)final;
+    (void) final;
     while (n_files > 0)
         retract(files[n_files - 1], NULL);
     free(files);

@@ -174,8 +174,8 @@ static void check_overlap(const jf__live *r, uintptr_t synth_end)
             jf__log(JF_LOG_WARNING,
                     "jitdump: %s at %p: perf's mapping [%p, %p) overlaps the previous region's "
                     "[%p, %p); leave jf_jitdump_footprint() bytes per region (%llu overlaps so far)",
-                    r->name, (void *)r->start, (void *)r->start, (void *)synth_end,
-                    (void *)prev_load.start, (void *)prev_load.protected_end, (unsigned long long)n);
+                    r->name, (void *)r->start, (void *)r->start, (void *)synth_end, (void *)prev_load.start,
+                    (void *)prev_load.protected_end, (unsigned long long)n);
     }
 }
 
@@ -376,8 +376,8 @@ static int put_unwinding_record(group_writer *g, const jf__live *r, const struct
     size_t cap = jf__cfi_max_image_size(cfi);
     uint8_t *data = jf__writer_reserve(w, cap);
     jf__eh_image img;
-    int rc = data ? jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, r->start, (uint64_t)load_size(r), 0,
-                                 data, cap, &img)
+    int rc = data ? jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, r->start, (uint64_t)load_size(r), 0, data,
+                                 cap, &img)
                   : JF_ERANGE;
     if (rc) {
         if (data)
@@ -419,8 +419,8 @@ static void forget_move_unwind(group_writer *g, const jf__live *r, uint64_t time
     if (no_fde_cfi && put_unwinding_record(g, r, no_fde_cfi, 0, timestamp, &mapped) == 0)
         perf_keeps_move_unwind = 0;
     else
-        jf__log(JF_LOG_WARNING, "jitdump: %s: perf may give it a moved region's unwind data: %s",
-                r->name, jf_last_error());
+        jf__log(JF_LOG_WARNING, "jitdump: %s: perf may give it a moved region's unwind data: %s", r->name,
+                jf_last_error());
 }
 
 static size_t no_fde_record_bound(void)
@@ -474,14 +474,13 @@ static void report_left_out_unwind(const jf__live *r, uintptr_t synth_end)
         jf__log(JF_LOG_WARNING,
                 "jitdump: %s at %p: written without its unwind data, whose mapping in perf "
                 "[%p, %p) would cover another region's code (%llu so far)",
-                r->name, (void *)r->start, (void *)r->start, (void *)synth_end,
-                (unsigned long long)n);
+                r->name, (void *)r->start, (void *)r->start, (void *)synth_end, (unsigned long long)n);
 }
 
 /* r's unwinding record, unless it would cover another region's code (see
  * above): the mapped size it adds to perf's mapping, 0 if none written. */
-static size_t write_unwinding_unless_covering(group_writer *g, const jf__live *r,
-                                              uint64_t timestamp, jf_sink_stats *stats)
+static size_t write_unwinding_unless_covering(group_writer *g, const jf__live *r, uint64_t timestamp,
+                                              jf_sink_stats *stats)
 {
     if (!r->cfi)
         return 0;
@@ -505,8 +504,7 @@ static size_t write_unwinding_unless_covering(group_writer *g, const jf__live *r
 }
 
 /* One region's records: debug info, unwinding info, then its load. */
-static void write_region_group(group_writer *g, jf__live *r, uint64_t timestamp,
-                               jf_sink_stats *stats)
+static void write_region_group(group_writer *g, jf__live *r, uint64_t timestamp, jf_sink_stats *stats)
 {
     write_debug_info(g, r, timestamp);
     size_t mapped = write_unwinding_unless_covering(g, r, timestamp, stats);
@@ -585,8 +583,9 @@ static int jitdump_add(jf__live *const *regions, size_t n, jf_sink_stats *stats)
                 left_out = regions[i];
         }
     }
-    rc = left_out ? jf__fail(JF_ERANGE, "jitdump: %s (%zu bytes) is too large for a jitdump record: "
-                                        "left out of the dump (%zu of this group's %zu regions)",
+    rc = left_out ? jf__fail(JF_ERANGE,
+                             "jitdump: %s (%zu bytes) is too large for a jitdump record: "
+                             "left out of the dump (%zu of this group's %zu regions)",
                              left_out->name, left_out->size, n - written, n)
                   : 0;
     if (g.w.pos == 0)
@@ -662,8 +661,7 @@ static size_t move_bound(jf__live *const *regions, size_t n)
     return bound;
 }
 
-static int jitdump_move(jf__live *const *regions, const uintptr_t *old_starts, size_t n,
-                        jf_sink_stats *stats)
+static int jitdump_move(jf__live *const *regions, const uintptr_t *old_starts, size_t n, jf_sink_stats *stats)
 {
     if (dump.fd < 0)
         return jf__fail(JF_EDISABLED, "jitdump is not open");
@@ -839,8 +837,9 @@ static int start_named_file(const char *dir, const char *name)
         return say_where_dumps_go(fd);
     dump.fd = fd;
     struct stat st;
-    int rc = fstat(fd, &st) == 0 ? 0 : jf__fail(jf__errno_code(errno), "%s: fstat: %s", dump.path,
-                                                strerror(errno));
+    int rc = fstat(fd, &st) == 0
+                 ? 0
+                 : jf__fail(jf__errno_code(errno), "%s: fstat: %s", dump.path, strerror(errno));
     if (rc == 0)
         rc = reused ? resume_file(&st) : begin_file(&st);
     if (rc) {

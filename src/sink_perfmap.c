@@ -27,8 +27,8 @@ static char line_buffer[64 * 1024];
 /* "000102...feff": two hex digits per byte, one load each. */
 static const char hex_pairs[513] =
 #define P16(h) h "0" h "1" h "2" h "3" h "4" h "5" h "6" h "7" h "8" h "9" h "a" h "b" h "c" h "d" h "e" h "f"
-    P16("0") P16("1") P16("2") P16("3") P16("4") P16("5") P16("6") P16("7")
-    P16("8") P16("9") P16("a") P16("b") P16("c") P16("d") P16("e") P16("f");
+    P16("0") P16("1") P16("2") P16("3") P16("4") P16("5") P16("6") P16("7") P16("8") P16("9") P16("a")
+        P16("b") P16("c") P16("d") P16("e") P16("f");
 #undef P16
 
 /* v in lowercase hex without leading zeros, written at dst; its length. */
@@ -117,7 +117,7 @@ static int perfmap_add(jf__live *const *regions, size_t n, jf_sink_stats *stats)
 static void perfmap_stop(int final, jf_sink_stats *stats)
 {
     (void)stats;
-    (void)final;
+    (void) final;
     jf__pmw_close();
 }
 

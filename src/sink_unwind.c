@@ -47,7 +47,7 @@
  * once: every JIT using it has that race.)
  */
 typedef union object_storage {
-    void *p[16];     /* room for any libgcc's struct object (6 or 7 pointers) */
+    void *p[16]; /* room for any libgcc's struct object (6 or 7 pointers) */
     uint64_t u[16];
 } object_storage;
 
@@ -61,7 +61,8 @@ static size_t quarantined;
 
 static object_storage *object_alloc(void)
 {
-    if (quarantine_head && jf__monotonic_ns() - quarantine_head->u[OBJECT_RELEASED_AT] >= OBJECT_QUARANTINE_NS) {
+    if (quarantine_head &&
+        jf__monotonic_ns() - quarantine_head->u[OBJECT_RELEASED_AT] >= OBJECT_QUARANTINE_NS) {
         object_storage *o = quarantine_head;
         quarantine_head = o->p[OBJECT_LINK];
         if (!quarantine_head)
@@ -115,22 +116,22 @@ enum {
 };
 
 typedef struct pool_window {
-    uintptr_t key;        /* code address >> WINDOW_SHIFT */
-    uint8_t *chunk;       /* current chunk (chunks are never unmapped) */
+    uintptr_t key;  /* code address >> WINDOW_SHIFT */
+    uint8_t *chunk; /* current chunk (chunks are never unmapped) */
     size_t chunk_used;
     void *free_blocks[N_BLOCK_CLASSES];
 } pool_window;
 
 typedef struct region_image {
-    jf__live *region;      /* owned by the registry */
-    uint8_t *bytes;       /* .eh_frame at its final address, terminator included */
+    jf__live *region; /* owned by the registry */
+    uint8_t *bytes;   /* .eh_frame at its final address, terminator included */
     size_t size;
-    size_t block;         /* bytes reserved at `bytes` */
-    size_t window;        /* index in windows[] */
-    size_t *fde_offsets;  /* for one-FDE-per-call unwinders */
+    size_t block;        /* bytes reserved at `bytes` */
+    size_t window;       /* index in windows[] */
+    size_t *fde_offsets; /* for one-FDE-per-call unwinders */
     size_t n_fdes;
-    struct unwind_table *table; /* the shared table listing it, if any */
-    size_t held_at;             /* index in held[] */
+    struct unwind_table *table;            /* the shared table listing it, if any */
+    size_t held_at;                        /* index in held[] */
     object_storage *object[MAX_UNWINDERS]; /* registered through __register_frame_info */
 } region_image;
 
@@ -363,10 +364,10 @@ enum {
 };
 
 typedef struct unwind_table {
-    void **array;            /* empty section, each member's image, NULL */
-    region_image **members;  /* sorted by start */
+    void **array;           /* empty section, each member's image, NULL */
+    region_image **members; /* sorted by start */
     size_t n_members;
-    uintptr_t lo, hi;        /* first and last member's start */
+    uintptr_t lo, hi; /* first and last member's start */
     object_storage *object[MAX_UNWINDERS];
 } unwind_table;
 
@@ -783,7 +784,7 @@ static int unwind_start(const char *dump_dir, jf_sink_stats *stats)
  * pool chunks stay mapped for later images. */
 static void unwind_stop(int final, jf_sink_stats *stats)
 {
-    (void)final;
+    (void) final;
     while (n_tables) {
         unwind_table *t = tables[--n_tables];
         table_deregister(t);

@@ -92,7 +92,6 @@ static void install_atfork(void)
 
 /* ---- layout ----------------------------------------------------------------- */
 
-
 /* Largest code-to-slot distance the template's slot reference can encode. */
 static size_t slot_reach(const jf__template *t)
 {
@@ -199,8 +198,8 @@ static int link_to_slot(const jf__template *t, uint8_t *code, int64_t distance)
     case JF_SLOT_AARCH64_LD_PREL_LO19:
         if (pcrel % 4 || pcrel < -(1 << 20) || pcrel >= (1 << 20))
             break;
-        store_u32(code + s->at, (load_u32(code + s->at) & ~(0x7ffffu << 5)) |
-                                    (((uint32_t)(pcrel >> 2) & 0x7ffffu) << 5));
+        store_u32(code + s->at,
+                  (load_u32(code + s->at) & ~(0x7ffffu << 5)) | (((uint32_t)(pcrel >> 2) & 0x7ffffu) << 5));
         return 0;
     case JF_SLOT_RISCV_PCREL_HI20_LO12_I: {
         int64_t hi = (pcrel + 0x800) >> 12, lo = pcrel - hi * 4096;
@@ -333,8 +332,7 @@ static uintptr_t copy_slot(const tramp_group *g, size_t index)
 {
     const jf__trampoline_layout *l = &g->layout;
     size_t per_block = l->block / l->stride;
-    return g->base + l->variants * l->block + index % per_block * l->stride +
-           index / per_block * SLOT_SIZE;
+    return g->base + l->variants * l->block + index % per_block * l->stride + index / per_block * SLOT_SIZE;
 }
 
 /* The copy index whose slot is at `slot`. */
@@ -411,8 +409,8 @@ static int ensure_template_cfi(const jf__template *t)
 {
     if (template_cfi)
         return 0;
-    if (t->cie.code_align > UINT32_MAX || t->cie.ra_register > UINT32_MAX ||
-        t->cie.data_align < INT32_MIN || t->cie.data_align > INT32_MAX)
+    if (t->cie.code_align > UINT32_MAX || t->cie.ra_register > UINT32_MAX || t->cie.data_align < INT32_MIN ||
+        t->cie.data_align > INT32_MAX)
         return jf__fail(JF_ERANGE, "the %s template's CIE parameters are out of range", t->arch);
     jf__raw_cie cie = {
         .code_align = (uint32_t)t->cie.code_align,
@@ -446,8 +444,10 @@ static int read_options(const jf_trampoline_options *opts, jf_trampoline_options
         return 0;
     size_t v1 = offsetof(jf_trampoline_options, line) + sizeof opts->line;
     if (opts->struct_size < v1 || opts->struct_size > 4096)
-        return jf__fail(JF_EINVAL, "jf_trampoline_options.struct_size is %zu; set it to "
-                                   "sizeof(jf_trampoline_options)", opts->struct_size);
+        return jf__fail(JF_EINVAL,
+                        "jf_trampoline_options.struct_size is %zu; set it to "
+                        "sizeof(jf_trampoline_options)",
+                        opts->struct_size);
     memcpy(out, opts, opts->struct_size < sizeof *out ? opts->struct_size : sizeof *out);
     out->struct_size = sizeof *out;
     return 0;
@@ -499,8 +499,7 @@ void *jf__trampoline_slot_of(jf_fn entry)
     return slot;
 }
 
-int jf_trampoline_create(jf_fn target, const char *name, const jf_trampoline_options *opts,
-                         jf_fn *entry_out)
+int jf_trampoline_create(jf_fn target, const char *name, const jf_trampoline_options *opts, jf_fn *entry_out)
 {
     jf__clear_error();
     jf_trampoline_options o;

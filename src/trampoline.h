@@ -8,13 +8,13 @@
 
 /* How trampolines created now would be laid out. */
 typedef struct jf__trampoline_layout {
-    const char *arch;        /* template architecture, NULL if none */
-    size_t code_size;        /* bytes of one copy of the template */
-    size_t stride;           /* bytes from one copy to the next */
-    unsigned variants;       /* code blocks sharing one data block */
-    size_t block;            /* bytes per block */
-    size_t per_group;        /* trampolines per arena group */
-    size_t group_bytes;      /* bytes mapped per group (code + data) */
+    const char *arch;   /* template architecture, NULL if none */
+    size_t code_size;   /* bytes of one copy of the template */
+    size_t stride;      /* bytes from one copy to the next */
+    unsigned variants;  /* code blocks sharing one data block */
+    size_t block;       /* bytes per block */
+    size_t per_group;   /* trampolines per arena group */
+    size_t group_bytes; /* bytes mapped per group (code + data) */
 } jf__trampoline_layout;
 
 /* Layout for trampolines created with `align` (0: default) while the sinks

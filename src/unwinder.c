@@ -125,8 +125,8 @@ static int put_probe_table(uint8_t *buf, uintptr_t pc, uint64_t range)
     jf__eh_image img;
     int rc = jf_cfi_add_frameless(cfi, 0, (size_t)range, 16);
     if (rc == 0)
-        rc = jf__cfi_emit(cfi, JF_EH_LAYOUT_ABSOLUTE, pc, range, (uint64_t)(uintptr_t)buf, buf,
-                          PROBE_TABLE, &img);
+        rc = jf__cfi_emit(cfi, JF_EH_LAYOUT_ABSOLUTE, pc, range, (uint64_t)(uintptr_t)buf, buf, PROBE_TABLE,
+                          &img);
     jf_cfi_free(cfi);
     return rc ? -1 : 0;
 }
@@ -254,8 +254,10 @@ int jf__unwinders_bind(void)
     bind_libgcc_s();
     if (n_unwinders == 0) {
         const char *why = dlerror();
-        return jf__fail(JF_ENOTSUP, "no unwinder with __register_frame/__deregister_frame found in "
-                                    "the process or in libgcc_s.so.1 (%s)", why ? why : "not defined");
+        return jf__fail(JF_ENOTSUP,
+                        "no unwinder with __register_frame/__deregister_frame found in "
+                        "the process or in libgcc_s.so.1 (%s)",
+                        why ? why : "not defined");
     }
     bound = 1;
     return 0;

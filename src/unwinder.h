@@ -22,13 +22,13 @@ typedef enum jf__unwinder_mode {
 typedef struct jf__unwinder {
     frame_fn register_frame;
     frame_fn deregister_frame;
-    register_table_fn register_table;     /* __register_frame_info_table (MODE_TABLES) */
-    register_object_fn register_info;     /* __register_frame_info (libgcc, if exported) */
-    deregister_info_fn deregister_info;   /* __deregister_frame_info (libgcc, if exported) */
-    int per_fde;        /* LLVM libunwind (__unw_add_dynamic_fde in the same library) */
+    register_table_fn register_table;   /* __register_frame_info_table (MODE_TABLES) */
+    register_object_fn register_info;   /* __register_frame_info (libgcc, if exported) */
+    deregister_info_fn deregister_info; /* __deregister_frame_info (libgcc, if exported) */
+    int per_fde;                        /* LLVM libunwind (__unw_add_dynamic_fde in the same library) */
     jf__unwinder_mode mode;
-    const void *base;   /* load address of the library that defines them */
-    void *handle;       /* keeps that library loaded while tables point into it */
+    const void *base; /* load address of the library that defines them */
+    void *handle;     /* keeps that library loaded while tables point into it */
 } jf__unwinder;
 
 enum { MAX_UNWINDERS = 2 };

@@ -41,7 +41,6 @@ static int64_t parent_arg(lua_State *L, int idx)
     return lua_isnumber(L, idx) ? (int64_t)lua_tonumber(L, idx) : TRACE_PARENT_UNKNOWN;
 }
 
-
 /* _register(addr, size, name, file, line, parent) -> 0 or a JF_E* code,
  * message, the trace's stack adjustment (parent: see parent_arg) */
 static int l_register(lua_State *L)
@@ -115,8 +114,8 @@ static int l_probe_check(lua_State *L)
     const uint8_t *code = (const uint8_t *)(uintptr_t)luaL_checknumber(L, 1);
     size_t size = (size_t)luaL_checknumber(L, 2);
     char why[256];
-    if (layout_probe_check(code, size, TRACE_ROOT, (const void *)(uintptr_t)lua_pcall, why,
-                           sizeof why) != 0) {
+    if (layout_probe_check(code, size, TRACE_ROOT, (const void *)(uintptr_t)lua_pcall, why, sizeof why) !=
+        0) {
         lua_pushnil(L);
         lua_pushstring(L, why);
         return 2;
@@ -256,7 +255,8 @@ static const char glue[] =
     "-- quiet: the standby the module starts by itself when nothing was asked for\n"
     "-- (published in memory only): not 'active' to the program, and start() or\n"
     "-- standby() build on it instead of refusing.\n"
-    "local M, state = {}, {active = false, quiet = false, starts = {}, live = {}, spadjust = {}, errors = 0,\n"
+    "local M, state = {}, {active = false, quiet = false, starts = {}, live = {}, spadjust = {}, errors = "
+    "0,\n"
     "                     last_error = nil, registered = 0, compile_seconds = 0, register_seconds = 0}\n"
     "local clock = os.clock\n"
     "local function chunk_and_line(func, pc)\n"
@@ -307,13 +307,15 @@ static const char glue[] =
     "    local mcode, addr = util.tracemc(tr)\n"
     "    if not start or not mcode or #mcode == 0 then return end\n"
     "    local t0 = clock()\n"
-    "    local rc, msg, spadjust = c._register(addr, #mcode, string.format('TRACE_%d::%s:%d', tr, start[1], start[2]),\n"
+    "    local rc, msg, spadjust = c._register(addr, #mcode, string.format('TRACE_%d::%s:%d', tr, start[1], "
+    "start[2]),\n"
     "                                          start[1], start[2], parent_of(start))\n"
     "    local t1 = clock()\n"
     "    state.compile_seconds = state.compile_seconds + (t0 - start[3])\n"
     "    state.register_seconds = state.register_seconds + (t1 - t0)\n"
     "    state.spadjust[tr] = spadjust\n"
-    "    if rc == 0 then state.live[tr] = addr; state.registered = state.registered + 1 else failed(msg) end\n"
+    "    if rc == 0 then state.live[tr] = addr; state.registered = state.registered + 1 else failed(msg) "
+    "end\n"
     "  elseif what == 'abort' then\n"
     "    state.starts[tr] = nil\n"
     "  elseif what == 'flush' then\n"
@@ -338,7 +340,8 @@ static const char glue[] =
     "end\n"
     "-- Check on this VM, once, that traces' frames are where trace_frame.c says.\n"
     "local function check_frames()\n"
-    "  if (jit.arch ~= 'x64' and jit.arch ~= 'arm64') or jit.os == 'Windows' or jit.version_num ~= 20100 then\n"
+    "  if (jit.arch ~= 'x64' and jit.arch ~= 'arm64') or jit.os == 'Windows' or jit.version_num ~= 20100 "
+    "then\n"
     "    return false, 'unwinding through traces is known for LuaJIT 2.1 on x64 and arm64 only, not ' ..\n"
     "                  jit.version .. ' (' .. jit.version_num .. ') on ' .. jit.arch .. '/' .. jit.os\n"
     "  end\n"
@@ -426,12 +429,18 @@ __attribute__((visibility("default"))) int luaopen_jitframes(lua_State *L);
 int luaopen_jitframes(lua_State *L)
 {
     static const luaL_Reg functions[] = {
-        {"_register", l_register},   {"_unregister", l_unregister},
-        {"_init", l_init},           {"_standby", l_standby},     {"_shutdown", l_shutdown},
-        {"_enabled_sinks", l_enabled_sinks}, {"_needs_frames", l_needs_frames},
-        {"_probe_run", l_probe_run},         {"_probe_target", l_probe_target},
+        {"_register", l_register},
+        {"_unregister", l_unregister},
+        {"_init", l_init},
+        {"_standby", l_standby},
+        {"_shutdown", l_shutdown},
+        {"_enabled_sinks", l_enabled_sinks},
+        {"_needs_frames", l_needs_frames},
+        {"_probe_run", l_probe_run},
+        {"_probe_target", l_probe_target},
         {"_probe_return_address", l_probe_return_address},
-        {"_probe_check", l_probe_check},     {NULL, NULL},
+        {"_probe_check", l_probe_check},
+        {NULL, NULL},
     };
     if (luaL_loadbuffer(L, glue, sizeof glue - 1, "=jitframes") != 0)
         return lua_error(L); /* at load time only: a bug here, not in the host */

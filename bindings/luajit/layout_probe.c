@@ -24,7 +24,7 @@
 enum { SAMPLE_BYTES = 256 };
 
 static struct {
-    const void *return_address; /* into the trace */
+    const void *return_address;  /* into the trace */
     uint8_t stack[SAMPLE_BYTES]; /* from the caller's stack pointer up */
 } sample;
 
@@ -50,8 +50,8 @@ static const void *function_of(const void *addr)
     return dladdr(addr, &info) && info.dli_saddr ? info.dli_saddr : NULL;
 }
 
-int layout_probe_check(const uint8_t *code, size_t size, int64_t parent_spadjust,
-                       const void *entry, char *why, size_t why_size)
+int layout_probe_check(const uint8_t *code, size_t size, int64_t parent_spadjust, const void *entry,
+                       char *why, size_t why_size)
 {
     const uint8_t *ra = sample.return_address;
     if (!ra || ra < code || ra >= code + size) {

@@ -23,7 +23,7 @@ const void *layout_probe_return_address(void);
  * function that entered the VM, `entry` (lua_pcall, which ran the probe).
  * 0 if it does; otherwise -1 and why in `why`.
  */
-int layout_probe_check(const uint8_t *code, size_t size, int64_t parent_spadjust,
-                       const void *entry, char *why, size_t why_size);
+int layout_probe_check(const uint8_t *code, size_t size, int64_t parent_spadjust, const void *entry,
+                       char *why, size_t why_size);
 
 #endif

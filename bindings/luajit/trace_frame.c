@@ -108,8 +108,8 @@ static void read_side(const uint8_t *code, size_t size, uint32_t parent, trace_f
         make_approximate(f, size);
 }
 
-void trace_frame_read(const trace_isa *isa, const uint8_t *code, size_t size,
-                      int64_t parent_spadjust, trace_frame *out)
+void trace_frame_read(const trace_isa *isa, const uint8_t *code, size_t size, int64_t parent_spadjust,
+                      trace_frame *out)
 {
     memset(out, 0, sizeof *out);
     out->isa = isa;

@@ -41,8 +41,8 @@ typedef struct trace_frame {
  * (parent_spadjust) and may grow it. Both give the adjustment back just
  * before the jump that ends a trace which does not loop.
  */
-void trace_frame_read(const trace_isa *isa, const uint8_t *code, size_t size,
-                      int64_t parent_spadjust, trace_frame *out);
+void trace_frame_read(const trace_isa *isa, const uint8_t *code, size_t size, int64_t parent_spadjust,
+                      trace_frame *out);
 
 /* The CFA's distance from the stack pointer at a byte offset of the trace. */
 uint32_t trace_frame_cfa_offset(const trace_frame *frame, size_t offset);

@@ -36,7 +36,7 @@ typedef struct trace_isa {
     const struct trace_saved_reg {
         unsigned reg;
         int offset;
-    } *saved;
+    } * saved;
     size_t n_saved;
 } trace_isa;
 

@@ -41,7 +41,7 @@ static size_t tail_jump_at(const uint8_t *code, size_t size)
     uint32_t last = insn_at(code + size - 4);
     if ((last & 0xfc000000u) == 0x14000000u) /* b imm26 */
         return size - 4;
-    if (last == 0xd61f03c0u && size >= 8 &&  /* br x30, after ldr x30, [xN, #imm] */
+    if (last == 0xd61f03c0u && size >= 8 && /* br x30, after ldr x30, [xN, #imm] */
         (insn_at(code + size - 8) & 0xffc0001fu) == 0xf940001eu)
         return size - 8;
     return size;

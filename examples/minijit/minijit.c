@@ -62,10 +62,10 @@ static void emit(code_buf *b, const uint8_t *bytes, size_t n)
     b->pos += n;
 }
 
-#define EMIT(b, ...)                                                                              \
-    do {                                                                                          \
-        static const uint8_t bytes_[] = {__VA_ARGS__};                                            \
-        emit((b), bytes_, sizeof bytes_);                                                         \
+#define EMIT(b, ...)                                   \
+    do {                                               \
+        static const uint8_t bytes_[] = {__VA_ARGS__}; \
+        emit((b), bytes_, sizeof bytes_);              \
     } while (0)
 
 /* A backward `jnz` (short form) to `target`. */
@@ -79,8 +79,7 @@ static void emit_jnz_back(code_buf *b, size_t target)
 static void emit_call_rel32(code_buf *b, size_t target)
 {
     long rel = (long)target - (long)(b->pos + 5);
-    uint8_t insn[5] = {0xe8, (uint8_t)rel, (uint8_t)(rel >> 8), (uint8_t)(rel >> 16),
-                       (uint8_t)(rel >> 24)};
+    uint8_t insn[5] = {0xe8, (uint8_t)rel, (uint8_t)(rel >> 8), (uint8_t)(rel >> 16), (uint8_t)(rel >> 24)};
     emit(b, insn, 5);
 }
 
@@ -194,7 +193,7 @@ static stencil_a_shape emit_stencil_a(code_buf *b, size_t base, size_t *call_at)
     emit_jnz_back(b, loop);
     EMIT(b, 0x48, 0x89, 0xdf); /* mov %rbx,%rdi */
     *call_at = b->pos;
-    emit_call_rel32(b, b->pos); /* patched once B's address is known */
+    emit_call_rel32(b, b->pos);      /* patched once B's address is known */
     EMIT(b, 0x48, 0x8b, 0x5d, 0xf8); /* mov -8(%rbp),%rbx */
     s.after_rbx_restore = b->pos - base;
     EMIT(b, 0xc9); /* leave */
@@ -247,7 +246,7 @@ static void emit_lines(code_buf *b, size_t base, jf_cfi *cfi, jit_function *f)
     for (int i = 0; i < 3; i++) {
         f->lines[i].offset = b->pos - base;
         f->lines[i].line = line_numbers[i];
-        f->lines[i].file = NULL; /* the region's file */
+        f->lines[i].file = NULL;   /* the region's file */
         EMIT(b, 0x48, 0x89, 0xf9); /* mov %rdi,%rcx */
         size_t loop = b->pos;
         EMIT(b, 0x48, 0xff, 0xc9); /* dec %rcx */
@@ -277,8 +276,7 @@ typedef struct jit_module {
  * perf synthesizes never overlap. */
 static void compile_module(jit_module *m)
 {
-    static const char *const names[FN_COUNT] = {"mj_frameless", "mj_framed", "mj_stencils",
-                                                 "mj_lines"};
+    static const char *const names[FN_COUNT] = {"mj_frameless", "mj_framed", "mj_stencils", "mj_lines"};
     m->arena_size = 64 * 1024;
     m->arena = mmap(NULL, m->arena_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m->arena == MAP_FAILED) {

@@ -13,7 +13,9 @@ struct mvm_arena {
     struct mvm_arena_block *head;
 };
 
+/* clang-format off */
 #define MVM_ARENA_INIT {NULL}
+/* clang-format on */
 
 /* Zeroed memory aligned for any object, or NULL when out of memory. */
 void *mvm_arena_alloc(struct mvm_arena *a, size_t size);

@@ -27,11 +27,23 @@ enum mvm_expr_kind {
     EXPR_OR,     /* u.binary: short-circuit || */
 };
 
-enum mvm_binop { BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_MOD, BIN_EQ, BIN_NE, BIN_LT, BIN_LE, BIN_GT, BIN_GE };
+enum mvm_binop {
+    BIN_ADD,
+    BIN_SUB,
+    BIN_MUL,
+    BIN_DIV,
+    BIN_MOD,
+    BIN_EQ,
+    BIN_NE,
+    BIN_LT,
+    BIN_LE,
+    BIN_GT,
+    BIN_GE
+};
 
 struct mvm_expr {
     enum mvm_expr_kind kind;
-    struct mvm_pos pos; /* operator, literal, name or callee position */
+    struct mvm_pos pos;    /* operator, literal, name or callee position */
     struct mvm_expr *next; /* next argument in a call's argument list */
     union {
         int64_t value;
@@ -57,7 +69,16 @@ struct mvm_print_arg {
     struct mvm_expr *expr;
 };
 
-enum mvm_stmt_kind { STMT_VAR, STMT_ASSIGN, STMT_IF, STMT_WHILE, STMT_RETURN, STMT_PRINT, STMT_CALL, STMT_BLOCK };
+enum mvm_stmt_kind {
+    STMT_VAR,
+    STMT_ASSIGN,
+    STMT_IF,
+    STMT_WHILE,
+    STMT_RETURN,
+    STMT_PRINT,
+    STMT_CALL,
+    STMT_BLOCK
+};
 
 struct mvm_stmt {
     enum mvm_stmt_kind kind;
@@ -73,9 +94,9 @@ struct mvm_stmt {
             struct mvm_stmt *body;      /* a STMT_BLOCK */
             struct mvm_stmt *otherwise; /* a STMT_BLOCK or a STMT_IF */
         } branch;
-        struct mvm_expr *value;       /* STMT_RETURN (NULL: 0), STMT_CALL */
-        struct mvm_print_arg *print;  /* STMT_PRINT */
-        struct mvm_stmt *block;       /* STMT_BLOCK: first statement */
+        struct mvm_expr *value;      /* STMT_RETURN (NULL: 0), STMT_CALL */
+        struct mvm_print_arg *print; /* STMT_PRINT */
+        struct mvm_stmt *block;      /* STMT_BLOCK: first statement */
     } u;
 };
 

@@ -22,9 +22,9 @@ struct builder {
     uint32_t n_consts, cap_consts;
     struct scope_var vars[MVM_SLOTS_MAX]; /* in scope, innermost last */
     uint32_t n_vars;
-    uint32_t depth;   /* block nesting */
+    uint32_t depth; /* block nesting */
     uint32_t n_slots;
-    int32_t stack;    /* operand stack depth after the last instruction */
+    int32_t stack; /* operand stack depth after the last instruction */
     int32_t max_stack;
 };
 
@@ -82,16 +82,26 @@ static int name_compare(struct mvm_name a, struct mvm_name b)
 static int32_t stack_effect(enum mvm_opcode op)
 {
     switch (op) {
-    case OP_INT: case OP_CONST: case OP_LOAD: case OP_ARGC: return 1;
-    case OP_NEG: case OP_NOT: case OP_BOOL: case OP_ARG: case OP_JUMP:
-    case OP_PRINT_INT: case OP_PRINT_STR: case OP_PRINT_END: case OP_CALL: return 0;
+    case OP_INT:
+    case OP_CONST:
+    case OP_LOAD:
+    case OP_ARGC: return 1;
+    case OP_NEG:
+    case OP_NOT:
+    case OP_BOOL:
+    case OP_ARG:
+    case OP_JUMP:
+    case OP_PRINT_INT:
+    case OP_PRINT_STR:
+    case OP_PRINT_END:
+    case OP_CALL: return 0;
     default: return -1; /* binary operators, stores, pops, conditional jumps, returns */
     }
 }
 
 /* Append one instruction; returns its index, or -1 (error recorded). */
-static int32_t emit_full(struct compiler *c, enum mvm_opcode op, int32_t arg, uint8_t flag,
-                         int32_t effect, struct mvm_pos pos)
+static int32_t emit_full(struct compiler *c, enum mvm_opcode op, int32_t arg, uint8_t flag, int32_t effect,
+                         struct mvm_pos pos)
 {
     struct builder *b = c->b;
     struct mvm_insn *code = grow(b->code, b->n_code, &b->cap_code, sizeof *code);
@@ -175,8 +185,7 @@ static int32_t find_variable(const struct builder *b, struct mvm_name name)
 }
 
 /* Give `name` a new slot in the current block; is_param only changes the message. */
-static int declare_variable(struct compiler *c, struct mvm_name name, struct mvm_pos pos,
-                            int is_param)
+static int declare_variable(struct compiler *c, struct mvm_name name, struct mvm_pos pos, int is_param)
 {
     struct builder *b = c->b;
     for (uint32_t i = b->n_vars; i-- > 0 && b->vars[i].depth == b->depth;)
@@ -184,8 +193,7 @@ static int declare_variable(struct compiler *c, struct mvm_name name, struct mvm
             if (is_param)
                 mvm_diag_error(c->diag, pos, "duplicate parameter " NAME_FMT, NAME_ARG(name));
             else
-                mvm_diag_error(c->diag, pos,
-                               "variable " NAME_FMT " is already declared in this block",
+                mvm_diag_error(c->diag, pos, "variable " NAME_FMT " is already declared in this block",
                                NAME_ARG(name));
             return -1;
         }
@@ -227,10 +235,8 @@ static int compile_builtin(struct compiler *c, const struct mvm_expr *e)
     if (names_equal(e->u.call.callee, argc_name))
         return check_arity(c, e, 0) || emit(c, OP_ARGC, 0, e->pos) < 0 ? -1 : 0;
     if (names_equal(e->u.call.callee, arg_name))
-        return check_arity(c, e, 1) || compile_args(c, e->u.call.args) ||
-                       emit(c, OP_ARG, 0, e->pos) < 0
-                   ? -1
-                   : 0;
+        return check_arity(c, e, 1) || compile_args(c, e->u.call.args) || emit(c, OP_ARG, 0, e->pos) < 0 ? -1
+                                                                                                         : 0;
     return 1;
 }
 
@@ -241,16 +247,13 @@ static int compile_call(struct compiler *c, const struct mvm_expr *e)
         return builtin;
     const struct decl_ref *callee = find_function(c, e->u.call.callee);
     if (!callee) {
-        mvm_diag_error(c->diag, e->pos, "call to undefined function " NAME_FMT,
-                       NAME_ARG(e->u.call.callee));
+        mvm_diag_error(c->diag, e->pos, "call to undefined function " NAME_FMT, NAME_ARG(e->u.call.callee));
         return -1;
     }
     uint32_t n_params = callee->decl->n_params;
     if (check_arity(c, e, n_params) || compile_args(c, e->u.call.args))
         return -1;
-    return emit_full(c, OP_CALL, (int32_t)callee->index, 0, 1 - (int32_t)n_params, e->pos) < 0
-               ? -1
-               : 0;
+    return emit_full(c, OP_CALL, (int32_t)callee->index, 0, 1 - (int32_t)n_params, e->pos) < 0 ? -1 : 0;
 }
 
 static const enum mvm_opcode binop_opcodes[] = {
@@ -300,12 +303,9 @@ static int compile_var_ref(struct compiler *c, const struct mvm_expr *e)
 static int compile_expr(struct compiler *c, const struct mvm_expr *e)
 {
     switch (e->kind) {
-    case EXPR_INT:
-        return emit_constant(c, e->u.value, e->pos);
-    case EXPR_VAR:
-        return compile_var_ref(c, e);
-    case EXPR_CALL:
-        return compile_call(c, e);
+    case EXPR_INT: return emit_constant(c, e->u.value, e->pos);
+    case EXPR_VAR: return compile_var_ref(c, e);
+    case EXPR_CALL: return compile_call(c, e);
     case EXPR_NEG:
     case EXPR_NOT:
         if (compile_expr(c, e->u.operand))
@@ -316,8 +316,7 @@ static int compile_expr(struct compiler *c, const struct mvm_expr *e)
             return -1;
         return emit(c, binop_opcodes[e->u.binary.op], 0, e->pos) < 0 ? -1 : 0;
     case EXPR_AND:
-    case EXPR_OR:
-        return compile_logical(c, e);
+    case EXPR_OR: return compile_logical(c, e);
     }
     return -1;
 }
@@ -443,24 +442,17 @@ static int compile_print(struct compiler *c, const struct mvm_stmt *s)
 static int compile_stmt(struct compiler *c, const struct mvm_stmt *s)
 {
     switch (s->kind) {
-    case STMT_VAR:
-        return compile_var(c, s);
-    case STMT_ASSIGN:
-        return compile_assign(c, s);
-    case STMT_IF:
-        return compile_if(c, s);
-    case STMT_WHILE:
-        return compile_while(c, s);
+    case STMT_VAR: return compile_var(c, s);
+    case STMT_ASSIGN: return compile_assign(c, s);
+    case STMT_IF: return compile_if(c, s);
+    case STMT_WHILE: return compile_while(c, s);
     case STMT_RETURN:
         if (s->u.value ? compile_expr(c, s->u.value) : emit(c, OP_INT, 0, s->pos) < 0)
             return -1;
         return emit(c, OP_RETURN, 0, s->pos) < 0 ? -1 : 0;
-    case STMT_PRINT:
-        return compile_print(c, s);
-    case STMT_CALL:
-        return compile_expr(c, s->u.value) || emit(c, OP_POP, 0, s->pos) < 0 ? -1 : 0;
-    case STMT_BLOCK:
-        return compile_block(c, s);
+    case STMT_PRINT: return compile_print(c, s);
+    case STMT_CALL: return compile_expr(c, s->u.value) || emit(c, OP_POP, 0, s->pos) < 0 ? -1 : 0;
+    case STMT_BLOCK: return compile_block(c, s);
     }
     return -1;
 }
@@ -487,8 +479,7 @@ static char *copy_name(struct mvm_name name)
 }
 
 /* Hand the builder's arrays over to the finished function. */
-static int finish_function(struct compiler *c, const struct mvm_func_decl *d,
-                           struct mvm_function *out)
+static int finish_function(struct compiler *c, const struct mvm_func_decl *d, struct mvm_function *out)
 {
     struct builder *b = c->b;
     out->entry = mvm_eval_function;
@@ -510,8 +501,7 @@ static int finish_function(struct compiler *c, const struct mvm_func_decl *d,
     return 0;
 }
 
-static int compile_function(struct compiler *c, const struct mvm_func_decl *d,
-                            struct mvm_function *out)
+static int compile_function(struct compiler *c, const struct mvm_func_decl *d, struct mvm_function *out)
 {
     struct builder *b = c->b;
     b->n_code = b->cap_code = b->cap_pos = b->n_consts = b->cap_consts = 0;

@@ -10,8 +10,8 @@ void mvm_diag_init(struct mvm_diag *d, const char *file)
     d->file = file;
 }
 
-static void diag_set(struct mvm_diag *d, enum mvm_diag_kind kind, struct mvm_pos pos,
-                     const char *fmt, va_list ap)
+static void diag_set(struct mvm_diag *d, enum mvm_diag_kind kind, struct mvm_pos pos, const char *fmt,
+                     va_list ap)
 {
     if (d->set)
         return;
@@ -52,9 +52,8 @@ void mvm_diag_print(const struct mvm_diag *d, FILE *out)
     const char *what = d->kind == MVM_DIAG_RUNTIME ? "runtime error" : "error";
     fprintf(out, "%s:%u:%u: %s: %s\n", d->file, d->pos.line, d->pos.col, what, d->message);
     for (uint32_t i = 0; i < d->n_trace; i++)
-        fprintf(out, "  called from %s at %s:%u:%u\n", d->trace[i].function, d->file,
-                d->trace[i].pos.line, d->trace[i].pos.col);
+        fprintf(out, "  called from %s at %s:%u:%u\n", d->trace[i].function, d->file, d->trace[i].pos.line,
+                d->trace[i].pos.col);
     if (d->trace_total > d->n_trace)
-        fprintf(out, "  ... and %llu more frames\n",
-                (unsigned long long)(d->trace_total - d->n_trace));
+        fprintf(out, "  ... and %llu more frames\n", (unsigned long long)(d->trace_total - d->n_trace));
 }

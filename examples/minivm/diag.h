@@ -34,22 +34,21 @@ struct mvm_trace_entry {
 };
 
 struct mvm_diag {
-    const char *file;         /* program path as shown to the user */
-    int set;                  /* 1 once an error is recorded; later ones are ignored */
+    const char *file; /* program path as shown to the user */
+    int set;          /* 1 once an error is recorded; later ones are ignored */
     enum mvm_diag_kind kind;
     struct mvm_pos pos;
     char message[256];
     struct mvm_trace_entry trace[MVM_TRACE_MAX];
-    uint32_t n_trace;         /* entries in trace[] */
-    uint64_t trace_total;     /* call frames unwound by the error (may exceed n_trace) */
+    uint32_t n_trace;     /* entries in trace[] */
+    uint64_t trace_total; /* call frames unwound by the error (may exceed n_trace) */
 };
 
 void mvm_diag_init(struct mvm_diag *d, const char *file);
 
 /* Record the first error: later calls do nothing once one is set. */
 void mvm_diag_error(struct mvm_diag *d, struct mvm_pos pos, const char *fmt, ...) MVM_PRINTF(3, 4);
-void mvm_diag_runtime(struct mvm_diag *d, struct mvm_pos pos, const char *fmt, ...)
-    MVM_PRINTF(3, 4);
+void mvm_diag_runtime(struct mvm_diag *d, struct mvm_pos pos, const char *fmt, ...) MVM_PRINTF(3, 4);
 
 /* Note one caller frame while a runtime error unwinds the interpreted stack. */
 void mvm_diag_add_frame(struct mvm_diag *d, const char *function, struct mvm_pos call_site);

@@ -43,9 +43,15 @@ static void jit_why(char *why, size_t why_size, const char *what, int rc)
 }
 
 #ifdef MVM_HAVE_TRAMPOLINES
-static void jit_destroy(jf_fn entry) { jf_trampoline_destroy(entry); }
+static void jit_destroy(jf_fn entry)
+{
+    jf_trampoline_destroy(entry);
+}
 #else
-static void jit_destroy(jf_fn entry) { (void)entry; }
+static void jit_destroy(jf_fn entry)
+{
+    (void)entry;
+}
 #endif
 
 /* Put every function back on direct calls. */
@@ -62,8 +68,7 @@ static void jit_reset_entries(struct mvm_jit *jit, struct mvm_program *prog)
 }
 
 #ifdef MVM_HAVE_TRAMPOLINES
-static int jit_create_trampoline(struct mvm_function *f, const char *file, char *why,
-                                 size_t why_size)
+static int jit_create_trampoline(struct mvm_function *f, const char *file, char *why, size_t why_size)
 {
     size_t size = strlen(f->name) + sizeof "mvm:";
     char *name = malloc(size);
@@ -85,8 +90,8 @@ static int jit_create_trampoline(struct mvm_function *f, const char *file, char 
     return rc < 0 ? -1 : 0;
 }
 
-static int jit_create_all(struct mvm_jit *jit, struct mvm_program *prog, const char *file,
-                          char *why, size_t why_size)
+static int jit_create_all(struct mvm_jit *jit, struct mvm_program *prog, const char *file, char *why,
+                          size_t why_size)
 {
     char *abs = realpath(file, NULL); /* so perf and debuggers find the source from anywhere */
     int rc = 0;
@@ -99,8 +104,8 @@ static int jit_create_all(struct mvm_jit *jit, struct mvm_program *prog, const c
     return rc;
 }
 #else
-static int jit_create_all(struct mvm_jit *jit, struct mvm_program *prog, const char *file,
-                          char *why, size_t why_size)
+static int jit_create_all(struct mvm_jit *jit, struct mvm_program *prog, const char *file, char *why,
+                          size_t why_size)
 {
     (void)jit, (void)prog, (void)file;
     snprintf(why, why_size, "this libjitframes was built without trampolines");
@@ -108,8 +113,8 @@ static int jit_create_all(struct mvm_jit *jit, struct mvm_program *prog, const c
 }
 #endif
 
-enum mvm_jit_status mvm_jit_attach(struct mvm_jit *jit, struct mvm_program *prog,
-                                   const char *file, char *why, size_t why_size)
+enum mvm_jit_status mvm_jit_attach(struct mvm_jit *jit, struct mvm_program *prog, const char *file, char *why,
+                                   size_t why_size)
 {
     memset(jit, 0, sizeof *jit);
     int rc = jf_init(NULL);

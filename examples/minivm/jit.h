@@ -42,8 +42,8 @@ struct mvm_jit {
 };
 
 /* Give each function of prog a trampoline, or leave them all direct. */
-enum mvm_jit_status mvm_jit_attach(struct mvm_jit *jit, struct mvm_program *prog,
-                                   const char *file, char *why, size_t why_size);
+enum mvm_jit_status mvm_jit_attach(struct mvm_jit *jit, struct mvm_program *prog, const char *file, char *why,
+                                   size_t why_size);
 
 /* Destroy the trampolines (the run must be over) and release jitframes. */
 void mvm_jit_detach(struct mvm_jit *jit, struct mvm_program *prog);

@@ -29,10 +29,22 @@ static void lexer_advance(struct mvm_lexer *lx)
     lx->cur++;
 }
 
-static int is_space(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-static int is_digit(int c) { return c >= '0' && c <= '9'; }
-static int is_ident_start(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-static int is_ident_char(int c) { return is_ident_start(c) || is_digit(c); }
+static int is_space(int c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+static int is_digit(int c)
+{
+    return c >= '0' && c <= '9';
+}
+static int is_ident_start(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static int is_ident_char(int c)
+{
+    return is_ident_start(c) || is_digit(c);
+}
 
 static void lexer_skip_space_and_comments(struct mvm_lexer *lx)
 {
@@ -77,8 +89,8 @@ static const struct {
     const char *word;
     enum mvm_token_kind kind;
 } keywords[] = {
-    {"fn", TOK_FN},         {"var", TOK_VAR},       {"if", TOK_IF},       {"else", TOK_ELSE},
-    {"while", TOK_WHILE},   {"return", TOK_RETURN}, {"print", TOK_PRINT},
+    {"fn", TOK_FN},       {"var", TOK_VAR},       {"if", TOK_IF},       {"else", TOK_ELSE},
+    {"while", TOK_WHILE}, {"return", TOK_RETURN}, {"print", TOK_PRINT},
 };
 
 static struct mvm_token lexer_word(struct mvm_lexer *lx, struct mvm_token t)
@@ -123,12 +135,18 @@ static struct mvm_token lexer_string(struct mvm_lexer *lx, struct mvm_token t)
 static enum mvm_token_kind punct_kind(int c, int next, size_t *len)
 {
     *len = 2;
-    if (c == '=' && next == '=') return TOK_EQ;
-    if (c == '!' && next == '=') return TOK_NE;
-    if (c == '<' && next == '=') return TOK_LE;
-    if (c == '>' && next == '=') return TOK_GE;
-    if (c == '&' && next == '&') return TOK_AND;
-    if (c == '|' && next == '|') return TOK_OR;
+    if (c == '=' && next == '=')
+        return TOK_EQ;
+    if (c == '!' && next == '=')
+        return TOK_NE;
+    if (c == '<' && next == '=')
+        return TOK_LE;
+    if (c == '>' && next == '=')
+        return TOK_GE;
+    if (c == '&' && next == '&')
+        return TOK_AND;
+    if (c == '|' && next == '|')
+        return TOK_OR;
     *len = 1;
     switch (c) {
     case '(': return TOK_LPAREN;
@@ -186,15 +204,23 @@ struct mvm_token mvm_lexer_next(struct mvm_lexer *lx)
 const char *mvm_token_kind_name(enum mvm_token_kind kind)
 {
     static const char *const names[] = {
-        [TOK_EOF] = "end of file", [TOK_ERROR] = "invalid token", [TOK_INT] = "integer",
-        [TOK_IDENT] = "identifier", [TOK_STRING] = "string", [TOK_FN] = "'fn'",
-        [TOK_VAR] = "'var'", [TOK_IF] = "'if'", [TOK_ELSE] = "'else'", [TOK_WHILE] = "'while'",
-        [TOK_RETURN] = "'return'", [TOK_PRINT] = "'print'", [TOK_LPAREN] = "'('",
-        [TOK_RPAREN] = "')'", [TOK_LBRACE] = "'{'", [TOK_RBRACE] = "'}'", [TOK_COMMA] = "','",
-        [TOK_SEMI] = "';'", [TOK_ASSIGN] = "'='", [TOK_PLUS] = "'+'", [TOK_MINUS] = "'-'",
-        [TOK_STAR] = "'*'", [TOK_SLASH] = "'/'", [TOK_PERCENT] = "'%'", [TOK_EQ] = "'=='",
-        [TOK_NE] = "'!='", [TOK_LT] = "'<'", [TOK_LE] = "'<='", [TOK_GT] = "'>'",
-        [TOK_GE] = "'>='", [TOK_NOT] = "'!'", [TOK_AND] = "'&&'", [TOK_OR] = "'||'",
+        [TOK_EOF] = "end of file", [TOK_ERROR] = "invalid token",
+        [TOK_INT] = "integer",     [TOK_IDENT] = "identifier",
+        [TOK_STRING] = "string",   [TOK_FN] = "'fn'",
+        [TOK_VAR] = "'var'",       [TOK_IF] = "'if'",
+        [TOK_ELSE] = "'else'",     [TOK_WHILE] = "'while'",
+        [TOK_RETURN] = "'return'", [TOK_PRINT] = "'print'",
+        [TOK_LPAREN] = "'('",      [TOK_RPAREN] = "')'",
+        [TOK_LBRACE] = "'{'",      [TOK_RBRACE] = "'}'",
+        [TOK_COMMA] = "','",       [TOK_SEMI] = "';'",
+        [TOK_ASSIGN] = "'='",      [TOK_PLUS] = "'+'",
+        [TOK_MINUS] = "'-'",       [TOK_STAR] = "'*'",
+        [TOK_SLASH] = "'/'",       [TOK_PERCENT] = "'%'",
+        [TOK_EQ] = "'=='",         [TOK_NE] = "'!='",
+        [TOK_LT] = "'<'",          [TOK_LE] = "'<='",
+        [TOK_GT] = "'>'",          [TOK_GE] = "'>='",
+        [TOK_NOT] = "'!'",         [TOK_AND] = "'&&'",
+        [TOK_OR] = "'||'",
     };
     if ((unsigned)kind < sizeof names / sizeof names[0] && names[kind])
         return names[kind];

@@ -60,7 +60,7 @@ struct mvm_token {
     struct mvm_pos pos;
     const char *start; /* into the source text */
     size_t len;
-    uint64_t value;    /* TOK_INT: magnitude, <= MVM_INT_LITERAL_MAX */
+    uint64_t value; /* TOK_INT: magnitude, <= MVM_INT_LITERAL_MAX */
 };
 
 struct mvm_lexer {

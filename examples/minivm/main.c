@@ -35,9 +35,9 @@ static int usage(const char *error)
     if (error)
         fprintf(stderr, "minivm: %s\n", error);
     fprintf(out, "usage: minivm [--no-jitframes] [--max-depth N] FILE [ARG...]\n"
-                    "  ARGs are integers, read by the program with argc() and arg(i).\n"
-                    "  With $JITFRAMES set (e.g. JITFRAMES=perfmap), each interpreted function\n"
-                    "  runs under its own native frame named mvm:<function>.\n");
+                 "  ARGs are integers, read by the program with argc() and arg(i).\n"
+                 "  With $JITFRAMES set (e.g. JITFRAMES=perfmap), each interpreted function\n"
+                 "  runs under its own native frame named mvm:<function>.\n");
     return 2;
 }
 
@@ -129,8 +129,7 @@ static void attach_jitframes(struct mvm_jit *jit, struct mvm_program *prog, cons
     char why[512] = "";
     enum mvm_jit_status status = mvm_jit_attach(jit, prog, file, why, sizeof why);
     if (status == MVM_JIT_FAILED)
-        fprintf(stderr, "minivm: warning: jitframes disabled (%s); calling the interpreter directly\n",
-                why);
+        fprintf(stderr, "minivm: warning: jitframes disabled (%s); calling the interpreter directly\n", why);
     else if (status == MVM_JIT_ON && why[0])
         fprintf(stderr, "minivm: warning: %s; the other jitframes sinks are on\n", why);
 }

@@ -11,7 +11,7 @@ struct parser {
     struct mvm_token ahead; /* the one after it */
     struct mvm_arena *arena;
     struct mvm_diag *diag;
-    unsigned depth;         /* current nesting of expressions and blocks */
+    unsigned depth; /* current nesting of expressions and blocks */
 };
 
 /* ---- tokens ------------------------------------------------------------- */
@@ -25,7 +25,10 @@ static void parser_advance(struct parser *p)
         p->ahead = mvm_lexer_next(&p->lx);
 }
 
-static int parser_failed(const struct parser *p) { return p->diag->set; }
+static int parser_failed(const struct parser *p)
+{
+    return p->diag->set;
+}
 
 /* Report "expected X, found Y" at the current token (unless the lexer already reported). */
 static void parser_expected(struct parser *p, const char *what)
@@ -36,8 +39,7 @@ static void parser_expected(struct parser *p, const char *what)
         mvm_diag_error(p->diag, p->tok.pos, "expected %s, found '%.*s'", what,
                        (int)(p->tok.len > 40 ? 40 : p->tok.len), p->tok.start);
     else
-        mvm_diag_error(p->diag, p->tok.pos, "expected %s, found %s", what,
-                       mvm_token_kind_name(p->tok.kind));
+        mvm_diag_error(p->diag, p->tok.pos, "expected %s, found %s", what, mvm_token_kind_name(p->tok.kind));
 }
 
 /* Consume a token of `kind`, or report it missing and return 0. */

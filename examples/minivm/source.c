@@ -13,8 +13,7 @@ static int source_fail(char *why, size_t why_size, const char *what, const char 
 }
 
 /* Read at most MVM_SOURCE_MAX bytes; one more byte read means the file is too big. */
-static int source_read_stream(FILE *f, const char *path, struct mvm_source *out, char *why,
-                              size_t why_size)
+static int source_read_stream(FILE *f, const char *path, struct mvm_source *out, char *why, size_t why_size)
 {
     char *buf = malloc(MVM_SOURCE_MAX + 2);
     if (!buf)

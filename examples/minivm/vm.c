@@ -16,8 +16,8 @@
 /* Value stack cap: 16 Mi slots (128 MiB of address space, touched only as used). */
 #define MVM_STACK_SLOTS_MAX ((size_t)1 << 24)
 
-int mvm_vm_init(struct mvm_vm *vm, const struct mvm_program *prog, uint32_t max_depth,
-                struct mvm_diag *diag, FILE *out, const int64_t *argv, uint32_t argc)
+int mvm_vm_init(struct mvm_vm *vm, const struct mvm_program *prog, uint32_t max_depth, struct mvm_diag *diag,
+                FILE *out, const int64_t *argv, uint32_t argc)
 {
     memset(vm, 0, sizeof *vm);
     uint32_t largest = 1;
@@ -58,16 +58,16 @@ static struct mvm_pos insn_pos(const struct mvm_function *fn, const struct mvm_i
 static MVM_COLD int64_t fail_arith(struct mvm_vm *vm, const struct mvm_function *fn,
                                    const struct mvm_insn *insn, int64_t a, int64_t b)
 {
-    static const char *const symbols[] = {[OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*",
-                                          [OP_DIV] = "/", [OP_MOD] = "%"};
+    static const char *const symbols[] = {
+        [OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_DIV] = "/", [OP_MOD] = "%"};
     if ((insn->op == OP_DIV || insn->op == OP_MOD) && b == 0)
         mvm_diag_runtime(vm->diag, insn_pos(fn, insn), "division by zero: %" PRId64 " %s 0", a,
                          symbols[insn->op]);
     else if (insn->op == OP_NEG)
         mvm_diag_runtime(vm->diag, insn_pos(fn, insn), "integer overflow: -(%" PRId64 ")", a);
     else
-        mvm_diag_runtime(vm->diag, insn_pos(fn, insn),
-                         "integer overflow: %" PRId64 " %s %" PRId64, a, symbols[insn->op], b);
+        mvm_diag_runtime(vm->diag, insn_pos(fn, insn), "integer overflow: %" PRId64 " %s %" PRId64, a,
+                         symbols[insn->op], b);
     vm->failed = 1;
     return 0;
 }
@@ -92,8 +92,8 @@ static MVM_COLD int64_t unwind_frame(struct mvm_vm *vm, const struct mvm_functio
 static MVM_COLD int64_t fail_arg(struct mvm_vm *vm, const struct mvm_function *fn,
                                  const struct mvm_insn *insn, int64_t index)
 {
-    mvm_diag_runtime(vm->diag, insn_pos(fn, insn), "arg(%" PRId64 "): %u program argument%s given",
-                     index, vm->argc, vm->argc == 1 ? "" : "s");
+    mvm_diag_runtime(vm->diag, insn_pos(fn, insn), "arg(%" PRId64 "): %u program argument%s given", index,
+                     vm->argc, vm->argc == 1 ? "" : "s");
     vm->failed = 1;
     return 0;
 }

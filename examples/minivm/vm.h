@@ -26,13 +26,13 @@
 
 struct mvm_vm {
     const struct mvm_program *prog;
-    int64_t *stack;         /* the value stack: max_depth frames of the largest function */
-    uint32_t depth;         /* interpreted calls in progress */
+    int64_t *stack; /* the value stack: max_depth frames of the largest function */
+    uint32_t depth; /* interpreted calls in progress */
     uint32_t max_depth;
-    int failed;             /* a runtime error is unwinding the run */
+    int failed; /* a runtime error is unwinding the run */
     struct mvm_diag *diag;
-    FILE *out;              /* where print writes */
-    const int64_t *argv;    /* program arguments (argc(), arg(i)) */
+    FILE *out;           /* where print writes */
+    const int64_t *argv; /* program arguments (argc(), arg(i)) */
     uint32_t argc;
 };
 
@@ -41,8 +41,8 @@ struct mvm_vm {
  * the program's largest function (max_depth is lowered if that would exceed
  * 16 Mi slots). Returns 0 or -1 (out of memory).
  */
-int mvm_vm_init(struct mvm_vm *vm, const struct mvm_program *prog, uint32_t max_depth,
-                struct mvm_diag *diag, FILE *out, const int64_t *argv, uint32_t argc);
+int mvm_vm_init(struct mvm_vm *vm, const struct mvm_program *prog, uint32_t max_depth, struct mvm_diag *diag,
+                FILE *out, const int64_t *argv, uint32_t argc);
 void mvm_vm_free(struct mvm_vm *vm);
 
 /* Run main(). Returns 0, or -1 with the runtime error in vm->diag. */

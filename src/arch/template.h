@@ -34,8 +34,8 @@ typedef enum jf__slot_kind {
 
 typedef struct jf__template_slot_ref {
     jf__slot_kind kind;
-    uint32_t at;     /* offset in the template of the relocated field/instruction */
-    uint32_t at_lo;  /* riscv, ppc64: offset of the low-half instruction; else 0 */
+    uint32_t at;    /* offset in the template of the relocated field/instruction */
+    uint32_t at_lo; /* riscv, ppc64: offset of the low-half instruction; else 0 */
     int64_t addend;
 } jf__template_slot_ref;
 
@@ -49,10 +49,10 @@ typedef struct jf__template_cie {
 } jf__template_cie;
 
 typedef struct jf__template {
-    const char *arch;       /* "x86_64", "aarch64", "riscv64", "ppc64le", "s390x" */
-    uint16_t elf_machine;   /* EM_* of the object */
-    const uint8_t *code;    /* code bytes with the slot reference unrelocated */
-    size_t code_size;       /* = the template symbol's size = the FDE's range */
+    const char *arch;     /* "x86_64", "aarch64", "riscv64", "ppc64le", "s390x" */
+    uint16_t elf_machine; /* EM_* of the object */
+    const uint8_t *code;  /* code bytes with the slot reference unrelocated */
+    size_t code_size;     /* = the template symbol's size = the FDE's range */
     jf__template_slot_ref slot;
     jf__template_cie cie;
     const uint8_t *fde_insns; /* the FDE's CFA program, covering [0, code_size) */

@@ -89,10 +89,12 @@ typedef struct machine {
 
 static const machine machines[] = {
     {EM_X86_64_, "x86_64", R_X86_64_PC32_, "JF_SLOT_X86_64_PC32", R_X86_64_PC32_, 0, 0},
-    {EM_AARCH64_, "aarch64", R_AARCH64_PREL32_, "JF_SLOT_AARCH64_LD_PREL_LO19", R_AARCH64_LD_PREL_LO19_, 0, 0},
+    {EM_AARCH64_, "aarch64", R_AARCH64_PREL32_, "JF_SLOT_AARCH64_LD_PREL_LO19", R_AARCH64_LD_PREL_LO19_, 0,
+     0},
     {EM_RISCV_, "riscv64", R_RISCV_32_PCREL_, "JF_SLOT_RISCV_PCREL_HI20_LO12_I", R_RISCV_PCREL_HI20_,
      R_RISCV_PCREL_LO12_I_, 0},
-    {EM_PPC64_, "ppc64le", R_PPC64_REL32_, "JF_SLOT_PPC64_REL16_HA_LO", R_PPC64_REL16_HA_, R_PPC64_REL16_LO_, 0},
+    {EM_PPC64_, "ppc64le", R_PPC64_REL32_, "JF_SLOT_PPC64_REL16_HA_LO", R_PPC64_REL16_HA_, R_PPC64_REL16_LO_,
+     0},
     {EM_S390_, "s390x", R_390_PC32_, "JF_SLOT_S390_PC32DBL", R_390_PC32DBL_, 0, 1},
 };
 
@@ -349,7 +351,7 @@ static rela *relocations_for(const object *o, size_t target, size_t *n_out)
 
 typedef struct template_info {
     symbol sym;
-    size_t text;      /* section index */
+    size_t text; /* section index */
     bytes code;
     const char *slot_kind;
     uint64_t slot_at, slot_at_lo;
@@ -378,8 +380,8 @@ static void find_slot_reference(const object *o, template_info *t)
             found_hi = 1;
             t->slot_at = at;
             t->slot_addend = r[i].addend;
-        } else if (em == EM_RISCV_ && r[i].type == R_RISCV_PCREL_LO12_I_ && !found_lo &&
-                   s.shndx == t->text && r[i].addend == 0) {
+        } else if (em == EM_RISCV_ && r[i].type == R_RISCV_PCREL_LO12_I_ && !found_lo && s.shndx == t->text &&
+                   r[i].addend == 0) {
             found_lo = 1;
             t->slot_at_lo = at;
             t->slot_at = s.value - t->sym.value; /* checked against the HI20 below */
@@ -435,8 +437,7 @@ static uint64_t template_label(const object *o, const template_info *t, const re
     symbol s = read_symbol(o, r->sym);
     uint64_t v = s.value + (uint64_t)r->addend;
     if (s.shndx != t->text || v < t->sym.value || v > t->sym.value + t->sym.size)
-        die(".eh_frame relocation at %llu refers outside the template",
-            (unsigned long long)r->offset);
+        die(".eh_frame relocation at %llu refers outside the template", (unsigned long long)r->offset);
     return v;
 }
 
@@ -464,8 +465,8 @@ static unsigned riscv_pair_width(uint32_t first, uint32_t second, int *set)
 }
 
 /* Apply one resolved label difference to the .eh_frame copy. */
-static void apply_difference(uint8_t *eh, size_t eh_size, const rela *first, unsigned width,
-                             int set, int64_t diff)
+static void apply_difference(uint8_t *eh, size_t eh_size, const rela *first, unsigned width, int set,
+                             int64_t diff)
 {
     if (first->offset > eh_size || width > eh_size - first->offset)
         die(".eh_frame relocation at %llu is outside the section", (unsigned long long)first->offset);
@@ -491,8 +492,8 @@ static void apply_difference(uint8_t *eh, size_t eh_size, const rela *first, uns
  * .eh_frame). Returns the one remaining relocation (the FDE's pc_begin
  * candidate); dies on anything else.
  */
-static rela resolve_eh_relocations(const object *o, const template_info *t, size_t eh_index,
-                                   uint8_t *eh, size_t eh_size)
+static rela resolve_eh_relocations(const object *o, const template_info *t, size_t eh_index, uint8_t *eh,
+                                   size_t eh_size)
 {
     size_t n;
     rela *r = relocations_for(o, eh_index, &n);
@@ -510,8 +511,8 @@ static rela resolve_eh_relocations(const object *o, const template_info *t, size
             continue;
         }
         if (have_remaining || r[i].type != o->mach->pc_begin_reloc)
-            die(".eh_frame relocation type %u at %llu: only the FDE's pc_begin may be relocated",
-                r[i].type, (unsigned long long)r[i].offset);
+            die(".eh_frame relocation type %u at %llu: only the FDE's pc_begin may be relocated", r[i].type,
+                (unsigned long long)r[i].offset);
         remaining = r[i];
         have_remaining = 1;
     }
@@ -628,8 +629,7 @@ static void parse_eh_frame(bytes eh, cie_info *cie, fde_info *fde)
  * DWARF 5 section 6.4.2, the GNU extensions gas emits, and aarch64's
  * negate_ra_state are accepted.
  */
-static uint64_t check_cfa_program(bytes insns, uint64_t code_align, int allow_advance,
-                                  size_t *used)
+static uint64_t check_cfa_program(bytes insns, uint64_t code_align, int allow_advance, size_t *used)
 {
     cursor c = {insns, 0};
     uint64_t loc = 0;
@@ -643,29 +643,35 @@ static uint64_t check_cfa_program(bytes insns, uint64_t code_align, int allow_ad
         case DW_CFA_restore: break;
         default:
             switch (op) {
-            case DW_CFA_nop: case DW_CFA_remember_state: case DW_CFA_restore_state:
+            case DW_CFA_nop:
+            case DW_CFA_remember_state:
+            case DW_CFA_restore_state:
             case DW_CFA_GNU_window_save: break;
             case DW_CFA_advance_loc1: advance = cur_uint(&c, 1, "advance"); break;
             case DW_CFA_advance_loc2: advance = cur_uint(&c, 2, "advance"); break;
             case DW_CFA_advance_loc4: advance = cur_uint(&c, 4, "advance"); break;
-            case DW_CFA_offset_extended: case DW_CFA_register: case DW_CFA_def_cfa:
-            case DW_CFA_val_offset: case DW_CFA_GNU_negative_offset_extended: /* two ulebs */
+            case DW_CFA_offset_extended:
+            case DW_CFA_register:
+            case DW_CFA_def_cfa:
+            case DW_CFA_val_offset:
+            case DW_CFA_GNU_negative_offset_extended: /* two ulebs */
                 (void)cur_uleb(&c, "operand");
                 (void)cur_uleb(&c, "operand");
                 break;
-            case DW_CFA_restore_extended: case DW_CFA_undefined: case DW_CFA_same_value:
-            case DW_CFA_def_cfa_register: case DW_CFA_def_cfa_offset:
-            case DW_CFA_GNU_args_size: /* one uleb */
-                (void)cur_uleb(&c, "operand");
-                break;
-            case DW_CFA_offset_extended_sf: case DW_CFA_def_cfa_sf:
+            case DW_CFA_restore_extended:
+            case DW_CFA_undefined:
+            case DW_CFA_same_value:
+            case DW_CFA_def_cfa_register:
+            case DW_CFA_def_cfa_offset:
+            case DW_CFA_GNU_args_size: /* one uleb */ (void)cur_uleb(&c, "operand"); break;
+            case DW_CFA_offset_extended_sf:
+            case DW_CFA_def_cfa_sf:
             case DW_CFA_val_offset_sf: /* uleb, sleb */
                 (void)cur_uleb(&c, "operand");
                 (void)cur_sleb(&c, "operand");
                 break;
             case DW_CFA_def_cfa_offset_sf: (void)cur_sleb(&c, "operand"); break;
-            default:
-                die("CFA opcode 0x%02x is not supported (expressions, vendor ops)", op);
+            default: die("CFA opcode 0x%02x is not supported (expressions, vendor ops)", op);
             }
         }
         if (advance && !allow_advance)
@@ -708,10 +714,9 @@ static void write_header(FILE *out, const char *name, const object *o, const tem
             "    .n_fde_insns = %zu,\n"
             "};\n",
             name, o->mach->arch, o->mach->em, name, t->code.size, t->slot_kind,
-            (unsigned long long)t->slot_at, (unsigned long long)t->slot_at_lo,
-            (long long)t->slot_addend, (unsigned long long)cie->code_align,
-            (long long)cie->data_align, (unsigned long long)cie->ra, name, cie->insns.size, name,
-            fde->insns.size);
+            (unsigned long long)t->slot_at, (unsigned long long)t->slot_at_lo, (long long)t->slot_addend,
+            (unsigned long long)cie->code_align, (long long)cie->data_align, (unsigned long long)cie->ra,
+            name, cie->insns.size, name, fde->insns.size);
 }
 
 static bytes read_file(const char *path)
@@ -741,8 +746,7 @@ static int valid_c_name(const char *s)
     if (!*s || (*s >= '0' && *s <= '9'))
         return 0;
     for (; *s; s++)
-        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-              (*s >= '0' && *s <= '9')))
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
             return 0;
     return 1;
 }

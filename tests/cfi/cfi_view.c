@@ -15,8 +15,9 @@ int cfi_view_open(cfi_view *v, const jf_cfi *cfi, uint16_t machine, uint64_t cod
     uint8_t *img = malloc(cap);
     v->file = malloc(cap + 1024);
     jf__eh_image out;
-    int rc = img && v->file ? jf__cfi_emit(cfi, JF_EH_LAYOUT_ABSOLUTE, code_addr, code_size, image_addr, img, cap, &out)
-                            : JF_ENOMEM;
+    int rc = img && v->file
+                 ? jf__cfi_emit(cfi, JF_EH_LAYOUT_ABSOLUTE, code_addr, code_size, image_addr, img, cap, &out)
+                 : JF_ENOMEM;
     if (rc != 0) {
         fprintf(stderr, "emit: %s\n", jf_last_error());
         free(img);

@@ -24,7 +24,13 @@ int cfi_view_open(cfi_view *v, const jf_cfi *cfi, uint16_t machine, uint64_t cod
 void cfi_view_close(cfi_view *v);
 
 /* Rule kinds frame_rule reports. */
-enum { FRAME_RULE_SAME = 1, FRAME_RULE_AT = 2, FRAME_RULE_VAL = 3, FRAME_RULE_UNDEFINED = -1, FRAME_RULE_OTHER = -2 };
+enum {
+    FRAME_RULE_SAME = 1,
+    FRAME_RULE_AT = 2,
+    FRAME_RULE_VAL = 3,
+    FRAME_RULE_UNDEFINED = -1,
+    FRAME_RULE_OTHER = -2
+};
 
 /* libdw's rule for DWARF register reg in frame: same value, saved at
  * CFA + *at, the value CFA + *at itself (DW_CFA_val_offset), or undefined /

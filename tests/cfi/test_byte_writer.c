@@ -13,15 +13,15 @@ static void assert_encoding(const uint8_t *got, size_t got_len, const uint8_t *w
     assert_memory_equal(got, want, want_len);
 }
 
-#define ENCODES_IN(big_endian, put, value, ...)                                            \
-    do {                                                                                   \
-        static const uint8_t want_[] = {__VA_ARGS__};                                      \
-        uint8_t buf_[16];                                                                  \
-        jf__writer w_;                                                                      \
-        jf__writer_init_order(&w_, buf_, sizeof buf_, big_endian);                         \
-        put(&w_, value);                                                                   \
-        assert_true(jf__writer_ok(&w_));                                                   \
-        assert_encoding(buf_, w_.pos, want_, sizeof want_);                                \
+#define ENCODES_IN(big_endian, put, value, ...)                    \
+    do {                                                           \
+        static const uint8_t want_[] = {__VA_ARGS__};              \
+        uint8_t buf_[16];                                          \
+        jf__writer w_;                                             \
+        jf__writer_init_order(&w_, buf_, sizeof buf_, big_endian); \
+        put(&w_, value);                                           \
+        assert_true(jf__writer_ok(&w_));                           \
+        assert_encoding(buf_, w_.pos, want_, sizeof want_);        \
     } while (0)
 #define ENCODES(put, value, ...) ENCODES_IN(0, put, value, __VA_ARGS__)
 #define ENCODES_BE(put, value, ...) ENCODES_IN(1, put, value, __VA_ARGS__)

@@ -28,11 +28,11 @@ typedef struct arch_t {
     jf__cfi_arch arch;
     uint16_t machine;
     unsigned sp, fp, ra, callee_saved;
-    int64_t entry_cfa;   /* CFA = SP + entry_cfa at entry */
-    int ra_in_cie;       /* x86_64: RA at CFA-8 from the CIE */
-    int push_saves;      /* the frame push itself stores FP/RA */
-    int64_t fp_cfa;      /* CFA = FP + fp_cfa in a standard frame */
-    size_t unit;         /* code alignment */
+    int64_t entry_cfa; /* CFA = SP + entry_cfa at entry */
+    int ra_in_cie;     /* x86_64: RA at CFA-8 from the CIE */
+    int push_saves;    /* the frame push itself stores FP/RA */
+    int64_t fp_cfa;    /* CFA = FP + fp_cfa in a standard frame */
+    size_t unit;       /* code alignment */
 } arch_t;
 
 static const arch_t arches[] = {
@@ -94,11 +94,11 @@ static void fail(const program *p, const char *fmt, ...)
     }
 }
 
-#define OK(p, call)                                                                          \
-    do {                                                                                     \
-        int rc_ = (call);                                                                    \
-        if (rc_ != 0)                                                                        \
-            fail(p, "%s returned %d (%s)", #call, rc_, jf_last_error());                     \
+#define OK(p, call)                                                      \
+    do {                                                                 \
+        int rc_ = (call);                                                \
+        if (rc_ != 0)                                                    \
+            fail(p, "%s returned %d (%s)", #call, rc_, jf_last_error()); \
     } while (0)
 
 static size_t reg_index(program *p, unsigned reg)
@@ -298,17 +298,17 @@ static void prog_large(program *p)
     OK(p, jf_cfi_begin_fde(c, 0, p->size));
     OK(p, jf_cfi_advance_to(c, l1)); /* advance_loc */
     OK(p, jf_cfi_def_cfa_offset(c, 1 << 20));
-    OK(p, jf_cfi_offset(c, 70, -16));     /* offset_extended */
+    OK(p, jf_cfi_offset(c, 70, -16));      /* offset_extended */
     OK(p, jf_cfi_offset(c, a->fp, -8000)); /* multi-byte factored offset */
-    OK(p, jf_cfi_advance_to(c, l2));      /* advance_loc1 */
-    OK(p, jf_cfi_offset(c, a->fp, 16));   /* offset_extended_sf */
-    OK(p, jf_cfi_def_cfa_offset(c, -16)); /* def_cfa_offset_sf */
-    OK(p, jf_cfi_advance_to(c, l3));      /* advance_loc2 */
-    OK(p, jf_cfi_def_cfa(c, a->fp, -32)); /* def_cfa_sf */
-    OK(p, jf_cfi_offset(c, 100, 8));      /* reg >= 64, negative factored */
-    OK(p, jf_cfi_advance_to(c, l4));      /* advance_loc4 */
+    OK(p, jf_cfi_advance_to(c, l2));       /* advance_loc1 */
+    OK(p, jf_cfi_offset(c, a->fp, 16));    /* offset_extended_sf */
+    OK(p, jf_cfi_def_cfa_offset(c, -16));  /* def_cfa_offset_sf */
+    OK(p, jf_cfi_advance_to(c, l3));       /* advance_loc2 */
+    OK(p, jf_cfi_def_cfa(c, a->fp, -32));  /* def_cfa_sf */
+    OK(p, jf_cfi_offset(c, 100, 8));       /* reg >= 64, negative factored */
+    OK(p, jf_cfi_advance_to(c, l4));       /* advance_loc4 */
     OK(p, jf_cfi_def_cfa(c, a->sp, 300));
-    OK(p, jf_cfi_restore(c, 70));         /* restore_extended */
+    OK(p, jf_cfi_restore(c, 70)); /* restore_extended */
     OK(p, jf_cfi_same_value(c, 100));
 
     fde(p, 0, p->size);
@@ -330,13 +330,13 @@ static void prog_raw(program *p)
     cie[n_cie++] = 0x0c, cie[n_cie++] = (uint8_t)a->sp, cie[n_cie++] = (uint8_t)a->entry_cfa;
     if (a->ra_in_cie)
         cie[n_cie++] = (uint8_t)(0x80 | a->ra), cie[n_cie++] = 1;
-    cie[n_cie++] = 0; /* a nop, as assemblers pad */
-    fde_insns[n++] = (uint8_t)(0x40 | 1);                    /* advance 1 unit */
-    fde_insns[n++] = 0x0e, fde_insns[n++] = 16;              /* def_cfa_offset 16 */
+    cie[n_cie++] = 0;                           /* a nop, as assemblers pad */
+    fde_insns[n++] = (uint8_t)(0x40 | 1);       /* advance 1 unit */
+    fde_insns[n++] = 0x0e, fde_insns[n++] = 16; /* def_cfa_offset 16 */
     fde_insns[n++] = (uint8_t)(0x80 | a->fp), fde_insns[n++] = (uint8_t)(-16 / da);
-    fde_insns[n++] = (uint8_t)(0x40 | 3);                    /* advance 3 units */
-    fde_insns[n++] = 0x0d, fde_insns[n++] = (uint8_t)a->fp;  /* def_cfa_register fp */
-    fde_insns[n++] = (uint8_t)(0x40 | 6);                    /* advance 6 units */
+    fde_insns[n++] = (uint8_t)(0x40 | 3);                   /* advance 3 units */
+    fde_insns[n++] = 0x0d, fde_insns[n++] = (uint8_t)a->fp; /* def_cfa_register fp */
+    fde_insns[n++] = (uint8_t)(0x40 | 6);                   /* advance 6 units */
     fde_insns[n++] = 0x0c, fde_insns[n++] = (uint8_t)a->sp, fde_insns[n++] = (uint8_t)a->entry_cfa;
     fde_insns[n++] = 0, fde_insns[n++] = 0;
     jf__raw_cie rc = {(uint32_t)a->unit, (int32_t)da, a->ra, cie, n_cie};
@@ -360,8 +360,12 @@ static const struct {
     const char *name;
     program_fn fn;
 } programs[] = {
-    {"framed", prog_framed},   {"framed_open", prog_framed_open}, {"frameless", prog_frameless},
-    {"multi", prog_multi},     {"state", prog_state},             {"large", prog_large},
+    {"framed", prog_framed},
+    {"framed_open", prog_framed_open},
+    {"frameless", prog_frameless},
+    {"multi", prog_multi},
+    {"state", prog_state},
+    {"large", prog_large},
     {"raw", prog_raw},
 };
 
@@ -385,8 +389,8 @@ static const row *row_at(const fde_expect *f, size_t pc)
 }
 
 /* Compare one register at one pc; RULE_DEFAULT means "as at the FDE's first pc". */
-static void check_reg(const program *p, Dwarf_CFI *dcfi, uint64_t base, const fde_expect *f,
-                      const row *r, size_t i, Dwarf_Frame *frame, size_t pc, const char *what)
+static void check_reg(const program *p, Dwarf_CFI *dcfi, uint64_t base, const fde_expect *f, const row *r,
+                      size_t i, Dwarf_Frame *frame, size_t pc, const char *what)
 {
     int64_t got_at = 0, want_at = r->at[i];
     int got = frame_rule(frame, p->regs[i], &got_at);
@@ -477,8 +481,8 @@ static void check_layout(const program *p, jf__eh_layout layout, int with_hdr, c
     }
     if (corrupt)
         corrupt(img, &out);
-    elf_wrap_input in = {p->a->machine, code_addr, code_size, image_addr, img, out.eh_frame_size, out.hdr_size,
-                         with_hdr};
+    elf_wrap_input in = {p->a->machine, code_addr,         code_size,    image_addr,
+                         img,           out.eh_frame_size, out.hdr_size, with_hdr};
     size_t n = elf_wrap(&in, elf, cap + 1024);
     if (outdir) {
         char name[128];
@@ -522,7 +526,8 @@ static void corrupt_first_hdr_row(uint8_t *img, const jf__eh_image *out)
 
 /* The checks must be able to fail: corrupt one byte of a correct image and
  * expect libdw to disagree with the expectations somewhere. */
-static void negative_control(const char *what, void (*corruption)(uint8_t *, const jf__eh_image *), int with_hdr)
+static void negative_control(const char *what, void (*corruption)(uint8_t *, const jf__eh_image *),
+                             int with_hdr)
 {
     program *p = calloc(1, sizeof *p);
     p->name = what;

@@ -39,8 +39,8 @@ typedef struct target {
     size_t framed_size, after_push, after_fp_set, epilogue_start, after_pop; /* 0: none */
     size_t wrong_epilogue_start; /* one instruction early: sp not yet at the record */
     size_t frameless_size, after_sub, after_add;
-    size_t insns;       /* instructions recorded in all (framed + frameless) */
-    int64_t cfa_bias;   /* CFA - caller's sp: s390x's register save area */
+    size_t insns;     /* instructions recorded in all (framed + frameless) */
+    int64_t cfa_bias; /* CFA - caller's sp: s390x's register save area */
 } target;
 
 static const target targets[] = {
@@ -83,7 +83,8 @@ static uint64_t reg_value(const target *t, const state *s, unsigned reg, int *ok
 }
 
 /* The caller's value of reg per the rule, from the recorded registers and stack. */
-static int recover(const target *t, const state *s, Dwarf_Frame *frame, unsigned reg, uint64_t cfa, uint64_t *v)
+static int recover(const target *t, const state *s, Dwarf_Frame *frame, unsigned reg, uint64_t cfa,
+                   uint64_t *v)
 {
     int64_t at = 0;
     int okr = 1, rule = frame_rule(frame, reg, &at);
@@ -141,8 +142,9 @@ static int check_state(const target *t, Dwarf_CFI *dcfi, uint64_t code_addr, con
         else if (recover(t, s, frame, t->fp, cfa, &fp) != 0 || fp != s->entry_fp)
             snprintf(why, sizeof why, "caller's fp %#" PRIx64 ", expected %#" PRIx64, fp, s->entry_fp);
         else if (recover_sp(t, s, frame, cfa, &sp) != 0 || sp != s->entry_sp)
-            snprintf(why, sizeof why, "caller's sp as gdb and libgcc take it %#" PRIx64 ", expected %#" PRIx64,
-                     sp, s->entry_sp);
+            snprintf(why, sizeof why,
+                     "caller's sp as gdb and libgcc take it %#" PRIx64 ", expected %#" PRIx64, sp,
+                     s->entry_sp);
         free(frame);
     }
     if (why[0] && !quiet)
@@ -179,7 +181,8 @@ static size_t read_states(state *states, size_t max)
         state *s = &states[n];
         int used = 0;
         if (sscanf(line, "%15s %zu %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 "%n",
-                   s->name, &s->at, &s->sp, &s->fp, &s->ra, &s->entry_sp, &s->entry_fp, &s->entry_ra, &used) != 8)
+                   s->name, &s->at, &s->sp, &s->fp, &s->ra, &s->entry_sp, &s->entry_fp, &s->entry_ra,
+                   &used) != 8)
             continue;
         const char *p = line + used;
         for (int i = 0; i < WORDS; i++) {
@@ -248,7 +251,8 @@ int main(int argc, char **argv)
     size_t control_size = t->framed_size ? t->framed_size : t->frameless_size;
     int caught = check_function(t, states, n, control, wrong, control_size, 1, &ignored);
     if (caught == 0) {
-        fprintf(stderr, "FAIL %s: negative control: a wrong %s description was not caught\n", t->name, control);
+        fprintf(stderr, "FAIL %s: negative control: a wrong %s description was not caught\n", t->name,
+                control);
         bad++;
     }
     jf_cfi_free(framed);

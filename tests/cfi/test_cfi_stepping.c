@@ -34,8 +34,8 @@
 static int ptrace_unavailable;
 
 /* Framed: push rbp; mov rbp,rsp; sub rsp,32; mov eax,7; mov rsp,rbp; pop rbp; ret */
-static const uint8_t framed_code[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x20, 0xb8, 0x07, 0x00,
-                                      0x00, 0x00, 0x48, 0x89, 0xec, 0x5d, 0xc3};
+static const uint8_t framed_code[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x20, 0xb8,
+                                      0x07, 0x00, 0x00, 0x00, 0x48, 0x89, 0xec, 0x5d, 0xc3};
 /* Frameless: sub rsp,40; mov eax,9; nop; add rsp,40; ret */
 static const uint8_t frameless_code[] = {0x48, 0x83, 0xec, 0x28, 0xb8, 0x09, 0x00, 0x00,
                                          0x00, 0x90, 0x48, 0x83, 0xc4, 0x28, 0xc3};
@@ -91,8 +91,8 @@ static uint64_t dwarf_reg(const struct user_regs_struct *r, unsigned reg)
 }
 
 /* The caller's value of `reg` per libdw's rule, read from the child. */
-static int recover(pid_t pid, Dwarf_Frame *frame, unsigned reg, uint64_t cfa, const struct user_regs_struct *r,
-                   uint64_t *value)
+static int recover(pid_t pid, Dwarf_Frame *frame, unsigned reg, uint64_t cfa,
+                   const struct user_regs_struct *r, uint64_t *value)
 {
     int64_t at = 0;
     int rule = frame_rule(frame, reg, &at);
@@ -177,7 +177,8 @@ static int trace(pid_t pid, uint8_t *page, const jit_fn *fns, size_t n, Dwarf_CF
         return 0;
     }
     for (int steps = 0; steps < MAX_STEPS; steps++) {
-        if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL) != 0 || waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+        if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL) != 0 || waitpid(pid, &status, 0) != pid ||
+            !WIFSTOPPED(status))
             return bad;
         struct user_regs_struct r;
         ptrace(PTRACE_GETREGS, pid, NULL, &r);
@@ -224,7 +225,8 @@ static int run(jit_fn *fns, size_t n, size_t *checked, int quiet)
     for (size_t i = 0; i < n; i++) {
         uint64_t code = (uint64_t)(uintptr_t)(page + fns[i].offset);
         /* the image's address only has to be near the code */
-        if (!fns[i].cfi || cfi_view_open(&views[i], fns[i].cfi, 62, code, fns[i].size, (code & ~(uint64_t)0xfff) + 0x100000) != 0)
+        if (!fns[i].cfi || cfi_view_open(&views[i], fns[i].cfi, 62, code, fns[i].size,
+                                         (code & ~(uint64_t)0xfff) + 0x100000) != 0)
             FAIL("%s: no CFI to check", fns[i].name);
         dcfi[i] = fns[i].cfi ? views[i].cfi : NULL;
     }
@@ -252,8 +254,14 @@ static jf_cfi *build(int (*describe)(jf_cfi *))
     return c;
 }
 
-static int describe_framed_right(jf_cfi *c) { return describe_framed(c, 0); }
-static int describe_framed_wrong(jf_cfi *c) { return describe_framed(c, 1); }
+static int describe_framed_right(jf_cfi *c)
+{
+    return describe_framed(c, 0);
+}
+static int describe_framed_wrong(jf_cfi *c)
+{
+    return describe_framed(c, 1);
+}
 
 int main(void)
 {
@@ -285,7 +293,8 @@ int main(void)
 
     if (failures)
         return 1;
-    printf("every instruction unwinds to its caller (%zu checked); wrong CFI caught at %d\n", checked, caught);
+    printf("every instruction unwinds to its caller (%zu checked); wrong CFI caught at %d\n", checked,
+           caught);
     return 0;
 }
 

@@ -43,9 +43,10 @@ static jf_cfi *new_arch(jf__cfi_arch arch)
 }
 
 /* What gcc -O2 -fno-omit-frame-pointer emits for a small x86_64 function. */
-static const uint8_t gcc_x86_64_cie[] = {0x14, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 0x01, 0x78, 0x10,
-                                         0x01, 0x1b, 0x0c, 0x07, 0x08, 0x90, 0x01, 0, 0};
-static const uint8_t gcc_x86_64_fde_insns[] = {0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06, 0x46, 0x0c, 0x07, 0x08};
+static const uint8_t gcc_x86_64_cie[] = {0x14, 0,    0,    0,    0,    0,    0,    0,    1,    'z',  'R', 0,
+                                         0x01, 0x78, 0x10, 0x01, 0x1b, 0x0c, 0x07, 0x08, 0x90, 0x01, 0,   0};
+static const uint8_t gcc_x86_64_fde_insns[] = {0x41, 0x0e, 0x10, 0x86, 0x02, 0x43,
+                                               0x0d, 0x06, 0x46, 0x0c, 0x07, 0x08};
 
 static jf_cfi *x86_standard_frame(void)
 {
@@ -96,7 +97,8 @@ static const uint8_t *first_fde_insns(const jf_cfi *c, uint8_t *buf, size_t cap,
 static void advances_use_the_smallest_form(void **state)
 {
     (void)state;
-    static const uint8_t want[] = {0x40 | 63, 0x02, 64, 0x02, 255, 0x03, 0x00, 0x01, 0x04, 0x00, 0x00, 0x01, 0x00};
+    static const uint8_t want[] = {0x40 | 63, 0x02, 64,   0x02, 255,  0x03, 0x00,
+                                   0x01,      0x04, 0x00, 0x00, 0x01, 0x00};
     jf_cfi *c = new_arch(JF_CFI_ARCH_X86_64);
     assert_int_equal(jf_cfi_begin_fde(c, 100, 100 + (1u << 19)), 0);
     size_t loc = 100;
@@ -127,10 +129,10 @@ static void aarch64_advances_count_instructions(void **state)
     uint8_t buf[128];
     jf__eh_image out;
     emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 64, 0, buf, sizeof buf, &out);
-    assert_int_equal(rd32(buf), 16); /* CIE: 20 bytes, as gas emits */
-    assert_int_equal(buf[12], 4);    /* code alignment */
-    assert_int_equal(buf[13], 0x78); /* data alignment -8 */
-    assert_int_equal(buf[14], 30);   /* return address column */
+    assert_int_equal(rd32(buf), 16);           /* CIE: 20 bytes, as gas emits */
+    assert_int_equal(buf[12], 4);              /* code alignment */
+    assert_int_equal(buf[13], 0x78);           /* data alignment -8 */
+    assert_int_equal(buf[14], 30);             /* return address column */
     assert_int_equal(buf[20 + 17], 0x42);      /* advance 2 units */
     assert_int_equal(buf[20 + 18], 0x80 | 29); /* offset x29 */
     assert_int_equal(buf[20 + 19], 2);         /* -16 / -8 */
@@ -219,12 +221,15 @@ static void perf_layout_rows_are_sorted_and_point_at_their_fdes(void **state)
 /* The CIE's FDE pointer encoding: the byte after the augmentation length. */
 static uint8_t cie_pointer_encoding(const uint8_t *cie)
 {
-    size_t p = 9;              /* length, id, version */
+    size_t p = 9;                           /* length, id, version */
     p += strlen((const char *)cie + p) + 1; /* "zR" */
-    while (cie[p++] & 0x80) {} /* code alignment */
-    while (cie[p++] & 0x80) {} /* data alignment */
-    p += 1;                    /* return address register (version 1) */
-    while (cie[p++] & 0x80) {} /* augmentation length */
+    while (cie[p++] & 0x80) {
+    } /* code alignment */
+    while (cie[p++] & 0x80) {
+    }       /* data alignment */
+    p += 1; /* return address register (version 1) */
+    while (cie[p++] & 0x80) {
+    } /* augmentation length */
     return cie[p];
 }
 
@@ -238,10 +243,10 @@ static void absolute_layout_uses_absolute_addresses_and_is_terminated(void **sta
     emit(c, JF_EH_LAYOUT_ABSOLUTE, code, 15, image, buf, sizeof buf, &out);
     const size_t eh = out.eh_frame_size, cie = 4 + rd32(buf);
     assert_int_equal(cie_pointer_encoding(buf), 0x00); /* DW_EH_PE_absptr */
-    assert_int_equal(rd32(buf + eh - 4), 0);          /* terminator */
+    assert_int_equal(rd32(buf + eh - 4), 0);           /* terminator */
     assert_int_equal(eh, cie + 4 + rd32(buf + cie) + 4);
-    assert_true(rd64(buf + cie + 8) == code);         /* pc_begin */
-    assert_true(rd64(buf + cie + 16) == 15);          /* pc_range */
+    assert_true(rd64(buf + cie + 8) == code); /* pc_begin */
+    assert_true(rd64(buf + cie + 16) == 15);  /* pc_range */
     /* Code within reach of the header: the sorted search table is there. */
     const uint8_t *hdr = buf + eh;
     const int64_t hdr_addr = (int64_t)(image + eh);
@@ -292,7 +297,8 @@ static void image_sizes_are_exact_and_small_buffers_are_refused(void **state)
         assert_int_equal(buf[i], 0xcc); /* refused before writing anything */
     assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 14, 0, buf, sizeof buf, &out), JF_EINVAL);
     assert_int_equal(jf__cfi_emit(c, (jf__eh_layout)7, 0, 15, 0, buf, sizeof buf, &out), JF_EINVAL);
-    assert_int_equal(jf__cfi_emit(NULL, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, buf, sizeof buf, &out), JF_EINVAL);
+    assert_int_equal(jf__cfi_emit(NULL, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, buf, sizeof buf, &out),
+                     JF_EINVAL);
     assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, NULL, 64, &out), JF_EINVAL);
     assert_int_equal(jf__cfi_emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, buf, sizeof buf, NULL), JF_EINVAL);
     assert_int_equal(jf__cfi_max_image_size(NULL), 0);
@@ -356,23 +362,28 @@ static void builder_rejects_bad_calls_without_crashing(void **state)
     assert_true(strlen(jf_last_error()) > 0);
     jf_cfi_free(d);
 
-#define EXPECT_STICKY_FAILURE(setup, bad_call, err)                                           \
-    do {                                                                                      \
-        jf_cfi *c_ = new_arch(JF_CFI_ARCH_X86_64);                                            \
-        jf_cfi *c = c_;                                                                       \
-        setup;                                                                                \
-        assert_int_equal(bad_call, err);                                                      \
-        assert_int_equal(jf__cfi_validate(c_, 1u << 20), JF_EINVAL);                          \
-        jf_cfi_free(c_);                                                                      \
+#define EXPECT_STICKY_FAILURE(setup, bad_call, err)                  \
+    do {                                                             \
+        jf_cfi *c_ = new_arch(JF_CFI_ARCH_X86_64);                   \
+        jf_cfi *c = c_;                                              \
+        setup;                                                       \
+        assert_int_equal(bad_call, err);                             \
+        assert_int_equal(jf__cfi_validate(c_, 1u << 20), JF_EINVAL); \
+        jf_cfi_free(c_);                                             \
     } while (0)
 
     EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0);
                           assert_int_equal(jf_cfi_advance_to(c, 8), 0), jf_cfi_advance_to(c, 4), JF_EINVAL);
-    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_advance_to(c, 32), JF_EINVAL);
-    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_advance_to(c, 1000), JF_EINVAL);
-    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_restore_state(c), JF_EINVAL);
-    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_offset(c, 6, -12), JF_EINVAL);
-    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_def_cfa(c, 7, -4), JF_EINVAL);
+    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_advance_to(c, 32),
+                          JF_EINVAL);
+    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_advance_to(c, 1000),
+                          JF_EINVAL);
+    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_restore_state(c),
+                          JF_EINVAL);
+    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_offset(c, 6, -12),
+                          JF_EINVAL);
+    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_def_cfa(c, 7, -4),
+                          JF_EINVAL);
     EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_def_cfa_register(c, 5000),
                           JF_EINVAL);
     /* remembered states nest 16 deep, not 17 */
@@ -381,19 +392,23 @@ static void builder_rejects_bad_calls_without_crashing(void **state)
                           jf_cfi_remember_state(c), JF_EINVAL);
     /* 127 is the highest register any of the three psABIs numbers; 128 is refused. */
     EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0);
-                          assert_int_equal(jf_cfi_same_value(c, 127), 0), jf_cfi_same_value(c, 128), JF_EINVAL);
-    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0),
-                          jf_cfi_offset(c, 6, INT64_MIN + 1), JF_EINVAL);
-    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_val_offset(c, 7, -12), JF_EINVAL);
-    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_begin_fde(c, 16, 48), JF_EINVAL);
-    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 16, 32), 0), jf_cfi_begin_fde(c, 0, 17), JF_EINVAL);
+                          assert_int_equal(jf_cfi_same_value(c, 127), 0), jf_cfi_same_value(c, 128),
+                          JF_EINVAL);
+    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_offset(c, 6, INT64_MIN + 1),
+                          JF_EINVAL);
+    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_val_offset(c, 7, -12),
+                          JF_EINVAL);
+    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 32), 0), jf_cfi_begin_fde(c, 16, 48),
+                          JF_EINVAL);
+    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 16, 32), 0), jf_cfi_begin_fde(c, 0, 17),
+                          JF_EINVAL);
     EXPECT_STICKY_FAILURE((void)0, jf_cfi_begin_fde(c, 8, 8), JF_EINVAL);
     EXPECT_STICKY_FAILURE((void)0, jf_cfi_begin_fde(c, 0, (size_t)UINT32_MAX + 1), JF_ERANGE);
     EXPECT_STICKY_FAILURE((void)0, jf_cfi_add_frameless(c, 0, 8, -8), JF_EINVAL);
     /* remember/restore state is per FDE */
-    EXPECT_STICKY_FAILURE(assert_int_equal(jf_cfi_begin_fde(c, 0, 8), 0);
-                          assert_int_equal(jf_cfi_remember_state(c), 0);
-                          assert_int_equal(jf_cfi_begin_fde(c, 8, 16), 0), jf_cfi_restore_state(c), JF_EINVAL);
+    EXPECT_STICKY_FAILURE(
+        assert_int_equal(jf_cfi_begin_fde(c, 0, 8), 0); assert_int_equal(jf_cfi_remember_state(c), 0);
+        assert_int_equal(jf_cfi_begin_fde(c, 8, 16), 0), jf_cfi_restore_state(c), JF_EINVAL);
 #undef EXPECT_STICKY_FAILURE
 }
 
@@ -418,15 +433,15 @@ static void standard_frame_checks_its_offsets(void **state)
         int rc;
     } cases[] = {
         {JF_CFI_ARCH_X86_64, 0, 16, 1, 4, 0, 14, 0},
-        {JF_CFI_ARCH_X86_64, 0, 16, 0, 4, 0, 14, JF_EINVAL},   /* push at start */
-        {JF_CFI_ARCH_X86_64, 0, 16, 4, 4, 0, 14, JF_EINVAL},   /* fp set before push ends */
-        {JF_CFI_ARCH_X86_64, 0, 16, 1, 4, 0, 4, JF_EINVAL},    /* pop in the prologue */
-        {JF_CFI_ARCH_X86_64, 0, 16, 1, 4, 0, 17, JF_EINVAL},   /* pop past end */
-        {JF_CFI_ARCH_X86_64, 0, 16, 1, 4, 14, 14, JF_EINVAL},  /* epilogue at the pop's end */
-        {JF_CFI_ARCH_X86_64, 0, 16, 1, 4, 9, 0, JF_EINVAL},    /* epilogue without pop */
-        {JF_CFI_ARCH_X86_64, 0, 4, 1, 4, 0, 0, 0},             /* frame up to the end */
+        {JF_CFI_ARCH_X86_64, 0, 16, 0, 4, 0, 14, JF_EINVAL},  /* push at start */
+        {JF_CFI_ARCH_X86_64, 0, 16, 4, 4, 0, 14, JF_EINVAL},  /* fp set before push ends */
+        {JF_CFI_ARCH_X86_64, 0, 16, 1, 4, 0, 4, JF_EINVAL},   /* pop in the prologue */
+        {JF_CFI_ARCH_X86_64, 0, 16, 1, 4, 0, 17, JF_EINVAL},  /* pop past end */
+        {JF_CFI_ARCH_X86_64, 0, 16, 1, 4, 14, 14, JF_EINVAL}, /* epilogue at the pop's end */
+        {JF_CFI_ARCH_X86_64, 0, 16, 1, 4, 9, 0, JF_EINVAL},   /* epilogue without pop */
+        {JF_CFI_ARCH_X86_64, 0, 4, 1, 4, 0, 0, 0},            /* frame up to the end */
         {JF_CFI_ARCH_AARCH64, 0, 24, 4, 8, 0, 20, 0},
-        {JF_CFI_ARCH_AARCH64, 0, 24, 4, 6, 0, 20, JF_EINVAL},  /* not instruction aligned */
+        {JF_CFI_ARCH_AARCH64, 0, 24, 4, 6, 0, 20, JF_EINVAL}, /* not instruction aligned */
         {JF_CFI_ARCH_RISCV64, 0, 44, 4, 16, 28, 40, 0},
         {JF_CFI_ARCH_RISCV64, 0, 44, 4, 16, 0, 40, JF_EINVAL}, /* riscv64 needs epilogue_start */
         {JF_CFI_ARCH_RISCV64, 0, 44, 4, 16, 0, 0, 0},
@@ -479,7 +494,7 @@ static void raw_bytes_are_checked(void **state)
     jf__eh_image out;
     emit(c, JF_EH_LAYOUT_PERF_JITDUMP, 0, 15, 0, buf, sizeof buf, &out);
     assert_memory_equal(buf, gcc_x86_64_cie, sizeof gcc_x86_64_cie); /* same CIE from raw params */
-    assert_int_equal(jf_cfi_def_cfa_offset(c, 8), JF_EINVAL);      /* closed */
+    assert_int_equal(jf_cfi_def_cfa_offset(c, 8), JF_EINVAL);        /* closed */
     assert_int_equal(jf_cfi_add_frameless(c, 20, 30, 8), JF_EINVAL); /* no known architecture */
     jf_cfi_free(c);
 
@@ -488,8 +503,10 @@ static void raw_bytes_are_checked(void **state)
         uint8_t insns[17];
         size_t len;
     } bad[] = {
-        {"remember_state 17 deep", {0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a,
-                                    0x0a, 0x0a, 0x0a, 0x0a}, 17},
+        {"remember_state 17 deep",
+         {0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a, 0x0a,
+          0x0a},
+         17},
         {"set_loc", {0x01, 0, 0, 0, 0}, 5},
         {"truncated uleb", {0x0e, 0x80}, 2},
         {"truncated offset", {0x86}, 1},

@@ -37,7 +37,8 @@ static void check_unchanged(const char *after)
     status(&now);
     if (now.enabled != before.enabled || now.live_regions != before.live_regions) {
         fprintf(stderr, "FAIL: after %s: sinks 0x%x regions %llu, were 0x%x %llu\n", after, now.enabled,
-                (unsigned long long)now.live_regions, before.enabled, (unsigned long long)before.live_regions);
+                (unsigned long long)now.live_regions, before.enabled,
+                (unsigned long long)before.live_regions);
         failures++;
     }
 }
@@ -83,9 +84,7 @@ static size_t invalid_with_magic(uint8_t *buf)
 static void one_round(long i, uint8_t *buf)
 {
     switch (i % 4) {
-    case 0:
-        attempt("nothing", buf, 0);
-        break;
+    case 0: attempt("nothing", buf, 0); break;
     case 1: {
         size_t n = 1 + (size_t)rand() % (JF_CTL_REQUEST_SIZE - 1);
         random_bytes(buf, n);
@@ -100,8 +99,7 @@ static void one_round(long i, uint8_t *buf)
         attempt("long garbage", buf, n);
         break;
     }
-    default:
-        attempt("invalid fields", buf, invalid_with_magic(buf));
+    default: attempt("invalid fields", buf, invalid_with_magic(buf));
     }
 }
 
@@ -166,7 +164,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "FAIL: the process is gone\n");
         failures++;
     }
-    printf("control_fuzz: %ld attempts: %ld answered with an error, %ld closed, %ld failures\n",
-           attempts + 2, answered, closed, failures);
+    printf("control_fuzz: %ld attempts: %ld answered with an error, %ld closed, %ld failures\n", attempts + 2,
+           answered, closed, failures);
     return failures ? 1 : 0;
 }

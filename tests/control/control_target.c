@@ -118,8 +118,8 @@ int main(int argc, char **argv)
             forking = strtol(argv[i + 1], NULL, 10);
     }
     if (regions < 0 || regions > MAX_REGIONS || threads < 0 || threads > MAX_THREADS) {
-        fprintf(stderr, "usage: control_target [--regions 0-%d] [--threads 0-%d] [--forking 0|1]\n", MAX_REGIONS,
-                MAX_THREADS);
+        fprintf(stderr, "usage: control_target [--regions 0-%d] [--threads 0-%d] [--forking 0|1]\n",
+                MAX_REGIONS, MAX_THREADS);
         return 2;
     }
     int rc = jf_init(NULL);

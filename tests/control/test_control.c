@@ -93,7 +93,11 @@ static void flag_starts_a_listener_and_last_shutdown_joins_it(void **state)
 static void environment_word_asks_for_it_unless_ignored(void **state)
 {
     (void)state;
-    static const struct { const char *value; unsigned flags; int listens; } cases[] = {
+    static const struct {
+        const char *value;
+        unsigned flags;
+        int listens;
+    } cases[] = {
         {"1", 0, 1}, {"0", 0, 0}, {"", 0, 0}, {"yes", 0, 0}, {"1", JF_CONFIG_IGNORE_ENV, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -168,7 +172,8 @@ static void wire_round_trip_and_rejects(void **state)
 
     static jf__ctl_reply r, back;
     static uint8_t buf[JF_CTL_REPLY_MAX];
-    r = (jf__ctl_reply){.version = JF_CTL_VERSION, .op = 3, .status = JF_EACCES, .pid = 7, .live_regions = (uint64_t)1 << 40};
+    r = (jf__ctl_reply){
+        .version = JF_CTL_VERSION, .op = 3, .status = JF_EACCES, .pid = 7, .live_regions = (uint64_t)1 << 40};
     r.bytes[3] = 99;
     snprintf(r.message, sizeof r.message, "no");
     memset(r.dump_dir, 'd', JF_CTL_DIR_MAX); /* the longest directory */
@@ -275,7 +280,8 @@ static thread_sample sample_thread(pid_t tid)
     assert_non_null(after_comm);
     /* Fields 3 (state) and 14, 15 (utime, stime) of proc(5). */
     assert_int_equal(sscanf(after_comm + 2, "%c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &s.state,
-                            &utime, &stime), 3);
+                            &utime, &stime),
+                     3);
     s.ticks = utime + stime;
     snprintf(path, sizeof path, "/proc/self/task/%ld/status", (long)tid);
     f = fopen(path, "r");
@@ -309,8 +315,8 @@ static void idle_listener_sleeps_and_never_wakes(void **state)
     sleep(1);
     thread_sample after = sample_thread(tid);
     printf("idle listener %ld over 1 s: state %c, %llu CPU ticks in all, %llu voluntary switches in all, "
-           "%llu during the second\n", (long)tid, after.state, after.ticks, after.switches,
-           after.switches - before.switches);
+           "%llu during the second\n",
+           (long)tid, after.state, after.ticks, after.switches, after.switches - before.switches);
     assert_int_equal(after.state, 'S');
     assert_int_equal(after.switches, before.switches);
     assert_int_equal(after.ticks, before.ticks);

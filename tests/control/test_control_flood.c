@@ -156,7 +156,8 @@ static void status_answered_while_1000_idle_and_50_slow_connections_wait(void **
     double took = timed_status(name);
     print_message("status answered in %.1f ms with %d connections open\n", took, opened);
     if (opened != IDLE + SLOW)
-        fail_msg("only %d of %d connections could be opened: the channel accepts no more", opened, IDLE + SLOW);
+        fail_msg("only %d of %d connections could be opened: the channel accepts no more", opened,
+                 IDLE + SLOW);
     assert_true(took >= 0 && took < ANSWER_BOUND_MS);
     /* And through the tool's client code (which lists this process's
      * 1,000 descriptors to find the socket: slower here). */

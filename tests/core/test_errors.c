@@ -15,12 +15,14 @@ static const struct {
     int code;
     const char *name;
 } all_codes[] = {
-    {JF_OK, "JF_OK"},           {JF_EINVAL, "JF_EINVAL"},     {JF_ENOMEM, "JF_ENOMEM"},
-    {JF_ENOTINIT, "JF_ENOTINIT"}, {JF_EEXIST, "JF_EEXIST"},   {JF_ENOENT, "JF_ENOENT"},
-    {JF_EUNSAFE, "JF_EUNSAFE"}, {JF_EACCES, "JF_EACCES"},     {JF_ENOSPC, "JF_ENOSPC"},
-    {JF_EFBIG, "JF_EFBIG"},     {JF_EIO, "JF_EIO"},           {JF_EDISABLED, "JF_EDISABLED"},
-    {JF_ENOTSUP, "JF_ENOTSUP"}, {JF_ERANGE, "JF_ERANGE"},     {JF_ESINK, "JF_ESINK"},
-    {JF_EINTERNAL, "JF_EINTERNAL"},
+    {JF_OK, "JF_OK"},           {JF_EINVAL, "JF_EINVAL"},
+    {JF_ENOMEM, "JF_ENOMEM"},   {JF_ENOTINIT, "JF_ENOTINIT"},
+    {JF_EEXIST, "JF_EEXIST"},   {JF_ENOENT, "JF_ENOENT"},
+    {JF_EUNSAFE, "JF_EUNSAFE"}, {JF_EACCES, "JF_EACCES"},
+    {JF_ENOSPC, "JF_ENOSPC"},   {JF_EFBIG, "JF_EFBIG"},
+    {JF_EIO, "JF_EIO"},         {JF_EDISABLED, "JF_EDISABLED"},
+    {JF_ENOTSUP, "JF_ENOTSUP"}, {JF_ERANGE, "JF_ERANGE"},
+    {JF_ESINK, "JF_ESINK"},     {JF_EINTERNAL, "JF_EINTERNAL"},
 };
 enum { N_CODES = sizeof all_codes / sizeof all_codes[0] };
 
@@ -80,7 +82,7 @@ static void sink_name_is_the_word_parse_sinks_reads(void **state)
     }
     assert_string_equal(jf_sink_name(JF_SINK_GDB), "gdb");
     assert_null(jf_sink_name(0));
-    assert_null(jf_sink_name(1u << JF_SINK_COUNT));         /* no sink has this bit */
+    assert_null(jf_sink_name(1u << JF_SINK_COUNT)); /* no sink has this bit */
     assert_null(jf_sink_name(0x80000000u));
     assert_null(jf_sink_name(JF_SINK_PERFMAP | JF_SINK_GDB)); /* several bits */
     assert_null(jf_sink_name(JF_SINK_ALL));

@@ -191,11 +191,11 @@ static void a_success_leaves_no_stale_message(void **state)
 {
     (void)state;
     unsigned bits;
-#define AFTER_A_FAILURE(call)                                                                      \
-    do {                                                                                           \
-        assert_int_equal(jf_parse_sinks("stale", &bits), JF_EINVAL);                               \
-        assert_int_equal((call), 0);                                                               \
-        assert_string_equal(jf_last_error(), "");                                                  \
+#define AFTER_A_FAILURE(call)                                        \
+    do {                                                             \
+        assert_int_equal(jf_parse_sinks("stale", &bits), JF_EINVAL); \
+        assert_int_equal((call), 0);                                 \
+        assert_string_equal(jf_last_error(), "");                    \
     } while (0)
     AFTER_A_FAILURE(init_without_env());
     AFTER_A_FAILURE(jf_enable(0));

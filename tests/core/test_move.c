@@ -103,8 +103,8 @@ static void refused_moves_change_nothing(void **state)
     assert_int_equal(after, before);
     free(map);
     assert_int_equal(live_regions(), 3);
-    assert_int_equal(jf_register(&(jf_region){.struct_size = sizeof(jf_region), .addr = code + 1024,
-                                              .size = 16, .name = "free"}),
+    assert_int_equal(jf_register(&(jf_region){
+                         .struct_size = sizeof(jf_region), .addr = code + 1024, .size = 16, .name = "free"}),
                      0);
     assert_int_equal(jf_unregister(code + 1024), 0);
     for (size_t off = 0; off <= 128; off += 64)
@@ -227,7 +227,7 @@ static void moves_with_unwind_data_leave_perf_nothing_stale(void **state)
     assert_int_equal(jf_move(code, code + 4096), 0);        /* unwinding info, move */
     assert_int_equal(jf_move(code + 1024, code + 8192), 0); /* nothing stale, move */
     assert_int_equal(jf_move(code + 4096, code + 12288), 0);
-    reg(2048, 40, "later");                                 /* nothing stale, load */
+    reg(2048, 40, "later"); /* nothing stale, load */
     assert_int_equal(jf_shutdown(), 0);
     jf_cfi_free(cfi);
 
@@ -238,12 +238,18 @@ static void moves_with_unwind_data_leave_perf_nothing_stale(void **state)
     char seq[64] = "";
     for (size_t i = 0; i < d.n_records && i + 1 < sizeof seq; i++) {
         const dump_record *r = &d.records[i];
-        seq[i] = r->id == ID_MOVE ? 'M' : r->id == ID_LOAD ? 'L' : r->id == ID_CLOSE ? 'C'
-               : r->id == ID_UNWIND ? (dump_u64(r->body + 16) ? 'U' : 'u') : '?';
+        seq[i] = r->id == ID_MOVE     ? 'M'
+                 : r->id == ID_LOAD   ? 'L'
+                 : r->id == ID_CLOSE  ? 'C'
+                 : r->id == ID_UNWIND ? (dump_u64(r->body + 16) ? 'U' : 'u')
+                                      : '?';
     }
     print_message("records: %s\n", seq);
     /* with_cfi, without_cfi; the three moves; later; the close. */
-    assert_string_equal(seq, "ULL" "UMuMUM" "uL" "C");
+    assert_string_equal(seq, "ULL"
+                             "UMuMUM"
+                             "uL"
+                             "C");
     dump_free(&d);
     check_and_remove_dump();
 }

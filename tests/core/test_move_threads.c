@@ -102,7 +102,8 @@ static void moves_and_registrations_race(void **state)
     for (int t = 0; t < MOVERS; t++)
         assert_int_equal(pthread_create(&threads[t], NULL, moving_thread, (void *)(intptr_t)t), 0);
     for (int t = 0; t < REGISTRARS; t++)
-        assert_int_equal(pthread_create(&threads[MOVERS + t], NULL, registering_thread, (void *)(intptr_t)t), 0);
+        assert_int_equal(pthread_create(&threads[MOVERS + t], NULL, registering_thread, (void *)(intptr_t)t),
+                         0);
     for (int t = 0; t < MOVERS + REGISTRARS; t++) {
         void *err;
         assert_int_equal(pthread_join(threads[t], &err), 0);

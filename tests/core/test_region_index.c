@@ -46,7 +46,7 @@ static uintptr_t key_of(size_t i)
 {
     const uintptr_t base = 0x7f0000000000u;
     switch (i % 4) {
-    case 0: return base + i / 4;                    /* 1-byte regions: one page holds 4096 */
+    case 0: return base + i / 4;                      /* 1-byte regions: one page holds 4096 */
     case 1: return base + 0x10000000u + 16 * (i / 4); /* dense trampolines */
     case 2: return base + 0x20000000u + 208 * (i / 4);
     default: return base + 0x40000000u + ((uintptr_t)(i * 2654435761u) & 0x3ffffff0u);

@@ -20,7 +20,10 @@ struct CMUnitTest {
     CMUnitTestFunction test_func;
 };
 
-#define cmocka_unit_test(f) {#f, f}
+#define cmocka_unit_test(f) \
+    {                       \
+#f, f               \
+    }
 
 static jmp_buf cross_cmocka_jump;
 
@@ -31,9 +34,9 @@ static void cross_cmocka_fail(const char *file, int line, const char *what)
     longjmp(cross_cmocka_jump, 1);
 }
 
-#define CROSS_CHECK(cond, what) \
-    do { \
-        if (!(cond)) \
+#define CROSS_CHECK(cond, what)                          \
+    do {                                                 \
+        if (!(cond))                                     \
             cross_cmocka_fail(__FILE__, __LINE__, what); \
     } while (0)
 

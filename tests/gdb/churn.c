@@ -80,7 +80,8 @@ int main(void)
     jf_cfi *calls = frame_cfi(9), *traps = frame_cfi(5);
     if (jf_init(&cfg) != 0 || !calls || !traps)
         return fail("init");
-    unsigned char *arena = mmap(NULL, (SLOTS + FRESH) * SLOT, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *arena = mmap(NULL, (SLOTS + FRESH) * SLOT, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (arena == MAP_FAILED)
         return fail("mmap");
     for (int s = 0; s < SLOTS + FRESH; s++) {

@@ -28,19 +28,18 @@ static const unsigned char fn_code[FN_SIZE] = {0x55, 0x48, 0x89, 0xe5, 0xcc, 0x5
 /* A: push %rbp; mov %rsp,%rbp; call B; pop %rbp; ret   (at 0)
  * B: push %rbp; mov %rsp,%rbp; int3; pop %rbp; ret     (at 16) */
 enum { MULTI_SIZE = 32 };
-static const unsigned char multi_code[MULTI_SIZE] = {
-    0x55, 0x48, 0x89, 0xe5, 0xe8, 0x07, 0x00, 0x00, 0x00, 0x5d, 0xc3, 0, 0, 0, 0, 0,
-    0x55, 0x48, 0x89, 0xe5, 0xcc, 0x5d, 0xc3};
+static const unsigned char multi_code[MULTI_SIZE] = {0x55, 0x48, 0x89, 0xe5, 0xe8, 0x07, 0x00, 0x00,
+                                                     0x00, 0x5d, 0xc3, 0,    0,    0,    0,    0,
+                                                     0x55, 0x48, 0x89, 0xe5, 0xcc, 0x5d, 0xc3};
 
 /* Each function in its own page, with an unmapped page between (so no two
  * are adjacent), or all in one page. */
-static unsigned char *place(int i, int packed, const unsigned char *bytes, size_t n,
-                            unsigned char **pool)
+static unsigned char *place(int i, int packed, const unsigned char *bytes, size_t n, unsigned char **pool)
 {
     long page = sysconf(_SC_PAGESIZE);
     if (!*pool) {
-        *pool = mmap(NULL, (size_t)page * 2 * FUNCTIONS, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        *pool = mmap(NULL, (size_t)page * 2 * FUNCTIONS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
         if (*pool == MAP_FAILED)
             return NULL;
     }

@@ -14,15 +14,15 @@ typedef struct dump_record {
     uint32_t id;
     uint32_t size;
     uint64_t timestamp;
-    size_t offset;        /* of the record header in the file */
-    const uint8_t *body;  /* after the 16-byte record header */
+    size_t offset;       /* of the record header in the file */
+    const uint8_t *body; /* after the 16-byte record header */
 } dump_record;
 
 typedef struct dump_file {
     uint8_t *data;
-    size_t file_size;     /* bytes in the file */
-    size_t records_end;   /* where the record chain ends */
-    int tail_is_zero;     /* every byte from records_end on is 0 */
+    size_t file_size;   /* bytes in the file */
+    size_t records_end; /* where the record chain ends */
+    int tail_is_zero;   /* every byte from records_end on is 0 */
     dump_record *records;
     size_t n_records;
 } dump_file;
@@ -54,13 +54,13 @@ int dump_tool_check(const char *path, char *msg, size_t cap);
 
 #ifdef fail_msg
 /* In a cmocka test: `jitframes check` accepts the dump at path. */
-#define assert_dump_checks(path)                                                                   \
-    do {                                                                                           \
-        char check_msg_[512];                                                                      \
-        int verdict_ = dump_tool_check((path), check_msg_, sizeof check_msg_);                     \
-        if (verdict_ == 1)                                                                         \
-            fail_msg("jitframes check: %s", check_msg_);                                           \
-        assert_int_equal(verdict_, 0);                                                             \
+#define assert_dump_checks(path)                                               \
+    do {                                                                       \
+        char check_msg_[512];                                                  \
+        int verdict_ = dump_tool_check((path), check_msg_, sizeof check_msg_); \
+        if (verdict_ == 1)                                                     \
+            fail_msg("jitframes check: %s", check_msg_);                       \
+        assert_int_equal(verdict_, 0);                                         \
     } while (0)
 #endif
 

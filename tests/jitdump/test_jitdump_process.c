@@ -32,13 +32,12 @@
 #include <unistd.h>
 
 /* In a child: report the failed line through the exit status. */
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "child check failed at line %d: %s (%s)\n", __LINE__, #cond,          \
-                    jf_last_error());                                                             \
-            _exit(100);                                                                           \
-        }                                                                                         \
+#define CHECK(cond)                                                                                        \
+    do {                                                                                                   \
+        if (!(cond)) {                                                                                     \
+            fprintf(stderr, "child check failed at line %d: %s (%s)\n", __LINE__, #cond, jf_last_error()); \
+            _exit(100);                                                                                    \
+        }                                                                                                  \
     } while (0)
 
 static uint8_t code_area[1 << 20] __attribute__((aligned(64)));

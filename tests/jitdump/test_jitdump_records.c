@@ -186,8 +186,7 @@ static void identical_code_gets_distinct_code_bytes(void **state)
     dump_free(&d);
 }
 
-static const uint8_t *debug_entry(const uint8_t *p, uint64_t *addr, uint32_t *line,
-                                  const char **file)
+static const uint8_t *debug_entry(const uint8_t *p, uint64_t *addr, uint32_t *line, const char **file)
 {
     *addr = dump_u64(p);
     *line = dump_u32(p + 8);

@@ -61,8 +61,13 @@ static void sink_dump(dump_file *d)
 static void table_dump(dump_file *d, uint64_t ts)
 {
     tr_line table_lines[2] = {{0, 10, NULL}, {32, 11, (char *)"other.c"}};
-    tr_region r = {.start = (uintptr_t)code_area, .size = 64, .name = (char *)"table_fn",
-                   .file = (char *)"t.jit", .line = 10, .lines = table_lines, .n_lines = 2};
+    tr_region r = {.start = (uintptr_t)code_area,
+                   .size = 64,
+                   .name = (char *)"table_fn",
+                   .file = (char *)"t.jit",
+                   .line = 10,
+                   .lines = table_lines,
+                   .n_lines = 2};
     tj_entry e = {.r = &r, .code = code_area, .ts = ts, .unwind_ok = 1};
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/table.dump", test_dir);

@@ -11,11 +11,10 @@
 #include <stdio.h>
 #include <unistd.h>
 
-static const char program[] =
-    "local jf = require('jitframes')\n"
-    "assert(jf.start('perfmap'))\n"
-    "local s = 0 for i = 1, 3000000 do s = (s + i) % 1000003 end\n"
-    "return jf.status().registered\n";
+static const char program[] = "local jf = require('jitframes')\n"
+                              "assert(jf.start('perfmap'))\n"
+                              "local s = 0 for i = 1, 3000000 do s = (s + i) % 1000003 end\n"
+                              "return jf.status().registered\n";
 
 static lua_State *vm(const char *chunkname)
 {

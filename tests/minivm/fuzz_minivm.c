@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MAX_RUNS 150          /* mutants executed in a child */
+#define MAX_RUNS 150 /* mutants executed in a child */
 #define RUN_TIME_LIMIT_US 100000
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
@@ -36,7 +36,10 @@ static uint64_t rng(void) /* xorshift64* */
     return rng_state * 0x2545f4914f6cdd1du;
 }
 
-static size_t rng_below(size_t n) { return n ? (size_t)(rng() % n) : 0; }
+static size_t rng_below(size_t n)
+{
+    return n ? (size_t)(rng() % n) : 0;
+}
 
 struct buf {
     char *data;
@@ -64,10 +67,56 @@ static void buf_insert(struct buf *b, size_t at, const char *s, size_t n)
 }
 
 static const char *const fragments[] = {
-    "fn ", "var ", "if ", "else ", "while ", "return ", "print", "(", ")", "{", "}", ",",
-    ";", "=", "==", "!=", "<", "<=", ">", ">=", "!", "&&", "||", "+", "-", "*", "/", "%",
-    "\"", "\\", "//", "\n", " ", "0", "1", "-1", "9223372036854775807", "9223372036854775808",
-    "2147483648", "x", "n", "main", "fib", "arg(0)", "argc()", "f(", "@", "\t", "\x01", "\xff",
+    "fn ",
+    "var ",
+    "if ",
+    "else ",
+    "while ",
+    "return ",
+    "print",
+    "(",
+    ")",
+    "{",
+    "}",
+    ",",
+    ";",
+    "=",
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "!",
+    "&&",
+    "||",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "\"",
+    "\\",
+    "//",
+    "\n",
+    " ",
+    "0",
+    "1",
+    "-1",
+    "9223372036854775807",
+    "9223372036854775808",
+    "2147483648",
+    "x",
+    "n",
+    "main",
+    "fib",
+    "arg(0)",
+    "argc()",
+    "f(",
+    "@",
+    "\t",
+    "\x01",
+    "\xff",
 };
 
 /* One random edit: replace, insert a fragment, delete or duplicate a range, truncate. */
@@ -113,12 +162,13 @@ static size_t count_lines(const char *s, size_t len)
     return n;
 }
 
-static int check_insn(const struct mvm_program *p, const struct mvm_function *f,
-                      const struct mvm_insn *in)
+static int check_insn(const struct mvm_program *p, const struct mvm_function *f, const struct mvm_insn *in)
 {
     switch (in->op) {
-    case OP_LOAD: case OP_STORE: return in->arg >= 0 && (uint32_t)in->arg < f->n_slots;
-    case OP_JUMP: case OP_JUMP_IF_FALSE: return in->arg >= 0 && (uint32_t)in->arg < f->n_code;
+    case OP_LOAD:
+    case OP_STORE: return in->arg >= 0 && (uint32_t)in->arg < f->n_slots;
+    case OP_JUMP:
+    case OP_JUMP_IF_FALSE: return in->arg >= 0 && (uint32_t)in->arg < f->n_code;
     case OP_CALL: return in->arg >= 0 && (uint32_t)in->arg < p->n_functions;
     case OP_PRINT_STR: return in->arg >= 0 && (uint32_t)in->arg < p->n_strings;
     case OP_PRINT_INT: return in->arg >= 1 && (uint32_t)in->arg <= f->frame_size - f->n_slots;
@@ -244,8 +294,8 @@ int main(int argc, char **argv)
             mutate(&b);
         failures += !try_mutant(&b, it, &runs, &compiled);
     }
-    printf("fuzz_minivm: %lu mutants, %d compiled, %d run, %d failures\n", iterations, compiled,
-           runs, failures);
+    printf("fuzz_minivm: %lu mutants, %d compiled, %d run, %d failures\n", iterations, compiled, runs,
+           failures);
     free(b.data);
     for (int i = 0; i < n_seeds; i++)
         mvm_source_free(&seeds[i]);

@@ -45,8 +45,8 @@ static void compile(const char *text, struct mvm_program *prog, struct mvm_diag 
 }
 
 /* Run main() with one argument, output to a memory stream; returns main's result. */
-static int run(struct mvm_program *prog, struct mvm_diag *diag, int64_t arg, char *out,
-               size_t out_size, int64_t *result)
+static int run(struct mvm_program *prog, struct mvm_diag *diag, int64_t arg, char *out, size_t out_size,
+               int64_t *result)
 {
     FILE *f = fmemopen(out, out_size, "w");
     assert_non_null(f);

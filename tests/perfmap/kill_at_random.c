@@ -57,7 +57,7 @@ static const unsigned char spin_code[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x89, 0x
 
 static void *spin_forever(void *code)
 {
-    uint64_t (*fn)(uint64_t) = (uint64_t (*)(uint64_t))code;
+    uint64_t (*fn)(uint64_t) = (uint64_t(*)(uint64_t))code;
     for (;;)
         fn(100000000u);
     return NULL;
@@ -66,8 +66,8 @@ static void *spin_forever(void *code)
 /* Register and start the spinning JIT function; tell the driver where. */
 static void start_spinner(const char *spin_file)
 {
-    void *mem = mmap((void *)(BASE - 0x100000), 4096, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *mem = mmap((void *)(BASE - 0x100000), 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                     0);
     if (mem == MAP_FAILED)
         _exit(90);
     memcpy(mem, spin_code, sizeof spin_code);
@@ -164,9 +164,8 @@ static void expect_next(void *ctx, const pm_entry *e)
     if (!c->bad && (e->start != BASE + 64 * c->next || e->size != 64 || e->name_len != strlen(want) ||
                     memcmp(e->name, want, e->name_len) != 0)) {
         c->bad = 1;
-        snprintf(c->why, sizeof c->why, "line %llu is not region %llu: '%.*s'",
-                 (unsigned long long)e->line, (unsigned long long)c->next,
-                 (int)(e->name_len > 60 ? 60 : e->name_len), e->name);
+        snprintf(c->why, sizeof c->why, "line %llu is not region %llu: '%.*s'", (unsigned long long)e->line,
+                 (unsigned long long)c->next, (int)(e->name_len > 60 ? 60 : e->name_len), e->name);
     }
     c->next++;
 }

@@ -31,7 +31,8 @@ static pthread_mutex_t other_lock = PTHREAD_MUTEX_INITIALIZER;
 static void other_open(void)
 {
     char path[64];
-    int fd = open(map_path(path, sizeof path, getpid()), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = open(map_path(path, sizeof path, getpid()),
+                  O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
     assert_true(fd >= 0);
     other_map = fdopen(fd, "a");
     assert_non_null(other_map);
@@ -40,7 +41,8 @@ static void other_open(void)
 static void other_write(int i)
 {
     pthread_mutex_lock(&other_lock);
-    fprintf(other_map, "%lx %x py::theirs_%d:/app/module.py\n", (unsigned long)(THEIRS + 64 * (uintptr_t)i), 64, i);
+    fprintf(other_map, "%lx %x py::theirs_%d:/app/module.py\n", (unsigned long)(THEIRS + 64 * (uintptr_t)i),
+            64, i);
     fflush(other_map);
     pthread_mutex_unlock(&other_lock);
 }
@@ -82,12 +84,12 @@ static void assert_both_complete(int n_ours, int n_theirs)
         if (nl == p)
             continue;
         *nl = '\0'; /* sscanf's strlen sees one line, not the whole map */
-        if (sscanf(p, "%lx %lx jf::ours_%d%n", &addr, &size, &i, &end) == 3 && !p[end] &&
-            i >= 0 && i < n_ours && addr == OURS + 64 * (uintptr_t)i && size == 64 && !seen_ours[i])
+        if (sscanf(p, "%lx %lx jf::ours_%d%n", &addr, &size, &i, &end) == 3 && !p[end] && i >= 0 &&
+            i < n_ours && addr == OURS + 64 * (uintptr_t)i && size == 64 && !seen_ours[i])
             seen_ours[i] = 1;
         else if (sscanf(p, "%lx %lx py::theirs_%d:/app/module.py%n", &addr, &size, &i, &end) == 3 &&
-                 !p[end] && i >= 0 && i < n_theirs && addr == THEIRS + 64 * (uintptr_t)i &&
-                 size == 64 && !seen_theirs[i])
+                 !p[end] && i >= 0 && i < n_theirs && addr == THEIRS + 64 * (uintptr_t)i && size == 64 &&
+                 !seen_theirs[i])
             seen_theirs[i] = 1;
         else
             fail_msg("damaged, foreign or repeated line: '%.80s'", p);
@@ -182,10 +184,13 @@ static void concurrent_threads_of_both_writers_lose_nothing(void **state)
     enum { PER = 20000 };
     other_open();
     assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
-    writer_thread w[4] = {{.first = 0, .count = PER}, {.first = PER, .count = PER},
-                          {.first = 0, .count = PER}, {.first = PER, .count = PER}};
+    writer_thread w[4] = {{.first = 0, .count = PER},
+                          {.first = PER, .count = PER},
+                          {.first = 0, .count = PER},
+                          {.first = PER, .count = PER}};
     for (int t = 0; t < 4; t++)
-        assert_int_equal(pthread_create(&w[t].thread, NULL, t < 2 ? theirs_in_a_thread : ours_in_a_thread, &w[t]), 0);
+        assert_int_equal(
+            pthread_create(&w[t].thread, NULL, t < 2 ? theirs_in_a_thread : ours_in_a_thread, &w[t]), 0);
     for (int t = 0; t < 4; t++)
         pthread_join(w[t].thread, NULL);
     assert_int_equal(w[2].failures + w[3].failures, 0);

@@ -361,7 +361,8 @@ int main(void)
     unsetenv("JITFRAMES_LOG");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(interrupted_and_short_reserves_are_retried, setup, teardown),
-        cmocka_unit_test_setup_teardown(full_disk_disables_the_sink_once_and_keeps_whole_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(full_disk_disables_the_sink_once_and_keeps_whole_lines, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(full_disk_during_a_batch_keeps_whole_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(reserve_returning_zero_counts_as_a_full_disk, setup, teardown),
         cmocka_unit_test_setup_teardown(io_error_is_eio, setup, teardown),

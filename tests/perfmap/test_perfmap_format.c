@@ -72,10 +72,17 @@ static void control_characters_in_names_become_question_marks(void **state)
     assert_name_written_as("tab\there", "tab?here");
     assert_name_written_as("cr\rlf\n", "cr?lf?");
     assert_name_written_as("\x01\x1f\x7f", "???");
-    assert_name_written_as("nel\xc2\x85" "c1\xc2\x9f" " nbsp\xc2\xa0", "nel?c1? nbsp\xc2\xa0"); /* C1 */
+    assert_name_written_as("nel\xc2\x85"
+                           "c1\xc2\x9f"
+                           " nbsp\xc2\xa0",
+                           "nel?c1? nbsp\xc2\xa0"); /* C1 */
     assert_name_written_as("\n", "?");
     /* bidirectional controls: U+202E, U+2066, U+200F, U+061C; U+2010 kept */
-    assert_name_written_as("rlo\xe2\x80\xae" "fsi\xe2\x81\xa6" "rlm\xe2\x80\x8f" "alm\xd8\x9c" "-\xe2\x80\x90",
+    assert_name_written_as("rlo\xe2\x80\xae"
+                           "fsi\xe2\x81\xa6"
+                           "rlm\xe2\x80\x8f"
+                           "alm\xd8\x9c"
+                           "-\xe2\x80\x90",
                            "rlo?fsi?rlm?alm?-\xe2\x80\x90");
     assert_name_written_as("inner  spaces kept ", "inner  spaces kept ");
     assert_name_written_as("  leading", "??leading"); /* not a second separator */
@@ -86,12 +93,13 @@ static void invalid_utf8_becomes_one_question_mark_per_byte(void **state)
 {
     (void)state;
     assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
-    assert_name_written_as("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\x8d", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\x8d");
+    assert_name_written_as("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\x8d",
+                           "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\x8d");
     assert_name_written_as("bad\xff", "bad?");
-    assert_name_written_as("\xc0\xaf", "??");          /* overlong '/' */
-    assert_name_written_as("\xed\xa0\x80x", "???x");   /* surrogate */
+    assert_name_written_as("\xc0\xaf", "??");           /* overlong '/' */
+    assert_name_written_as("\xed\xa0\x80x", "???x");    /* surrogate */
     assert_name_written_as("\xf4\x90\x80\x80", "????"); /* above U+10FFFF */
-    assert_name_written_as("cut\xe2\x82", "cut??");    /* truncated at the end */
+    assert_name_written_as("cut\xe2\x82", "cut??");     /* truncated at the end */
     assert_name_written_as("\x80lone", "?lone");        /* stray continuation */
 }
 
@@ -125,8 +133,8 @@ static void bad_input_writes_nothing(void **state)
 {
     (void)state;
     assert_int_equal(test_init_with(JF_SINK_PERFMAP), 0);
-    jf_region bad[] = {test_region(code, 16, NULL), test_region(code, 16, ""),
-                       test_region(code, 0, "zero"), test_region(NULL, 16, "null")};
+    jf_region bad[] = {test_region(code, 16, NULL), test_region(code, 16, ""), test_region(code, 0, "zero"),
+                       test_region(NULL, 16, "null")};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(jf_register(&bad[i]), JF_EINVAL);
     jf_region batch[3] = {test_region(code, 16, "one"), test_region(code + 16, 16, "two"),

@@ -125,7 +125,8 @@ static void expect_start_refused(int code_expected, const char *message_part)
     if (rc != code_expected)
         _exit(1);
     char path[64];
-    if (!strstr(jf_last_error(), message_part) || !strstr(jf_last_error(), map_path(path, sizeof path, getpid())))
+    if (!strstr(jf_last_error(), message_part) ||
+        !strstr(jf_last_error(), map_path(path, sizeof path, getpid())))
         _exit(2);
     if (jf_enabled_sinks() != 0 || log_calls != 1)
         _exit(3);

@@ -176,8 +176,8 @@ static void fork_child_gets_its_own_map_and_parent_map_is_untouched(void **state
     assert_non_null(after);
     assert_int_equal(map_strip_padding(after, after_len),
                      map_strip_padding(before, before_len) + strlen("7a0000000000 40 proc_region_000000\n"));
-    assert_true(map_has_line(after, FAKE_BASE + 64 * (uintptr_t)(INHERITED + OWN), 64,
-                             name_of(INHERITED + OWN)));
+    assert_true(
+        map_has_line(after, FAKE_BASE + 64 * (uintptr_t)(INHERITED + OWN), 64, name_of(INHERITED + OWN)));
     free(before);
     free(after);
     free(child_map);
@@ -480,7 +480,8 @@ int main(void)
         cmocka_unit_test_teardown(fork_child_gets_its_own_map_and_parent_map_is_untouched, test_reset),
         cmocka_unit_test_teardown(forked_grandchild_gets_a_map_too, test_reset),
         cmocka_unit_test_teardown(fork_with_the_sink_off_creates_no_child_map, test_reset),
-        cmocka_unit_test_teardown(fork_while_another_thread_holds_the_log_lock_does_not_hang_the_child, test_reset),
+        cmocka_unit_test_teardown(fork_while_another_thread_holds_the_log_lock_does_not_hang_the_child,
+                                  test_reset),
         cmocka_unit_test_teardown(file_size_limit_is_efbig_and_the_host_survives, test_reset),
         cmocka_unit_test_teardown(limit_lowered_to_the_current_size_is_efbig_without_a_signal, test_reset),
         cmocka_unit_test_teardown(file_size_limit_kills_a_naive_writer, test_reset),

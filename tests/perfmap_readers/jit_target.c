@@ -52,7 +52,7 @@ __attribute__((noinline)) long callback(long x)
 static int register_bulk(uint8_t *area, size_t n)
 {
     jf_region *regions = calloc(n, sizeof *regions);
-    char (*names)[80] = calloc(n, sizeof *names);
+    char(*names)[80] = calloc(n, sizeof *names);
     if (!regions || !names)
         return -1;
     for (size_t i = 0; i < n; i++) {

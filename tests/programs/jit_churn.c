@@ -170,7 +170,8 @@ int main(int argc, char **argv)
         return fprintf(stderr, "jit_churn: bad arguments\n"), 2;
     if (jf_init(NULL) != 0)
         die("jf_init");
-    bulk.mem = mmap(NULL, (size_t)MAX_BULK * BULK_SLOT, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    bulk.mem = mmap(NULL, (size_t)MAX_BULK * BULK_SLOT, PROT_NONE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (bulk.mem == MAP_FAILED)
         return perror("mmap"), 1;
     bulk_add(n_bulk);

@@ -198,9 +198,17 @@ static uint32_t heap_cfi(heap_writer *w, int late, uint32_t *len)
 }
 
 static const char *const hostile[] = {
-    "esc_\x1b]0;title\x07_\x1b[2J_clear", "osc52_\x1b]52;c;cHduZWQ=\x07", "csi_\x9b" "31m_red",
-    "rlo_\xe2\x80\xae" "fdp.exe", "bad_utf8_\xff\xc3_end", "new\nline 1 2 forged", " leading_space",
-    "nel_\xc2\x85_c1", "",
+    "esc_\x1b]0;title\x07_\x1b[2J_clear",
+    "osc52_\x1b]52;c;cHduZWQ=\x07",
+    "csi_\x9b"
+    "31m_red",
+    "rlo_\xe2\x80\xae"
+    "fdp.exe",
+    "bad_utf8_\xff\xc3_end",
+    "new\nline 1 2 forged",
+    " leading_space",
+    "nel_\xc2\x85_c1",
+    "",
 };
 
 static int write_shape(const char *shape, uint32_t count, uintptr_t code)
@@ -298,7 +306,7 @@ int main(int argc, char **argv)
         return fprintf(stderr, "table_liar: no table of its own\n"), 1;
     printf("pid %ld\n", (long)getpid());
     fflush(stdout);
-    uint64_t (*spin)(uint64_t) = (uint64_t (*)(uint64_t))(void *)mem;
+    uint64_t (*spin)(uint64_t) = (uint64_t(*)(uint64_t))(void *)mem;
     volatile uint64_t sink = 0;
     int lying = 0;
     for (unsigned long k = 0; k < 100000000ul; k++) {

@@ -393,7 +393,8 @@ static void unwind_data_is_published_where_registered(void **state)
     register_at(256, 64, "no_cfi", NULL, 0);
     uint8_t want[1024];
     jf__eh_image img;
-    assert_int_equal(jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, (uintptr_t)code, 64, 0, want, sizeof want, &img), 0);
+    assert_int_equal(
+        jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, (uintptr_t)code, 64, 0, want, sizeof want, &img), 0);
     tr_snapshot s;
     read_own(&s);
     assert_int_equal(s.n_live, 3);
@@ -489,8 +490,8 @@ static void a_full_table_grows_into_a_new_mapping(void **state)
     tr_snapshot s;
     char err[256];
     /* A reader still holding the first address: no table there now. */
-    assert_int_not_equal(tr_read_table(tr_read_process, &self, (uintptr_t)first, first_size, NULL, &s, err,
-                                       sizeof err), 0);
+    assert_int_not_equal(
+        tr_read_table(tr_read_process, &self, (uintptr_t)first, first_size, NULL, &s, err, sizeof err), 0);
     assert_int_equal(tr_read_pid(self, NULL, &s, err, sizeof err), 0);
     assert_int_equal(s.n_live, MANY);
     for (size_t i = 0; i < MANY; i += 9973) {
@@ -530,7 +531,8 @@ static void the_mapping_is_named_and_the_symbol_points_at_it(void **state)
     assert_null(jf_region_table);
     tr_snapshot s;
     pid_t self = getpid();
-    assert_int_not_equal(tr_read_table(tr_read_process, &self, base, found_size, NULL, &s, err, sizeof err), 0);
+    assert_int_not_equal(tr_read_table(tr_read_process, &self, base, found_size, NULL, &s, err, sizeof err),
+                         0);
     assert_non_null(strstr(err, "signature"));
     /* A later jf_init publishes again, empty. */
     init_standby();
@@ -587,7 +589,8 @@ static void registration_works_when_the_table_cannot_be_made(void **state)
         if (!f || fscanf(f, "%lu", &pages) != 1)
             _exit(3);
         fclose(f);
-        tight.rlim_cur = pages * (unsigned long)getpagesize() + (2u << 20); /* the smallest table is 2.9 MiB */
+        tight.rlim_cur = pages * (unsigned long)getpagesize() +
+                         (2u << 20); /* the smallest table is 2.9 MiB */
         if (setrlimit(RLIMIT_AS, &tight) != 0)
             _exit(3);
         jf_config c = JF_CONFIG_INIT;

@@ -100,8 +100,8 @@ static void line_table_regions_by_the_hundred_thousand_grow_the_table_once(void 
             moves++, seen = now, seen_size = now_size;
     }
     const jf__pub_header *h = seen;
-    printf("%d regions: heap %u of %u bytes; mapping %zu bytes; %u growths\n", N, h->heap_used, h->heap_capacity,
-           seen_size, moves);
+    printf("%d regions: heap %u of %u bytes; mapping %zu bytes; %u growths\n", N, h->heap_used,
+           h->heap_capacity, seen_size, moves);
     assert_int_equal(moves, 1);
     assert_int_equal(jf_shutdown(), 0);
 }
@@ -145,7 +145,8 @@ static void every_entry_notes_its_heap_block_class(void **state)
         if (i == ring + 1)
             heap_used = table_header()->heap_used;
     }
-    printf("heap used after one ring of removals: %u, after three: %u\n", heap_used, table_header()->heap_used);
+    printf("heap used after one ring of removals: %u, after three: %u\n", heap_used,
+           table_header()->heap_used);
     assert_int_equal(table_header()->heap_used, heap_used);
     assert_int_equal(jf_shutdown(), 0);
 }

@@ -133,8 +133,8 @@ static int small_process(void)
     register_range(0, SMALL);
     size_t size;
     pages p = pages_of(table(&size));
-    printf("  %d regions: table of %zu KiB, %lu KiB resident, %lu KiB in huge pages, huge advised: %d\n", SMALL,
-           size >> 10, p.rss_kb, p.anon_huge_kb, p.huge_advised);
+    printf("  %d regions: table of %zu KiB, %lu KiB resident, %lu KiB in huge pages, huge advised: %d\n",
+           SMALL, size >> 10, p.rss_kb, p.anon_huge_kb, p.huge_advised);
     if (!p.found)
         return 1;
     if (p.huge_advised || p.anon_huge_kb)
@@ -164,7 +164,8 @@ static int grows_into_huge_pages(size_t n, unsigned long min_huge_kb)
     register_range(0, n);
     const void *now = table(&size);
     pages p = pages_of(now);
-    printf("  %zu regions: table of %zu KiB (first %zu KiB), %lu KiB resident, %lu KiB in huge pages, advised %d\n",
+    printf("  %zu regions: table of %zu KiB (first %zu KiB), %lu KiB resident, %lu KiB in huge pages, "
+           "advised %d\n",
            n, size >> 10, first_size >> 10, p.rss_kb, p.anon_huge_kb, p.huge_advised);
     if (now == first || size <= first_size)
         return 1;

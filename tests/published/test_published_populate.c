@@ -32,9 +32,9 @@
  * 256 KiB (+ each new mapping's). */
 enum { REGIONS = 140000, CALLS_MAX = 400 };
 
-static int old_kernel;       /* refuse MADV_POPULATE_WRITE as Linux < 5.14 does */
-static unsigned populates;   /* MADV_POPULATE_WRITE calls */
-static unsigned refused;     /* ... the kernel refused */
+static int old_kernel;     /* refuse MADV_POPULATE_WRITE as Linux < 5.14 does */
+static unsigned populates; /* MADV_POPULATE_WRITE calls */
+static unsigned refused;   /* ... the kernel refused */
 
 int madvise(void *addr, size_t len, int advice)
 {

@@ -40,7 +40,8 @@ static void the_ring_grows_with_the_slots_and_keeps_its_removals(void **state)
     c.flags = JF_CONFIG_IGNORE_ENV;
     assert_int_equal(jf_init(&c), 0);
     char name[32];
-    for (size_t i = 0; i <= SLOTS + EARLY + BURST; i++) { /* more than the first table's slots live: it grows */
+    for (size_t i = 0; i <= SLOTS + EARLY + BURST;
+         i++) { /* more than the first table's slots live: it grows */
         jf_region r = JF_REGION_INIT;
         r.addr = many + i * SMALL;
         r.size = SMALL;

@@ -58,9 +58,9 @@ static uint64_t entry_writes(void)
 
 /* The shapes a filled table is tried with. */
 typedef struct shape {
-    size_t n;          /* live regions */
-    size_t name_len;   /* bytes of each name */
-    size_t n_lines;    /* rows of each line table */
+    size_t n;        /* live regions */
+    size_t name_len; /* bytes of each name */
+    size_t n_lines;  /* rows of each line table */
 } shape;
 
 /* Region i's name in its version v (0: first registration): name_len bytes. */
@@ -184,8 +184,8 @@ static jf_cfi *two_fde_cfi(void)
     return cfi;
 }
 
-static void register_with(uint8_t *addr, const char *name, const char *file, jf_cfi *cfi, const jf_line *lines,
-                          size_t n_lines)
+static void register_with(uint8_t *addr, const char *name, const char *file, jf_cfi *cfi,
+                          const jf_line *lines, size_t n_lines)
 {
     jf_region r = JF_REGION_INIT;
     r.addr = addr;
@@ -237,7 +237,8 @@ static void a_removed_regions_unwind_rules_and_lines_stay_until_its_ring_slot_is
     }
     uint8_t want[1024];
     jf__eh_image img;
-    assert_int_equal(jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, (uintptr_t)code, 64, 0, want, sizeof want, &img), 0);
+    assert_int_equal(
+        jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, (uintptr_t)code, 64, 0, want, sizeof want, &img), 0);
     tr_snapshot s;
     char err[256];
     if (tr_read_pid(getpid(), NULL, &s, err, sizeof err) != 0)
@@ -348,8 +349,7 @@ static void when_memory_runs_out_removed_regions_give_way_then_refusals_are_coun
     (void)state;
     fflush(stdout);
     pid_t child = fork();
-    if (child == 0)
-    {
+    if (child == 0) {
         int rc = fill_until_memory_runs_out();
         fflush(stdout);
         _exit(rc);

@@ -81,7 +81,8 @@ static void *writer(void *arg)
     for (unsigned k = 0; k < REGIONS; k++)
         register_region(t, k, 0, 16);
     __atomic_add_fetch(&writers_running, 1, __ATOMIC_RELAXED);
-    for (unsigned round = 0; round < MAX_ROUNDS && !__atomic_load_n(&reader_done, __ATOMIC_RELAXED); round++) {
+    for (unsigned round = 0; round < MAX_ROUNDS && !__atomic_load_n(&reader_done, __ATOMIC_RELAXED);
+         round++) {
         unsigned k = round % REGIONS;
         const uint8_t *at = &area[t][0][k * SLOT];
         assert_int_equal(jf_unregister(at), 0);
@@ -113,10 +114,11 @@ static void check_untorn(const tr_region *v, size_t n)
         int want_unwind = cfi && (line / 100) % 2 == 1;
         if (strcmp(v[i].name, want) != 0 || !v[i].file || strcmp(v[i].file, want) != 0 || v[i].line != line ||
             (v[i].unwind != NULL) != want_unwind)
-            fail_msg("torn entry at %#llx size %llu: name %s file %s line %u unwind %u bytes (want %s, %u, %s)",
-                     (unsigned long long)v[i].start, (unsigned long long)v[i].size, v[i].name,
-                     v[i].file ? v[i].file : "-", v[i].line, v[i].unwind_len, want, line,
-                     want_unwind ? "unwind" : "none");
+            fail_msg(
+                "torn entry at %#llx size %llu: name %s file %s line %u unwind %u bytes (want %s, %u, %s)",
+                (unsigned long long)v[i].start, (unsigned long long)v[i].size, v[i].name,
+                v[i].file ? v[i].file : "-", v[i].line, v[i].unwind_len, want, line,
+                want_unwind ? "unwind" : "none");
     }
 }
 
@@ -157,9 +159,10 @@ static void readers_never_see_a_torn_entry_while_eight_threads_write(void **stat
     __atomic_store_n(&reader_done, 1, __ATOMIC_RELAXED);
     for (unsigned t = 0; t < THREADS; t++)
         pthread_join(th[t], NULL);
-    printf("%d reads (%u of them and the end raced all eight writers), %u consistent as a whole, %zu live entries "
-           "checked, %zu torn copies left out; %lu writer rounds\n", READS, raced, consistent, seen, torn,
-           __atomic_load_n(&rounds_done, __ATOMIC_RELAXED));
+    printf("%d reads (%u of them and the end raced all eight writers), %u consistent as a whole, %zu live "
+           "entries "
+           "checked, %zu torn copies left out; %lu writer rounds\n",
+           READS, raced, consistent, seen, torn, __atomic_load_n(&rounds_done, __ATOMIC_RELAXED));
     assert_true(seen > 0);
     assert_int_equal(raced, READS + 1); /* the writers outlasted every read: no read was idle */
 

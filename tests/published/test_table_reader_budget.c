@@ -24,7 +24,7 @@ typedef struct fake {
     uint8_t *mem;
     size_t size;
     size_t reads;
-    long sleep_ns;   /* per read: a slow target */
+    long sleep_ns;       /* per read: a slow target */
     size_t steady_after; /* from this read on, every slot is stable (0: never) */
 } fake;
 

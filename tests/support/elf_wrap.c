@@ -28,8 +28,8 @@ static void put_ehdr(jf__writer *w, uint16_t machine, uint64_t shoff, uint16_t s
     jf__put_u16(w, (uint16_t)(shnum - 1)); /* .shstrtab is last */
 }
 
-static void put_shdr(jf__writer *w, uint32_t name, uint32_t type, uint64_t flags, uint64_t addr,
-                     uint64_t off, uint64_t size, uint64_t align)
+static void put_shdr(jf__writer *w, uint32_t name, uint32_t type, uint64_t flags, uint64_t addr, uint64_t off,
+                     uint64_t size, uint64_t align)
 {
     jf__put_u32(w, name);
     jf__put_u32(w, type);

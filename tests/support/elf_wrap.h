@@ -12,10 +12,10 @@
 typedef struct elf_wrap_input {
     uint16_t machine;
     uint64_t text_addr, text_size;
-    uint64_t eh_addr;           /* .eh_frame address; .eh_frame_hdr follows it */
-    const uint8_t *image;       /* eh_frame bytes then hdr bytes */
+    uint64_t eh_addr;     /* .eh_frame address; .eh_frame_hdr follows it */
+    const uint8_t *image; /* eh_frame bytes then hdr bytes */
     size_t eh_frame_size, hdr_size;
-    int with_hdr;               /* 0: omit .eh_frame_hdr (readers then scan .eh_frame) */
+    int with_hdr; /* 0: omit .eh_frame_hdr (readers then scan .eh_frame) */
 } elf_wrap_input;
 
 /* Write the ELF file into buf; returns its size, or 0 if cap is too small. */

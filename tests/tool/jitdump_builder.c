@@ -185,12 +185,12 @@ static void pad8(jdb *b, size_t entry_start)
 static void put_cie(jdb *e)
 {
     static const uint8_t cie_body[] = {
-        0, 0, 0, 0,         /* CIE id */
-        1, 'z', 'R', 0,     /* version, augmentation */
-        1, 0x78, 16,        /* code_align 1, data_align -8, return address rip */
-        1, 0x1b,            /* augmentation data: FDE pointers pcrel|sdata4 */
-        0x0c, 0x07, 0x08,   /* def_cfa rsp+8 */
-        0x90, 0x01,         /* offset rip, cfa-8 */
+        0,    0,    0,    0, /* CIE id */
+        1,    'z',  'R',  0, /* version, augmentation */
+        1,    0x78, 16,      /* code_align 1, data_align -8, return address rip */
+        1,    0x1b,          /* augmentation data: FDE pointers pcrel|sdata4 */
+        0x0c, 0x07, 0x08,    /* def_cfa rsp+8 */
+        0x90, 0x01,          /* offset rip, cfa-8 */
     };
     jdb_u32(e, 0);
     jdb_bytes(e, cie_body, sizeof cie_body);
@@ -198,8 +198,8 @@ static void put_cie(jdb *e)
     jdb_put_u32(e, 0, (uint32_t)(e->len - 4));
 }
 
-uint8_t *jdb_unwind_data(uint64_t code_size, const jdb_fde *fdes, size_t n, size_t *eh_size,
-                         size_t *hdr_size, size_t *fde_offsets)
+uint8_t *jdb_unwind_data(uint64_t code_size, const jdb_fde *fdes, size_t n, size_t *eh_size, size_t *hdr_size,
+                         size_t *fde_offsets)
 {
     int64_t eh_addr = (int64_t)((code_size + 7) & ~(uint64_t)7);
     jdb e;
@@ -227,7 +227,7 @@ uint8_t *jdb_unwind_data(uint64_t code_size, const jdb_fde *fdes, size_t n, size
     jdb_u8(&e, 0x1b);
     jdb_u8(&e, 0x03);
     jdb_u8(&e, 0x3b);
-    jdb_u32(&e, (uint32_t)(int32_t)-(int64_t)(eh + 4));
+    jdb_u32(&e, (uint32_t)(int32_t) - (int64_t)(eh + 4));
     jdb_u32(&e, (uint32_t)n);
     /* rows sorted by start: a simple selection over the (few) FDEs */
     uint8_t *done = calloc(n + 1, 1);

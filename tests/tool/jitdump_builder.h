@@ -33,7 +33,8 @@ enum { JDB_PID = 4242, JDB_MACH_X86_64 = 62 };
 size_t jdb_header(jdb *b, uint64_t timestamp);
 size_t jdb_load(jdb *b, uint64_t ts, uint64_t addr, uint64_t code_size, uint64_t index, const char *name);
 size_t jdb_close(jdb *b, uint64_t ts);
-size_t jdb_move(jdb *b, uint64_t ts, uint64_t old_addr, uint64_t new_addr, uint64_t code_size, uint64_t index);
+size_t jdb_move(jdb *b, uint64_t ts, uint64_t old_addr, uint64_t new_addr, uint64_t code_size,
+                uint64_t index);
 
 typedef struct jdb_line {
     uint64_t offset; /* from code_addr */
@@ -53,8 +54,8 @@ typedef struct jdb_fde {
  * .eh_frame_hdr (rows sorted by start) for a code of code_size bytes.
  * Returns the unwinding data in a malloc'd buffer; *eh_size and *hdr_size get
  * the two parts' sizes, fde_offsets[i] (if not NULL) each FDE's offset. */
-uint8_t *jdb_unwind_data(uint64_t code_size, const jdb_fde *fdes, size_t n, size_t *eh_size,
-                         size_t *hdr_size, size_t *fde_offsets);
+uint8_t *jdb_unwind_data(uint64_t code_size, const jdb_fde *fdes, size_t n, size_t *eh_size, size_t *hdr_size,
+                         size_t *fde_offsets);
 
 /* A CODE_UNWINDING_INFO record holding data (eh_size + hdr_size bytes),
  * zero padded to 8. */

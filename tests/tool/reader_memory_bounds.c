@@ -56,10 +56,10 @@ static void fail(const char *test, const char *fmt, ...)
 typedef int (*feed_fn)(void *state, jdb *b);
 
 typedef struct run {
-    int exit_code;      /* -1 if killed by a signal */
+    int exit_code; /* -1 if killed by a signal */
     long maxrss_kib;
-    uint64_t written;   /* bytes the tool took before it stopped reading */
-    char out[2048];     /* the start of its stdout and stderr */
+    uint64_t written; /* bytes the tool took before it stopped reading */
+    char out[2048];   /* the start of its stdout and stderr */
 } run;
 
 static void read_output(const char *path, run *r)
@@ -151,7 +151,7 @@ static void check_stdin(const char *test, feed_fn feed, void *state, int exit_co
 typedef struct dump_feed {
     uint64_t budget; /* stop after about this many bytes */
     uint64_t sent, group, ts;
-    int distinct;    /* every load at a new address (never replaced) */
+    int distinct; /* every load at a new address (never replaced) */
     uint8_t *unwind;
     size_t eh, hdr;
 } dump_feed;
@@ -197,7 +197,8 @@ static int feed_dump(void *state, jdb *b)
 }
 
 /* check - of generated records (see feed_dump); returns the bytes taken. */
-static uint64_t check_dump_stream(const char *test, uint64_t budget, int distinct, int exit_code, const char *text)
+static uint64_t check_dump_stream(const char *test, uint64_t budget, int distinct, int exit_code,
+                                  const char *text)
 {
     dump_feed f;
     dump_feed_init(&f, budget, distinct);
@@ -261,13 +262,13 @@ static void check_garbage(const char *test, garbage_feed g, int exit_code, const
 
 static void check_stream_of_garbage_stops_at_once(void)
 {
-    check_garbage("check_stream_of_random_records_stops_at_once", (garbage_feed){0, 88172645463325252ull, 1, NULL},
-                  1, "-:0x2");
-    check_garbage("check_stream_of_random_bytes_stops_at_once", (garbage_feed){0, 88172645463325252ull, 0, NULL},
-                  1, "-:1: ");
+    check_garbage("check_stream_of_random_records_stops_at_once",
+                  (garbage_feed){0, 88172645463325252ull, 1, NULL}, 1, "-:0x2");
+    check_garbage("check_stream_of_random_bytes_stops_at_once",
+                  (garbage_feed){0, 88172645463325252ull, 0, NULL}, 1, "-:1: ");
     check_garbage("check_stream_of_yes_stops_at_once", (garbage_feed){0, 0, 0, "y\n"}, 1, "-:1: ");
-    check_garbage("check_stream_without_newline_stops_at_the_line_limit", (garbage_feed){0, 0, 0, "1000 10 f"}, 1,
-                  "-:1: line longer than 1048576 bytes");
+    check_garbage("check_stream_without_newline_stops_at_the_line_limit",
+                  (garbage_feed){0, 0, 0, "1000 10 f"}, 1, "-:1: line longer than 1048576 bytes");
 }
 
 /* A record larger than the limit is a violation naming it, not a buffer. */
@@ -275,7 +276,7 @@ static int feed_huge_record(void *state, jdb *b)
 {
     (void)state;
     jdb_header(b, 1);
-    jdb_u32(b, 0);         /* CODE_LOAD */
+    jdb_u32(b, 0);        /* CODE_LOAD */
     jdb_u32(b, 9u << 20); /* 9 MiB */
     jdb_u64(b, 2);
     jdb_zeros(b, 4096);
@@ -333,8 +334,8 @@ static void put_u16(jdb *b, uint16_t v)
     jdb_u8(b, (uint8_t)(v >> 8));
 }
 
-static void section_header(jdb *b, uint32_t name, uint32_t type, uint64_t flags, uint64_t addr, uint64_t offset,
-                           uint64_t size)
+static void section_header(jdb *b, uint32_t name, uint32_t type, uint64_t flags, uint64_t addr,
+                           uint64_t offset, uint64_t size)
 {
     jdb_u32(b, name);
     jdb_u32(b, type);
@@ -351,7 +352,7 @@ static void section_header(jdb *b, uint32_t name, uint32_t type, uint64_t flags,
  */
 static void build_cie_symfile(jdb *b, size_t size)
 {
-    static const char shstrtab[] = "\0.shstrtab\0.eh_frame"; /* 21 bytes with its NUL */
+    static const char shstrtab[] = "\0.shstrtab\0.eh_frame";                     /* 21 bytes with its NUL */
     static const uint8_t cie[16] = {12, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0x78, 16}; /* + 3 DW_CFA_nop */
     size_t eh_offset = 64 + 24, n = (size - eh_offset - 3 * 64) / sizeof cie;
     jdb_bytes(b, "\177ELF\2\1\1", 7);
@@ -360,7 +361,7 @@ static void build_cie_symfile(jdb *b, size_t size)
     put_u16(b, 62); /* x86_64 */
     jdb_u32(b, 1);
     jdb_u64(b, 0);
-    jdb_u64(b, 0);                            /* no program headers */
+    jdb_u64(b, 0);                          /* no program headers */
     jdb_u64(b, eh_offset + n * sizeof cie); /* section headers */
     jdb_u32(b, 0);
     put_u16(b, 64);

@@ -23,11 +23,11 @@ static struct {
     size_t eh_size, hdr_size;
 } L;
 
-#define A0 0x10000u  /* first region: 64 bytes, lines and unwind info */
-#define A1 0x20000u  /* second region: 40 bytes, nothing else */
-#define U (L.unwind + 40)     /* .eh_frame in the file */
-#define FDE (U + 24)          /* the FDE (after a 24-byte CIE) */
-#define H (U + L.eh_size)     /* .eh_frame_hdr in the file */
+#define A0 0x10000u       /* first region: 64 bytes, lines and unwind info */
+#define A1 0x20000u       /* second region: 40 bytes, nothing else */
+#define U (L.unwind + 40) /* .eh_frame in the file */
+#define FDE (U + 24)      /* the FDE (after a 24-byte CIE) */
+#define H (U + L.eh_size) /* .eh_frame_hdr in the file */
 
 static const jdb_line std_lines[] = {{0, 10, "a.c"}, {16, 11, "a.c"}, {64, 12, "a.c"}};
 
@@ -58,8 +58,7 @@ static void build_good(jdb *b)
 /* ---- valid dumps ------------------------------------------------------- */
 
 static const uint8_t frameless_insns[] = {0x44, 0x0e, 0x20, 0x4c, 0x0e, 0x08}; /* sub/add rsp */
-static const uint8_t remember_insns[] = {0x41, 0x0e, 0x10, 0x86, 0x02, 0x41, 0x0a, 0x0e, 0x08,
-                                         0x41, 0x0b};
+static const uint8_t remember_insns[] = {0x41, 0x0e, 0x10, 0x86, 0x02, 0x41, 0x0a, 0x0e, 0x08, 0x41, 0x0b};
 
 static void build_multi_fde(jdb *b)
 {
@@ -200,10 +199,10 @@ typedef struct bad_case {
     const char *message;
 } bad_case;
 
-#define DAMAGE(fn_name, body) \
+#define DAMAGE(fn_name, body)   \
     static void fn_name(jdb *b) \
-    { \
-        body; \
+    {                           \
+        body;                   \
     }
 
 DAMAGE(short_file, b->len = 30)
@@ -258,7 +257,7 @@ DAMAGE(fde_range_zero, jdb_put_u32(b, FDE + 12, 0))
 DAMAGE(hdr_version, b->data[H] = 2)
 DAMAGE(hdr_ptr_encoding, b->data[H + 1] = 0x03)
 DAMAGE(hdr_table_encoding, b->data[H + 3] = 0x3c)
-DAMAGE(hdr_eh_frame_ptr, jdb_put_u32(b, H + 4, (uint32_t)-(int32_t)(L.eh_size + 4) + 4))
+DAMAGE(hdr_eh_frame_ptr, jdb_put_u32(b, H + 4, (uint32_t) - (int32_t)(L.eh_size + 4) + 4))
 DAMAGE(hdr_count, jdb_put_u32(b, H + 8, 2))
 DAMAGE(hdr_row_not_an_fde, jdb_put_u32(b, H + 16, (uint32_t)(24 - (int32_t)L.eh_size + 8)))
 DAMAGE(hdr_row_wrong_start, jdb_put_u32(b, H + 12, (uint32_t)(-(int32_t)(64 + L.eh_size) + 4)))
@@ -449,7 +448,8 @@ static const bad_case bad_cases[] = {
     {"load_too_short", load_too_short, 1, "shorter than its 56-byte fixed part"},
     {"code_size_too_big", code_size_too_big, 0, "code_size 1000 does not fit in the record"},
     {"name_unterminated", name_unterminated, 0, "name is not NUL-terminated"},
-    {"junk_between_name_and_code", junk_between_name_and_code, 0, "non-zero bytes between the name and the code"},
+    {"junk_between_name_and_code", junk_between_name_and_code, 0,
+     "non-zero bytes between the name and the code"},
     {"control_char_in_name", control_char_in_name, 0, "name: control character 0x0a"},
     {"code_size_zero", code_size_zero, 1, "code_size is 0"},
     {"pid_mismatch", pid_mismatch, 0, "pid 1 differs from the header's pid 4242"},
@@ -458,7 +458,8 @@ static const bad_case bad_cases[] = {
     {"code_wraps", code_wraps, 0, "wraps past the end of the address space"},
     {"timestamp_backwards", timestamp_backwards, 0, "timestamp 500 is earlier"},
     {"close_too_long", close_too_long, 1, "CODE_CLOSE record is 24 bytes"},
-    {"debug_then_close", debug_then_close, 1, "CODE_DEBUG_INFO at 0x28 must be followed by its CODE_LOAD, not by CODE_CLOSE"},
+    {"debug_then_close", debug_then_close, 1,
+     "CODE_DEBUG_INFO at 0x28 must be followed by its CODE_LOAD, not by CODE_CLOSE"},
     {"debug_at_end", debug_at_end, 1, "CODE_DEBUG_INFO at the end of the dump has no CODE_LOAD"},
     {"two_debug_records", two_debug_records, 1, "second CODE_DEBUG_INFO before a CODE_LOAD"},
     {"debug_code_addr", debug_code_addr, 0, "code_addr 10004 differs from its CODE_LOAD's 10000"},
@@ -466,7 +467,8 @@ static const bad_case bad_cases[] = {
     {"debug_too_many_entries", debug_too_many_entries, 0, "nr_entry 100 cannot fit"},
     {"debug_name_unterminated", debug_name_unterminated, 0, "line entry 2 runs past the record"},
     {"debug_bad_file_name", debug_bad_file_name, 0, "line entry 0 file name: control character 0x01"},
-    {"debug_decreasing", debug_decreasing, 0, "line entry 1 address ffff is below the previous entry's 10000"},
+    {"debug_decreasing", debug_decreasing, 0,
+     "line entry 1 address ffff is below the previous entry's 10000"},
     {"debug_outside", debug_outside, 0, "line entry 2 address 10048 lies outside the code 10000-10040"},
     {"debug_not_closed", debug_not_closed, 0, "last line entry at 10030 does not close the code at 10040"},
     {"debug_trailing_bytes", debug_trailing_bytes, 1, "3 bytes after the last line entry"},
@@ -481,7 +483,8 @@ static const bad_case bad_cases[] = {
     {"cie_augmentation_without_z", cie_augmentation_without_z, 0, "does not start with 'z'"},
     {"cie_code_align_zero", cie_code_align_zero, 0, "code alignment factor is 0"},
     {"cie_pointer_wrong", cie_pointer_wrong, 0, "CIE pointer 999 does not lead back to a CIE"},
-    {"fde_pc_begin_off_by_8", fde_pc_begin_off_by_8, 0, "covers code offsets [8, 72), outside the code [0, 64)"},
+    {"fde_pc_begin_off_by_8", fde_pc_begin_off_by_8, 0,
+     "covers code offsets [8, 72), outside the code [0, 64)"},
     {"fde_not_pcrel", fde_not_pcrel, 0, "FDE pc_begin encoding 0x03 is not pc-relative"},
     {"entry_length_past_end", entry_length_past_end, 0, "entry length 1000 runs past the end of .eh_frame"},
     {"entry_size_unaligned", entry_size_unaligned, 0, "entry size 23 is not a multiple of 4"},
@@ -499,17 +502,16 @@ static const bad_case bad_cases[] = {
     {"hdr_count", hdr_count, 0, "fde_count 2 but .eh_frame has 1 FDEs"},
     {"hdr_rows_unsorted", hdr_rows_unsorted, 1, ".eh_frame_hdr row 1 is not sorted"},
     {"hdr_row_not_an_fde", hdr_row_not_an_fde, 0, "which is not an FDE"},
-    {"hdr_row_wrong_start", hdr_row_wrong_start, 0, "row says the FDE at offset 24 starts at 4, the FDE says 0"},
+    {"hdr_row_wrong_start", hdr_row_wrong_start, 0,
+     "row says the FDE at offset 24 starts at 4, the FDE says 0"},
     {"synthesized_overlap", synthesized_overlap, 1,
      "synthesized mapping 10040-10050 overlaps the one of code_index 0 (10000-10090"},
     {"synthesized_overlap_backwards", synthesized_overlap_backwards, 1,
      "synthesized mapping 10000-10090 overlaps the one of code_index 0 (10040-10050"},
     {"move_unknown_index", move_unknown_index, 1, "CODE_MOVE of code_index 7, which no live CODE_LOAD has"},
     {"move_wrong_address", move_wrong_address, 1, "do not match code_index 0's 10000/64"},
-    {"load_takes_moved_unwind", load_takes_moved_unwind, 1,
-     "CODE_LOAD would take the unwinding info at 0x"},
-    {"move_takes_moved_unwind", move_takes_moved_unwind, 1,
-     "CODE_MOVE would take the unwinding info at 0x"},
+    {"load_takes_moved_unwind", load_takes_moved_unwind, 1, "CODE_LOAD would take the unwinding info at 0x"},
+    {"move_takes_moved_unwind", move_takes_moved_unwind, 1, "CODE_MOVE would take the unwinding info at 0x"},
     {"no_fde_but_mapped", no_fde_but_mapped, 1, ".eh_frame has no FDE (but mapped_size 16"},
     {"move_huge_code_size", move_huge_code_size, 1, "do not match code_index 0's 20000/64"},
 };
@@ -551,7 +553,8 @@ static void tolerated_states_are_reported(void **state)
         if (rc != 0)
             fail_msg("case %zu: %s", i, err.msg);
         assert_int_equal(s.reopened, cases[i].reopened);
-        assert_true(s.unpublished >= cases[i].unpublished_min && (s.unpublished == 0) == (cases[i].unpublished_min == 0));
+        assert_true(s.unpublished >= cases[i].unpublished_min &&
+                    (s.unpublished == 0) == (cases[i].unpublished_min == 0));
         assert_int_equal(s.warnings, cases[i].warnings);
         assert_non_null(strstr(s.warning.msg, cases[i].warning));
         jdb_free(&b);
@@ -604,7 +607,8 @@ static void dump_shows_cfa_rules_and_lines(void **state)
         "header: little-endian, version 1, size 40, elf_mach 62 (x86_64)",
         "CODE_DEBUG_INFO",
         "0x10040 (+0x40)  a.c:12",
-        "CIE @0 (24 bytes): version 1, \"zR\", code_align 1, data_align -8, return address rip, FDE encoding 0x1b",
+        "CIE @0 (24 bytes): version 1, \"zR\", code_align 1, data_align -8, return address rip, FDE encoding "
+        "0x1b",
         "FDE @24 (24 bytes, CIE @0): code [0x20, 0x40)",
         "[0x20, 0x24)  cfa=rsp+8  rip=[cfa-8]",
         "[0x24, 0x30)  cfa=rsp+32  rip=[cfa-8]",

@@ -80,8 +80,15 @@ static void library_map_passes_check(void **state)
     assert_int_equal(jf_enable(JF_SINK_PERFMAP), 0);
 
     static const char *const nasty[] = {
-        "line\nbreak", "tab\there", "cr\rhere", "esc\033[31mred", "bad\xff\xfeutf8",
-        "truncated\xc3", "caf\xc3\xa9 \xe2\x82\xac", "spaces in name", "del\x7f",
+        "line\nbreak",
+        "tab\there",
+        "cr\rhere",
+        "esc\033[31mred",
+        "bad\xff\xfeutf8",
+        "truncated\xc3",
+        "caf\xc3\xa9 \xe2\x82\xac",
+        "spaces in name",
+        "del\x7f",
     };
     for (size_t i = 0; i < sizeof nasty / sizeof nasty[0]; i++)
         register_one(0x20000 + i * 0x100, 0x80, nasty[i]);

@@ -24,7 +24,7 @@ static const bad_map bad_maps[] = {
     {"1000 10 a", 1, "last line has no trailing newline"},
     {"1000 10 a\n2000 10 b", 2, "last line has no trailing newline"},
     {"#1000 10 a\n", 1, "unexpected byte 0x23 in start address"}, /* one '#' is no hiding */
-    {"1000 10 a\n##10 a", 2, "unexpected byte 0x23"},               /* nor an unterminated one */
+    {"1000 10 a\n##10 a", 2, "unexpected byte 0x23"},             /* nor an unterminated one */
     {" 1000 10 a\n", 1, "line starts with a space"},
     {"1000  10 a\n", 1, "more than one space between fields"},
     {"1000 10  a\n", 1, "more than one space between size and name"},
@@ -69,9 +69,8 @@ static void every_defect_is_reported_on_its_line(void **state)
         jft_error err = {0};
         int rc = pm_check((const uint8_t *)b->text, strlen(b->text), NULL, &err);
         if (rc != -1 || err.where != b->line || !strstr(err.msg, b->message)) {
-            print_error("case %zu: rc %d, line %llu, message \"%s\"; expected line %llu, \"%s\"\n",
-                        i, rc, (unsigned long long)err.where, err.msg,
-                        (unsigned long long)b->line, b->message);
+            print_error("case %zu: rc %d, line %llu, message \"%s\"; expected line %llu, \"%s\"\n", i, rc,
+                        (unsigned long long)err.where, err.msg, (unsigned long long)b->line, b->message);
             fail();
         }
     }
@@ -86,10 +85,10 @@ static const good_map good_maps[] = {
     {"", 0, 0, 0, 0},
     {"1000 10 a\n", 1, 0, 0, 0},
     {"7f12abcd0000 40 py::foo:/src/app.py\n7f12abcd0040 40 bar baz\n", 2, 0, 0, 0},
-    {"1000 10 a\n1010 10 b\n", 2, 0, 0, 0},      /* adjacent is fine */
-    {"2000 10 b\n1000 10 a\n", 2, 0, 0, 0},      /* any order */
-    {"1000 10 a\n1000 10 a\n", 2, 1, 0, 0},      /* an exact repeat is harmless */
-    {"0000000000001000 10 a\n", 1, 0, 0, 0},     /* leading zeros */
+    {"1000 10 a\n1010 10 b\n", 2, 0, 0, 0},                               /* adjacent is fine */
+    {"2000 10 b\n1000 10 a\n", 2, 0, 0, 0},                               /* any order */
+    {"1000 10 a\n1000 10 a\n", 2, 1, 0, 0},                               /* an exact repeat is harmless */
+    {"0000000000001000 10 a\n", 1, 0, 0, 0},                              /* leading zeros */
     {"1000 10 h\xc3\xa9llo \xe2\x82\xac \xf0\x9d\x84\x9e\n", 1, 0, 0, 0}, /* UTF-8 */
     {"ffffffffffffff00 f0 top\n", 1, 0, 0, 0},
     /* space a writer reserved and has not used (blank lines: every reader
@@ -111,12 +110,12 @@ static void valid_maps_pass(void **state)
         jft_error err = {0};
         pm_summary s;
         int rc = pm_check((const uint8_t *)g->text, strlen(g->text), &s, &err);
-        if (rc != 0 || s.entries != g->entries || s.duplicates != g->duplicates ||
-            s.padding != g->padding || s.unpublished != g->unpublished) {
+        if (rc != 0 || s.entries != g->entries || s.duplicates != g->duplicates || s.padding != g->padding ||
+            s.unpublished != g->unpublished) {
             print_error("case %zu: rc %d (%s), %llu entries, %llu duplicates, %llu padding, "
-                        "%llu unpublished\n", i, rc, err.msg, (unsigned long long)s.entries,
-                        (unsigned long long)s.duplicates, (unsigned long long)s.padding,
-                        (unsigned long long)s.unpublished);
+                        "%llu unpublished\n",
+                        i, rc, err.msg, (unsigned long long)s.entries, (unsigned long long)s.duplicates,
+                        (unsigned long long)s.padding, (unsigned long long)s.unpublished);
             fail();
         }
     }

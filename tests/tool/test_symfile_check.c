@@ -91,8 +91,10 @@ static int setup(void **state)
     jf_shutdown();
     elf_visitor v = {NULL, note_section, NULL, NULL};
     jft_error err = {0};
-    if (elf_walk(symfile, symfile_size, &v, NULL, 1, NULL, &err) != 0 || !S.text || !S.eh_frame || !S.symtab) {
-        print_error("symfile: %s (text %zu, eh_frame %zu, symtab %zu)\n", err.msg, S.text, S.eh_frame, S.symtab);
+    if (elf_walk(symfile, symfile_size, &v, NULL, 1, NULL, &err) != 0 || !S.text || !S.eh_frame ||
+        !S.symtab) {
+        print_error("symfile: %s (text %zu, eh_frame %zu, symtab %zu)\n", err.msg, S.text, S.eh_frame,
+                    S.symtab);
         return -1;
     }
     return 0;
@@ -157,8 +159,18 @@ typedef struct damage {
     const char *message;
 } damage;
 
-enum { ALLOC_AT_ZERO, SIZE_ZERO, NOT_EXEC, TEXT_MOVED, PAST_END, CLASS_32, OVERLAP, CIE_VERSION, SECOND_SYMTAB,
-       NOT_ELF };
+enum {
+    ALLOC_AT_ZERO,
+    SIZE_ZERO,
+    NOT_EXEC,
+    TEXT_MOVED,
+    PAST_END,
+    CLASS_32,
+    OVERLAP,
+    CIE_VERSION,
+    SECOND_SYMTAB,
+    NOT_ELF
+};
 
 static const damage damages[] = {
     {"alloc_at_zero", ALLOC_AT_ZERO, "SHF_ALLOC section .eh_frame at address 0"},

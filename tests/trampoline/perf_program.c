@@ -31,9 +31,18 @@ __attribute__((noinline)) long spin(long n)
 
 static work_fn through_alpha, through_beta, through_gamma;
 
-__attribute__((noinline)) long caller_alpha(long n) { return through_alpha(n) + 1; }
-__attribute__((noinline)) long caller_beta(long n) { return through_beta(n) + 2; }
-__attribute__((noinline)) long caller_gamma(long n) { return through_gamma(n) + 3; }
+__attribute__((noinline)) long caller_alpha(long n)
+{
+    return through_alpha(n) + 1;
+}
+__attribute__((noinline)) long caller_beta(long n)
+{
+    return through_beta(n) + 2;
+}
+__attribute__((noinline)) long caller_gamma(long n)
+{
+    return through_gamma(n) + 3;
+}
 
 /* CPU time used so far: the run lasts 1.2 s of it, so it holds as many
  * samples on a busy machine as on a quiet one. */

@@ -38,8 +38,8 @@
 enum { MAX_REG = 66 }; /* ppc64le's return address column is 65 (LR) */
 
 static const jf__template *const templates[] = {&jf__template_x86_64, &jf__template_aarch64,
-                                               &jf__template_riscv64, &jf__template_ppc64le,
-                                               &jf__template_s390x};
+                                                &jf__template_riscv64, &jf__template_ppc64le,
+                                                &jf__template_s390x};
 
 static int failures;
 
@@ -159,7 +159,8 @@ static int find_template(linked *l)
 static void check_code(const jf__template *t, const linked *l)
 {
     if (l->size != t->code_size) {
-        fail(t->arch, "linked template has %llu bytes, the header %zu", (unsigned long long)l->size, t->code_size);
+        fail(t->arch, "linked template has %llu bytes, the header %zu", (unsigned long long)l->size,
+             t->code_size);
         return;
     }
     for (size_t i = 0; i < t->code_size; i++) {
@@ -183,7 +184,7 @@ static int emit_from_header(const jf__template *t, const uint8_t *fde_insns, uin
 {
     memset(out, 0, sizeof *out);
     jf__raw_cie cie = {(uint32_t)t->cie.code_align, (int32_t)t->cie.data_align, (uint32_t)t->cie.ra_register,
-                      t->cie.insns, t->cie.n_insns};
+                       t->cie.insns, t->cie.n_insns};
     struct jf_cfi *cfi = jf__cfi_from_raw(&cie, fde_insns, t->n_fde_insns, 0, t->code_size);
     if (!cfi) {
         fail(t->arch, "jf__cfi_from_raw: %s", jf_last_error());
@@ -201,7 +202,7 @@ static int emit_from_header(const jf__template *t, const uint8_t *fde_insns, uin
         return -1;
     }
     elf_wrap_input in = {t->elf_machine, base, t->code_size, image_addr, out->image, img.eh_frame_size,
-                         img.hdr_size, 1};
+                         img.hdr_size,   1};
     size_t n = elf_wrap(&in, out->elf, cap + 1024);
     out->e = n ? elf_memory((char *)out->elf, n) : NULL;
     out->cfi = out->e ? dwarf_getcfi_elf(out->e) : NULL;

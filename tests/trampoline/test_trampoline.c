@@ -45,16 +45,28 @@ typedef int (*fn_var)(int, ...);
 /* noinline: keep real calls so the trampolines really forward. */
 #define TARGET __attribute__((noinline))
 
-TARGET static int64_t t_i0(void) { return 0x1234567890abcdefLL; }
+TARGET static int64_t t_i0(void)
+{
+    return 0x1234567890abcdefLL;
+}
 /* Order-sensitive hash in unsigned arithmetic (wraps, never overflows). */
 static int64_t mix(int64_t h, int64_t v)
 {
     return (int64_t)((uint64_t)h * 31u + (uint64_t)v);
 }
 
-TARGET static int64_t t_i1(int64_t a) { return mix(a, 1); }
-TARGET static int64_t t_i2(int64_t a, int64_t b) { return mix(a, b); }
-TARGET static int64_t t_i3(int64_t a, int64_t b, int64_t c) { return mix(mix(a, b), c); }
+TARGET static int64_t t_i1(int64_t a)
+{
+    return mix(a, 1);
+}
+TARGET static int64_t t_i2(int64_t a, int64_t b)
+{
+    return mix(a, b);
+}
+TARGET static int64_t t_i3(int64_t a, int64_t b, int64_t c)
+{
+    return mix(mix(a, b), c);
+}
 TARGET static int64_t t_i4(int64_t a, int64_t b, int64_t c, int64_t d)
 {
     return mix(mix(mix(a, b), c), d);
@@ -71,13 +83,22 @@ TARGET static double t_d8(double a, double b, double c, double d, double e, doub
 {
     return a + 2 * b + 4 * c + 8 * d + 16 * e + 32 * f + 64 * g + 128 * h;
 }
-TARGET static float t_f2(float a, float b) { return a * b - 0.5f; }
+TARGET static float t_f2(float a, float b)
+{
+    return a * b - 0.5f;
+}
 TARGET static double t_mixed(int32_t i, double d, int64_t l, float f, const char *s, double e)
 {
     return (double)i * d + (double)l - (double)f + (double)strlen(s) * e;
 }
-TARGET static uint64_t t_u64(uint64_t x) { return ~x ^ 0xfedcba9876543210ULL; }
-TARGET static pair t_pair(int64_t a, int64_t b) { return (pair){b, a}; }
+TARGET static uint64_t t_u64(uint64_t x)
+{
+    return ~x ^ 0xfedcba9876543210ULL;
+}
+TARGET static pair t_pair(int64_t a, int64_t b)
+{
+    return (pair){b, a};
+}
 TARGET static int t_var(int n, ...)
 {
     va_list ap;
@@ -177,7 +198,8 @@ static void forwards_floating_point_mixed_and_wide_returns(void **state)
     assert_true(d8(1.5, -2.25, 3e10, 4e-10, 5, 6, 7, 8.125) == t_d8(1.5, -2.25, 3e10, 4e-10, 5, 6, 7, 8.125));
 #endif
     assert_true(f2(3.25f, -1.5f) == t_f2(3.25f, -1.5f));
-    assert_true(mx(-3, 0.1, 1LL << 40, 2.5f, "hello", 1e-3) == t_mixed(-3, 0.1, 1LL << 40, 2.5f, "hello", 1e-3));
+    assert_true(mx(-3, 0.1, 1LL << 40, 2.5f, "hello", 1e-3) ==
+                t_mixed(-3, 0.1, 1LL << 40, 2.5f, "hello", 1e-3));
     assert_true(u(0x0123456789abcdefULL) == t_u64(0x0123456789abcdefULL));
     pair got = p(11, -22), want = t_pair(11, -22);
     assert_true(got.a == want.a && got.b == want.b);
@@ -399,7 +421,8 @@ static void memory_per_trampoline_is_stride_plus_8(void **state)
     jf__trampoline_layout j;
     assert_int_equal(jf__trampoline_layout_for(JF_SINK_PERFMAP | JF_SINK_JITDUMP, 0, &j), 0);
     double per_j = (double)j.group_bytes / (double)j.per_group;
-    printf("# %s: stride %zu, %.2f bytes per trampoline (jitdump with unwind info)\n", j.arch, j.stride, per_j);
+    printf("# %s: stride %zu, %.2f bytes per trampoline (jitdump with unwind info)\n", j.arch, j.stride,
+           per_j);
     assert_true(j.stride >= jf_jitdump_footprint(j.code_size, NULL));
     assert_true(per_j <= (double)j.stride + 8.0 + 1.0);
 }

@@ -205,7 +205,8 @@ static int remove_dump_dir(void **state)
     struct dirent *e;
     char path[512];
     while (d && (e = readdir(d)))
-        if (e->d_name[0] != '.' && snprintf(path, sizeof path, "%s/%s", dump_dir, e->d_name) < (int)sizeof path)
+        if (e->d_name[0] != '.' &&
+            snprintf(path, sizeof path, "%s/%s", dump_dir, e->d_name) < (int)sizeof path)
             unlink(path);
     if (d)
         closedir(d);

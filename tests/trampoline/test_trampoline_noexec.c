@@ -72,7 +72,8 @@ static int child(int forbid)
     jf_fn entry = NULL;
     int rc = jf_trampoline_create((jf_fn)twice, "denied", NULL, &entry);
     if (forbid)
-        return rc == JF_EACCES && entry == NULL && strstr(jf_last_error(), "call the target directly") ? 0 : 12;
+        return rc == JF_EACCES && entry == NULL && strstr(jf_last_error(), "call the target directly") ? 0
+                                                                                                       : 12;
     return rc == 0 && ((long (*)(long))entry)(21) == 42 ? 0 : 13;
 }
 

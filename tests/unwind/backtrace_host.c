@@ -62,10 +62,10 @@ enum { BACKTRACE_FALLS_BACK_TO_BACK_CHAIN = 1 };
 enum { BACKTRACE_FALLS_BACK_TO_BACK_CHAIN = 0 };
 #endif
 static void *dwarf_scope = RTLD_DEFAULT; /* where _Unwind_Backtrace is looked up */
-static const void *signal_return; /* the crash handler's return address */
+static const void *signal_return;        /* the crash handler's return address */
 
-static const char *const full_chain[] = {"callback_b", "[jit trampoline]", "callback_a",
-                                         "[jit frameless]", "run_chain", "main"};
+static const char *const full_chain[] = {"callback_b",      "[jit trampoline]", "callback_a",
+                                         "[jit frameless]", "run_chain",        "main"};
 enum { FULL_CHAIN = sizeof full_chain / sizeof full_chain[0] };
 
 static void expect(int ok, const char *what)
@@ -97,12 +97,14 @@ __attribute__((noinline)) long callback_b(long x)
     if (BACKTRACE_FALLS_BACK_TO_BACK_CHAIN && !check_with_sink)
         check_walk(&w, "backtrace() walks through the JIT frames by libgcc's back chain fallback", 1);
     else
-        check_walk(&w, check_with_sink ? "backtrace() walks through the JIT frames"
-                                       : "backtrace() stops at the JIT frames (no sink)",
+        check_walk(&w,
+                   check_with_sink ? "backtrace() walks through the JIT frames"
+                                   : "backtrace() stops at the JIT frames (no sink)",
                    check_with_sink);
     if (walk_with_unwind_backtrace(&w, dwarf_scope) == 0)
-        check_walk(&w, check_with_sink ? "_Unwind_Backtrace walks through the JIT frames"
-                                       : "_Unwind_Backtrace stops at the JIT frames (no sink)",
+        check_walk(&w,
+                   check_with_sink ? "_Unwind_Backtrace walks through the JIT frames"
+                                   : "_Unwind_Backtrace stops at the JIT frames (no sink)",
                    check_with_sink);
     return x + 1;
 }
@@ -159,8 +161,9 @@ static void check_crash_handler(int with)
     if (guard != MAP_FAILED)
         munmap(guard, 4096);
     if (BACKTRACE_FALLS_BACK_TO_BACK_CHAIN && !kernel_signal_trampoline(signal_return)) {
-        fprintf(stderr, "note: the signal return trampoline at %p is not the kernel's "
-                        "(qemu-user): no unwinder crosses it, the crash walk is not checked\n",
+        fprintf(stderr,
+                "note: the signal return trampoline at %p is not the kernel's "
+                "(qemu-user): no unwinder crosses it, the crash walk is not checked\n",
                 signal_return);
         return;
     }
@@ -176,8 +179,7 @@ static void check_scope(const char *scope)
     const char *lib = library_of(RTLD_DEFAULT, "_Unwind_Backtrace");
     fprintf(stderr, "_Unwind_Backtrace in global scope: %s\n", lib ? lib : "none");
     if (strcmp(scope, "plain") == 0)
-        expect(!lib && !dlsym(RTLD_DEFAULT, "__register_frame"),
-               "plain C host: no unwinder in global scope");
+        expect(!lib && !dlsym(RTLD_DEFAULT, "__register_frame"), "plain C host: no unwinder in global scope");
     else if (strcmp(scope, "llvm") == 0)
         expect(lib && strstr(lib, "libunwind.so.1") && dlsym(RTLD_DEFAULT, "__unw_add_dynamic_fde"),
                "LLVM libunwind is the unwinder in global scope");

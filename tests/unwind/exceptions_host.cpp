@@ -112,8 +112,8 @@ int main(int argc, char **argv)
 
     int st = run_case(false, false);
     bool terminated = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
-    fprintf(stderr, "%s: without the sink std::terminate aborts (status 0x%x)\n",
-            terminated ? "ok" : "FAIL", st);
+    fprintf(stderr, "%s: without the sink std::terminate aborts (status 0x%x)\n", terminated ? "ok" : "FAIL",
+            st);
     failures += !terminated;
 
     fprintf(stderr, "%s\n", failures ? "FAILED" : "PASSED");

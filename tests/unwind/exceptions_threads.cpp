@@ -29,7 +29,8 @@
 #include <thread>
 #include <vector>
 
-namespace {
+namespace
+{
 
 const size_t CHURN = 600, REGION = 32, BATCH = 20;
 /* Caps on waits: generous for TSan, far below the CTest timeout. */
@@ -205,8 +206,10 @@ int main()
     b.join();
     struct jf_stats st = JF_STATS_INIT;
     jf_stats(&st);
-    fprintf(stderr, "ok: %ld exceptions caught through the JIT frames during %u rounds of changes; "
-            "%llu tables left\n", caught.load(), 6u, (unsigned long long)st.sink[3].objects);
+    fprintf(stderr,
+            "ok: %ld exceptions caught through the JIT frames during %u rounds of changes; "
+            "%llu tables left\n",
+            caught.load(), 6u, (unsigned long long)st.sink[3].objects);
     if (caught == 0)
         return 1;
     jf_cfi_free(churn_cfi);

@@ -60,9 +60,9 @@ static uint8_t cie_encoding(const uint8_t *cie)
     const uint8_t *p = cie + 9; /* length, id, version */
     const char *aug = (const char *)p;
     p += strlen(aug) + 1;
-    uleb(&p);                     /* code alignment */
-    uleb(&p);                     /* data alignment (sleb, same length) */
-    p++;                          /* return address column (version 1) */
+    uleb(&p); /* code alignment */
+    uleb(&p); /* data alignment (sleb, same length) */
+    p++;      /* return address column (version 1) */
     if (aug[0] != 'z')
         return 0;
     uleb(&p);

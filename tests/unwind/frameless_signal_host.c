@@ -82,7 +82,8 @@ static int make_code(int raw)
         return -1;
     memcpy(page, code, sizeof code);
     __builtin___clear_cache((char *)page, (char *)page + sizeof code);
-    if (mprotect(page, 4096, PROT_READ | PROT_EXEC) != 0 || jf_cfi_new(&jit.cfi) != 0 || describe(jit.cfi, raw))
+    if (mprotect(page, 4096, PROT_READ | PROT_EXEC) != 0 || jf_cfi_new(&jit.cfi) != 0 ||
+        describe(jit.cfi, raw))
         return -1;
     jit.addr = page;
     jit.size = sizeof code;
@@ -111,7 +112,8 @@ int main(int argc, char **argv)
     int full = walk_has_in_order(&fault_walk, raw ? "without r15's rule" : "jf_cfi_add_frameless", chain, 3,
                                  &jit, NULL);
     if (raw ? full || !walk_has(&fault_walk, "call_frameless", &jit, NULL) : !full) {
-        fprintf(stderr, "FAIL: _Unwind_Backtrace from the SIGILL handler %s main\n", full ? "reached" : "lost");
+        fprintf(stderr, "FAIL: _Unwind_Backtrace from the SIGILL handler %s main\n",
+                full ? "reached" : "lost");
         return 1;
     }
     fprintf(stderr, "ok: _Unwind_Backtrace past frameless code with r15 moved %s\n",

@@ -23,8 +23,8 @@ typedef long (*jit_callback)(long);
 typedef long (*jit_call_fn)(jit_callback cb, long arg);
 
 typedef struct jit_function {
-    jit_call_fn fn;     /* the generated functions */
-    jit_callback call;  /* a jitframes trampoline: same signature as its target */
+    jit_call_fn fn;    /* the generated functions */
+    jit_callback call; /* a jitframes trampoline: same signature as its target */
     const void *addr;
     size_t size;
     jf_cfi *cfi; /* owned; registered copies are made by jitframes */

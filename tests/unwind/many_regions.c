@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-jf_region many_region(uint8_t *code, size_t size, jf_cfi *cfi, char (*names)[MANY_NAME],
-                      const char *prefix, size_t i)
+jf_region many_region(uint8_t *code, size_t size, jf_cfi *cfi, char (*names)[MANY_NAME], const char *prefix,
+                      size_t i)
 {
     snprintf(names[i], MANY_NAME, "%s_%zu", prefix, i);
     jf_region r = JF_REGION_INIT;

@@ -15,8 +15,8 @@ enum { MANY_NAME = 32 };
 
 /* Region i of `size` bytes at code + i * size, named "<prefix>_<i>" in
  * names[i], with unwind rules cfi. */
-jf_region many_region(uint8_t *code, size_t size, jf_cfi *cfi, char (*names)[MANY_NAME],
-                      const char *prefix, size_t i);
+jf_region many_region(uint8_t *code, size_t size, jf_cfi *cfi, char (*names)[MANY_NAME], const char *prefix,
+                      size_t i);
 
 /* order[0..n) = a permutation of 0..n-1, the same for a given seed. */
 void shuffle_indexes(size_t *order, size_t n, unsigned seed);

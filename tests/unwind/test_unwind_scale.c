@@ -108,7 +108,8 @@ static void check_unwinder_agrees(void)
     for (size_t i = 0; i < N; i++) {
         const void *func = fde_function(find_fde, code + i * REGION_SIZE + 4);
         if (live[i] && func != code + i * REGION_SIZE)
-            fail_msg("region %zu: FDE for function %p, expected %p", i, func, (void *)(code + i * REGION_SIZE));
+            fail_msg("region %zu: FDE for function %p, expected %p", i, func,
+                     (void *)(code + i * REGION_SIZE));
         if (!live[i] && func)
             fail_msg("region %zu was unregistered but its FDE is still found", i);
     }
@@ -131,8 +132,8 @@ static void unregister_randomly(unsigned seed)
         if (k % 2500 == 0)
             check_unwinder_agrees();
     }
-    print_message("unregistered %d regions in random order in %.3f s, at most %llu tables\n", N,
-                  now() - t0, (unsigned long long)peak);
+    print_message("unregistered %d regions in random order in %.3f s, at most %llu tables\n", N, now() - t0,
+                  (unsigned long long)peak);
     check_unwinder_agrees();
     assert_int_equal(tables(), 0);
 }
@@ -151,8 +152,8 @@ static void batches_stay_bounded_and_exact(void **state)
         assert_int_equal(jf_register_batch(batch, BATCH), 0);
         assert_true(tables() <= table_bound(count_live()));
     }
-    print_message("%d regions in %d batches: %.3f s, %llu tables (bound %llu)\n", N, N / BATCH,
-                  now() - t0, (unsigned long long)tables(), (unsigned long long)bound);
+    print_message("%d regions in %d batches: %.3f s, %llu tables (bound %llu)\n", N, N / BATCH, now() - t0,
+                  (unsigned long long)tables(), (unsigned long long)bound);
     check_unwinder_agrees();
     unregister_randomly(1);
 }
@@ -260,10 +261,8 @@ static void trampolines_share_tables(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(batches_stay_bounded_and_exact),
-        cmocka_unit_test(singles_stay_bounded_and_exact),
-        cmocka_unit_test(one_big_batch_is_split),
-        cmocka_unit_test(out_of_order_regions_stay_exact),
+        cmocka_unit_test(batches_stay_bounded_and_exact), cmocka_unit_test(singles_stay_bounded_and_exact),
+        cmocka_unit_test(one_big_batch_is_split),         cmocka_unit_test(out_of_order_regions_stay_exact),
         cmocka_unit_test(trampolines_share_tables),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -81,7 +81,8 @@ static int is_build_id(const char *name)
 
 /* Why the build-id directory `name` in dirfd is not just perf's copy, or
  * NULL; its files' bytes added to *bytes. */
-static const char *check_build_id_dir(const cache_walk *w, int parent, const char *name, unsigned long long *bytes)
+static const char *check_build_id_dir(const cache_walk *w, int parent, const char *name,
+                                      unsigned long long *bytes)
 {
     int fd = open_dir_at(parent, name);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -210,7 +211,8 @@ static int visit_entry(const cache_walk *w, int parent, const char *name, const 
         return 0;
     }
     close(fd);
-    printf("%s %s/%s (process %ld: %s)\n", w->o->dry_run ? "would remove" : "removed", root, rel, pid, why_gone);
+    printf("%s %s/%s (process %ld: %s)\n", w->o->dry_run ? "would remove" : "removed", root, rel, pid,
+           why_gone);
     w->t->removed++;
     w->t->bytes += bytes;
     return 1;

@@ -125,8 +125,9 @@ static long long process_start(long pid)
     buf[n] = '\0';
     const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
     unsigned long long ticks = 0;
-    if (!p || sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
-                     &ticks) != 1)
+    if (!p ||
+        sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+               &ticks) != 1)
         return -1;
     f = fopen("/proc/stat", "re");
     long long boot = -1;
@@ -206,8 +207,10 @@ static int looks_like_jitdump(const unsigned char *buf, size_t len, long pid)
         return 0;
     int le = memcmp(buf, "DTiJ", 4) == 0, be = memcmp(buf, "JiTD", 4) == 0;
     const unsigned char *p = buf + 20; /* the header's pid */
-    uint32_t header_pid = le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24
-                             : (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[0] << 24;
+    uint32_t header_pid = le ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                                   (uint32_t)p[3] << 24
+                             : (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 |
+                                   (uint32_t)p[0] << 24;
     /* A process in its own pid namespace writes its inner pid in both. */
     return (le || be) && header_pid == (uint32_t)pid;
 }
@@ -235,7 +238,8 @@ int jft_clean_parse_name(const char *name, long *pid, file_kind *kind)
     static const struct {
         const char *prefix, *suffix;
         file_kind kind;
-    } forms[] = {{"perf-", ".map", CLEAN_MAP}, {"jit-", ".dump", CLEAN_DUMP}, {"jitted-", ".so", CLEAN_INJECTED}};
+    } forms[] = {
+        {"perf-", ".map", CLEAN_MAP}, {"jit-", ".dump", CLEAN_DUMP}, {"jitted-", ".so", CLEAN_INJECTED}};
     for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
         size_t plen = strlen(forms[f].prefix);
         if (strncmp(name, forms[f].prefix, plen) != 0)
@@ -341,7 +345,8 @@ static void clean_dir(const char *dir, const clean_options *o, const held_files 
         long pid;
         file_kind kind;
         struct stat st;
-        if (!jft_clean_parse_name(e->d_name, &pid, &kind) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        if (!jft_clean_parse_name(e->d_name, &pid, &kind) ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
         if (me != 0 && st.st_uid != me)
             continue; /* another user's files are none of ours: not even mentioned */
@@ -376,10 +381,10 @@ static long long parse_duration(const char *s)
     if (errno || end == s || v < 0)
         return -1;
     long long unit = *end == '\0' || strcmp(end, "s") == 0 ? 1
-                     : strcmp(end, "m") == 0             ? 60
-                     : strcmp(end, "h") == 0             ? 3600
-                     : strcmp(end, "d") == 0             ? 86400
-                                                         : -1;
+                     : strcmp(end, "m") == 0               ? 60
+                     : strcmp(end, "h") == 0               ? 3600
+                     : strcmp(end, "d") == 0               ? 86400
+                                                           : -1;
     return unit < 0 || v > INT64_MAX / unit ? -1 : v * unit;
 }
 
@@ -408,8 +413,7 @@ static const char *default_cache_dir(void)
 }
 
 static const jft_option clean_options_table[] = {
-    {"--dry-run", 0, 0}, {"--older-than", 0, 1}, {"--dir", 0, 1},
-    {"--buildid-dir", 0, 1}, {NULL, 0, 0}};
+    {"--dry-run", 0, 0}, {"--older-than", 0, 1}, {"--dir", 0, 1}, {"--buildid-dir", 0, 1}, {NULL, 0, 0}};
 
 static int on_clean_option(void *ctx, int which, const char *value)
 {
@@ -434,7 +438,8 @@ static int parse_clean_options(int argc, char **argv, clean_options *o)
     int n_operands;
     int parsed = jft_parse_args(argc, argv, clean_options_table, on_clean_option, o, &n_operands);
     if (parsed == JFT_ARGS_OK && n_operands) {
-        fprintf(stderr, "jitframes clean: takes no operand (%s): directories are given with --dir\n", argv[1]);
+        fprintf(stderr, "jitframes clean: takes no operand (%s): directories are given with --dir\n",
+                argv[1]);
         jft_usage_synopsis(stderr, "clean");
         return JFT_ARGS_BAD;
     }
@@ -469,7 +474,7 @@ int jft_clean_command(int argc, char **argv)
     if (o.cache_dir)
         jft_clean_build_id_cache(&o, &held, &t);
     free(held.ids);
-    printf("clean: %s %llu files (%llu bytes), kept %llu\n", o.dry_run ? "would remove" : "removed", t.removed,
-           t.bytes, t.kept);
+    printf("clean: %s %llu files (%llu bytes), kept %llu\n", o.dry_run ? "would remove" : "removed",
+           t.removed, t.bytes, t.kept);
     return t.failed ? JFT_EXIT_FAILED : JFT_EXIT_OK;
 }

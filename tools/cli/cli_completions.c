@@ -34,18 +34,32 @@ typedef struct comp_verb {
 #define SHELLS "bash zsh fish"
 
 static const comp_verb verbs[] = {
-    {"check dump", OP_FILES, {{"--format", ARG_WORDS, "perfmap jitdump symfile"}, {"--json", ARG_NONE, NULL}}},
-    {"clean", OP_NONE,
-     {{"--older-than", ARG_TEXT, NULL}, {"--dry-run", ARG_NONE, NULL}, {"--dir", ARG_DIR, NULL},
+    {"check dump",
+     OP_FILES,
+     {{"--format", ARG_WORDS, "perfmap jitdump symfile"}, {"--json", ARG_NONE, NULL}}},
+    {"clean",
+     OP_NONE,
+     {{"--older-than", ARG_TEXT, NULL},
+      {"--dry-run", ARG_NONE, NULL},
+      {"--dir", ARG_DIR, NULL},
       {"--buildid-dir", ARG_DIR, NULL}}},
     {"enable disable", OP_PID, {{NULL, ARG_NONE, NULL}}},
     {"status regions", OP_PID, {{"--json", ARG_NONE, NULL}}},
-    {"record", OP_PID,
-     {{"--via", ARG_WORDS, "auto memory channel"}, {"--duration", ARG_TEXT, NULL},
-      {"--call-graph", ARG_WORDS, "dwarf fp"}, {"--output", ARG_DIR, NULL}, {"-o", ARG_DIR, NULL},
-      {"--keep", ARG_NONE, NULL}, {"--children", ARG_NONE, NULL}, {"--frequency", ARG_TEXT, NULL}}},
-    {"perfmap", OP_PID,
-     {{"--output", ARG_FILE, NULL}, {"-o", ARG_FILE, NULL}, {"--jitdump", ARG_FILE, NULL},
+    {"record",
+     OP_PID,
+     {{"--via", ARG_WORDS, "auto memory channel"},
+      {"--duration", ARG_TEXT, NULL},
+      {"--call-graph", ARG_WORDS, "dwarf fp"},
+      {"--output", ARG_DIR, NULL},
+      {"-o", ARG_DIR, NULL},
+      {"--keep", ARG_NONE, NULL},
+      {"--children", ARG_NONE, NULL},
+      {"--frequency", ARG_TEXT, NULL}}},
+    {"perfmap",
+     OP_PID,
+     {{"--output", ARG_FILE, NULL},
+      {"-o", ARG_FILE, NULL},
+      {"--jitdump", ARG_FILE, NULL},
       {"--follow", ARG_NONE, NULL}}},
     {"help", OP_VERB, {{NULL, ARG_NONE, NULL}}},
     {"completions", OP_SHELL, {{NULL, ARG_NONE, NULL}}},
@@ -75,7 +89,8 @@ static void emit_bash_verb(FILE *out, const comp_verb *v)
         else if (o->arg == ARG_TEXT)
             fprintf(out, "return ;;\n");
         else
-            fprintf(out, "COMPREPLY=($(compgen %s -- \"$cur\")); return ;;\n", o->arg == ARG_DIR ? "-d" : "-f");
+            fprintf(out, "COMPREPLY=($(compgen %s -- \"$cur\")); return ;;\n",
+                    o->arg == ARG_DIR ? "-d" : "-f");
     }
     fprintf(out, "        esac\n        opts='--help");
     for (const comp_option *o = v->opts; o->name; o++)
@@ -83,7 +98,9 @@ static void emit_bash_verb(FILE *out, const comp_verb *v)
     fprintf(out, "'\n        if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n");
     switch (v->operand) {
     case OP_FILES: fprintf(out, "        else COMPREPLY=($(compgen -f -- \"$cur\"))\n"); break;
-    case OP_PID: fprintf(out, "        else COMPREPLY=($(compgen -W \"$(_jitframes_pids)\" -- \"$cur\"))\n"); break;
+    case OP_PID:
+        fprintf(out, "        else COMPREPLY=($(compgen -W \"$(_jitframes_pids)\" -- \"$cur\"))\n");
+        break;
     case OP_VERB:
     case OP_SHELL:
         fprintf(out, "        elif [ $n -eq 0 ]; then COMPREPLY=($(compgen -W '%s' -- \"$cur\"))\n",
@@ -132,20 +149,20 @@ static void emit_zsh_option(FILE *out, const comp_option *o)
 
 static void emit_zsh(FILE *out)
 {
-    fprintf(out,
-            "#compdef jitframes\n"
-            "# zsh completion for jitframes: source <(jitframes completions zsh) after\n"
-            "# compinit, or save it as _jitframes in a directory of $fpath\n"
-            "_jitframes_pids() { local -a p; p=(/proc/<->(N:t)); compadd -a p; }\n"
-            "_jitframes() {\n"
-            "    if (( CURRENT == 2 )); then\n"
-            "        if [[ $PREFIX == -* ]]; then compadd -- --help --version -V; else compadd -- " VERBS "; fi\n"
-            "        return\n"
-            "    fi\n"
-            "    local verb=$words[2]\n"
-            "    shift words\n"
-            "    (( CURRENT-- ))\n"
-            "    case $verb in\n");
+    fprintf(out, "#compdef jitframes\n"
+                 "# zsh completion for jitframes: source <(jitframes completions zsh) after\n"
+                 "# compinit, or save it as _jitframes in a directory of $fpath\n"
+                 "_jitframes_pids() { local -a p; p=(/proc/<->(N:t)); compadd -a p; }\n"
+                 "_jitframes() {\n"
+                 "    if (( CURRENT == 2 )); then\n"
+                 "        if [[ $PREFIX == -* ]]; then compadd -- --help --version -V; else compadd -- " VERBS
+                 "; fi\n"
+                 "        return\n"
+                 "    fi\n"
+                 "    local verb=$words[2]\n"
+                 "    shift words\n"
+                 "    (( CURRENT-- ))\n"
+                 "    case $verb in\n");
     for (int i = 0; i < N_VERBS; i++) {
         const comp_verb *v = &verbs[i];
         fprintf(out, "    ");
@@ -164,19 +181,19 @@ static void emit_zsh(FILE *out)
         fprintf(out, " ;;\n");
     }
     fprintf(out, "    esac\n}\n"
-                 "if [ \"$funcstack[1]\" = _jitframes ]; then _jitframes \"$@\"; else compdef _jitframes jitframes; fi\n");
+                 "if [ \"$funcstack[1]\" = _jitframes ]; then _jitframes \"$@\"; else compdef _jitframes "
+                 "jitframes; fi\n");
 }
 
 /* fish: one `complete` line per option, conditioned on the verb. */
 static void emit_fish(FILE *out)
 {
-    fprintf(out,
-            "# fish completion for jitframes: jitframes completions fish | source, or save it\n"
-            "# as ~/.config/fish/completions/jitframes.fish\n"
-            "complete -c jitframes -f\n"
-            "complete -c jitframes -n __fish_use_subcommand -a '" VERBS "'\n"
-            "complete -c jitframes -n __fish_use_subcommand -l help\n"
-            "complete -c jitframes -n __fish_use_subcommand -l version -s V\n");
+    fprintf(out, "# fish completion for jitframes: jitframes completions fish | source, or save it\n"
+                 "# as ~/.config/fish/completions/jitframes.fish\n"
+                 "complete -c jitframes -f\n"
+                 "complete -c jitframes -n __fish_use_subcommand -a '" VERBS "'\n"
+                 "complete -c jitframes -n __fish_use_subcommand -l help\n"
+                 "complete -c jitframes -n __fish_use_subcommand -l version -s V\n");
     for (int i = 0; i < N_VERBS; i++) {
         const comp_verb *v = &verbs[i];
         char cond[96];

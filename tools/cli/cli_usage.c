@@ -9,8 +9,8 @@
 #include <string.h>
 
 typedef struct usage_section {
-    const char *verbs[4];   /* the verbs it covers */
-    const char *synopsis;   /* "usage:" lines, indented alike */
+    const char *verbs[4]; /* the verbs it covers */
+    const char *synopsis; /* "usage:" lines, indented alike */
     const char *text;
 } usage_section;
 
@@ -94,9 +94,8 @@ static const usage_section sections[] = {
 
 enum { N_SECTIONS = sizeof sections / sizeof sections[0] };
 
-static const char general_text[] =
-    "Options may come before or after the operands; -- ends them. Every verb\n"
-    "takes --help (or -h): its own part of this text.\n";
+static const char general_text[] = "Options may come before or after the operands; -- ends them. Every verb\n"
+                                   "takes --help (or -h): its own part of this text.\n";
 
 /* verb NULL: every section. */
 static int covers(const usage_section *s, const char *verb)
@@ -111,8 +110,8 @@ static int covers(const usage_section *s, const char *verb)
 static int line_of(const char *line, const char *verb)
 {
     size_t n = verb ? strlen(verb) : 0;
-    return !verb || (strncmp(line, "jitframes ", 10) == 0 && strncmp(line + 10, verb, n) == 0 &&
-                     line[10 + n] == ' ');
+    return !verb ||
+           (strncmp(line, "jitframes ", 10) == 0 && strncmp(line + 10, verb, n) == 0 && line[10 + n] == ' ');
 }
 
 /* The synopsis lines of `verb`, the first after "usage: ", the others under

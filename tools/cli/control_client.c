@@ -105,8 +105,10 @@ static int join_network_namespace(pid_t pid, int *unknown, jfc_error *err)
         int e = errno;
         if (fd >= 0)
             close(fd);
-        return fail(err, JFC_UNREACHABLE, "process %ld is in another network namespace; entering it "
-                    "failed: %s (run as root)", (long)pid, strerror(e));
+        return fail(err, JFC_UNREACHABLE,
+                    "process %ld is in another network namespace; entering it "
+                    "failed: %s (run as root)",
+                    (long)pid, strerror(e));
     }
     close(fd);
     return 0;
@@ -217,9 +219,10 @@ static int find_candidates(pid_t pid, candidates *c, int *unknown_ns, jfc_error 
     if (c->n)
         return 0;
     if (n < 0)
-        return fail(err, JFC_UNREACHABLE, "process %ld: cannot list /proc/%ld/fd (%s) and no control "
-                    "socket carries its pid: run as its user or as root", (long)pid, (long)pid,
-                    strerror(fd_errno));
+        return fail(err, JFC_UNREACHABLE,
+                    "process %ld: cannot list /proc/%ld/fd (%s) and no control "
+                    "socket carries its pid: run as its user or as root",
+                    (long)pid, (long)pid, strerror(fd_errno));
     return fail(err, JFC_NO_CHANNEL, "process %ld does not listen: " NO_CHANNEL_HINT, (long)pid);
 }
 
@@ -267,7 +270,8 @@ static int connect_to(const char *name, long long deadline, jfc_error *err)
         return fail(err, JFC_UNREACHABLE, "socket name too long");
     }
     memcpy(addr.sun_path + 1, name, n);
-    if (connect(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) != 0) {
+    if (connect(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) !=
+        0) {
         int e = errno;
         close(fd);
         return fail(err, JFC_UNREACHABLE, "connect to @%s: %s", name, strerror(e));
@@ -311,7 +315,9 @@ static struct msghdr *fd_message_init(fd_message *m)
 {
     m->byte = 0;
     m->iov = (struct iovec){&m->byte, 1};
-    m->msg = (struct msghdr){.msg_iov = &m->iov, .msg_iovlen = 1, .msg_control = m->control.space,
+    m->msg = (struct msghdr){.msg_iov = &m->iov,
+                             .msg_iovlen = 1,
+                             .msg_control = m->control.space,
                              .msg_controllen = sizeof m->control.space};
     return &m->msg;
 }
@@ -336,7 +342,8 @@ static int receive_descriptor(int channel)
         return -1;
     struct cmsghdr *c = CMSG_FIRSTHDR(msg);
     int fd = -1;
-    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len == CMSG_LEN(sizeof(int)))
         memcpy(&fd, CMSG_DATA(c), sizeof fd);
     return fd;
 }
@@ -386,8 +393,10 @@ static int namespace_hint(pid_t pid, jfc_error *err)
 {
     char why[sizeof err->msg];
     memcpy(why, err->msg, sizeof why); /* fail() formats into err->msg */
-    return fail(err, JFC_UNREACHABLE, "%.300s (process %ld may be in another network namespace, which "
-                "only root can enter)", why, (long)pid);
+    return fail(err, JFC_UNREACHABLE,
+                "%.300s (process %ld may be in another network namespace, which "
+                "only root can enter)",
+                why, (long)pid);
 }
 
 /* Does the process that listens on fd's peer have pid `pid` (as we see it)? */
@@ -416,10 +425,13 @@ static int connect_to_pid(pid_t pid, const candidates *c, int unknown_ns, jfc_er
             return -1;
     }
     if (c->n == 1)
-        return fail(err, JFC_NO_CHANNEL, "process %ld does not listen: " NO_CHANNEL_HINT
-                    " (@%s belongs to another process)", (long)pid, c->names[0]);
-    return fail(err, JFC_NO_CHANNEL, "process %ld does not listen: " NO_CHANNEL_HINT
-                " (none of the %zu sockets found for it is its own)", (long)pid, c->n);
+        return fail(err, JFC_NO_CHANNEL,
+                    "process %ld does not listen: " NO_CHANNEL_HINT " (@%s belongs to another process)",
+                    (long)pid, c->names[0]);
+    return fail(err, JFC_NO_CHANNEL,
+                "process %ld does not listen: " NO_CHANNEL_HINT
+                " (none of the %zu sockets found for it is its own)",
+                (long)pid, c->n);
 }
 
 int jfc_connect(pid_t pid, jfc_error *err)

@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static int parse_pid(const char *s, pid_t *pid)
 {
     char *end;
@@ -66,8 +65,8 @@ static void print_status_text(pid_t pid, const jf__ctl_reply *r)
         const char *state = r->enabled & (1u << i) ? "on" : r->failed & (1u << i) ? "failed" : "off";
         char file[JF_CTL_DIR_MAX + 64];
         sink_file(r, i, file, sizeof file);
-        printf("  %-8s %-6s %10" PRIu64 " regions %12" PRIu64 " bytes %6" PRIu64 " errors", jf_sink_name(1u << i),
-               state, r->regions[i], r->bytes[i], r->errors[i]);
+        printf("  %-8s %-6s %10" PRIu64 " regions %12" PRIu64 " bytes %6" PRIu64 " errors",
+               jf_sink_name(1u << i), state, r->regions[i], r->bytes[i], r->errors[i]);
         if (file[0])
             printf("  %s (from here: /proc/%ld/root%s)", file, (long)pid, file);
         printf("\n");
@@ -79,7 +78,8 @@ static void json_sink(pid_t pid, const jf__ctl_reply *r, int i)
     char file[JF_CTL_DIR_MAX + 64], here[JF_CTL_DIR_MAX + 96];
     sink_file(r, i, file, sizeof file);
     printf("%s\"%s\": {\"enabled\": %s, \"failed\": %s, \"regions\": %" PRIu64 ", \"bytes\": %" PRIu64
-           ", \"errors\": %" PRIu64, i ? ", " : "", jf_sink_name(1u << i), r->enabled & (1u << i) ? "true" : "false",
+           ", \"errors\": %" PRIu64,
+           i ? ", " : "", jf_sink_name(1u << i), r->enabled & (1u << i) ? "true" : "false",
            r->failed & (1u << i) ? "true" : "false", r->regions[i], r->bytes[i], r->errors[i]);
     if (file[0]) {
         snprintf(here, sizeof here, "/proc/%ld/root%s", (long)pid, file);
@@ -105,7 +105,8 @@ static void print_status_json(pid_t pid, const jf__ctl_reply *r)
 {
     printf("{\"pid\": %ld, \"pid_inside\": %" PRIu32 ", \"uid\": %" PRIu32 ", \"version\": \"%u.%u.%u\", "
            "\"live_regions\": %" PRIu64 ", \"enabled\": ",
-           (long)pid, r->pid, r->uid, r->lib_version[0], r->lib_version[1], r->lib_version[2], r->live_regions);
+           (long)pid, r->pid, r->uid, r->lib_version[0], r->lib_version[1], r->lib_version[2],
+           r->live_regions);
     json_sink_array(r->enabled);
     printf(", \"failed\": ");
     json_sink_array(r->failed);
@@ -158,7 +159,8 @@ int jft_control_command(int argc, char **argv)
     const char *cmd = argv[0];
     int json = 0, n_ops;
     int wants_sinks = strcmp(cmd, "status") != 0;
-    int parsed = jft_parse_args(argc, argv, wants_sinks ? no_options : status_options, on_json, &json, &n_ops);
+    int parsed = jft_parse_args(argc, argv, wants_sinks ? no_options : status_options, on_json, &json,
+                                &n_ops);
     if (parsed == JFT_ARGS_HELP) {
         jft_usage(stdout, cmd);
         return JFT_EXIT_OK;

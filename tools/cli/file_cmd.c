@@ -70,8 +70,7 @@ typedef struct input {
  * writer. Returns 0, or -1 with *why set. */
 static int open_input(const char *path, input *in, const char **why)
 {
-    in->fd = strcmp(path, "-") == 0 ? STDIN_FILENO
-                                    : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    in->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (in->fd < 0) {
         *why = strerror(errno);
         return -1;
@@ -83,9 +82,9 @@ static int open_input(const char *path, input *in, const char **why)
     else if (fstat(in->fd, &st) != 0)
         *why = strerror(errno);
     else if (!S_ISREG(st.st_mode))
-        *why = S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file: refused"
-             : S_ISDIR(st.st_mode)  ? "a directory, not a regular file: refused"
-                                    : "a device or socket, not a regular file: refused";
+        *why = S_ISFIFO(st.st_mode)  ? "a FIFO, not a regular file: refused"
+               : S_ISDIR(st.st_mode) ? "a directory, not a regular file: refused"
+                                     : "a device or socket, not a regular file: refused";
     if (!*why) {
         jft_stream_from_fd(&in->stream, in->fd, NULL, 0);
         in->head_len = jft_stream_read(&in->stream, in->head, sizeof in->head);
@@ -109,10 +108,10 @@ static uint8_t *read_whole(input *in, size_t *len_out, const char **why)
 {
     uint8_t *buf = malloc(MAX_SYMFILE + 1);
     size_t len = buf ? jft_stream_read(&in->stream, buf, MAX_SYMFILE + 1) : 0;
-    *why = !buf                   ? strerror(ENOMEM)
-         : in->stream.error       ? strerror(in->stream.error)
-         : len > MAX_SYMFILE      ? "a symfile larger than 8 MiB: refused"
-                                  : NULL;
+    *why = !buf                ? strerror(ENOMEM)
+           : in->stream.error  ? strerror(in->stream.error)
+           : len > MAX_SYMFILE ? "a symfile larger than 8 MiB: refused"
+                               : NULL;
     if (*why) {
         free(buf);
         return NULL;
@@ -155,10 +154,10 @@ static void print_perfmap_entry(void *ctx, const pm_entry *e)
 
 /* One file's job: what to do with it and how to say it. */
 typedef struct job {
-    const char *cmd;  /* "dump" or "check" */
+    const char *cmd; /* "dump" or "check" */
     const char *path;
     enum file_kind kind;
-    const char *how;  /* how the format was chosen */
+    const char *how; /* how the format was chosen */
     int json;
 } job;
 
@@ -224,8 +223,8 @@ static void json_report(const job *j, const jft_error *err, const char *items_na
 static void json_perfmap_entry(void *ctx, const pm_entry *e)
 {
     FILE *f = json_item(ctx);
-    fprintf(f, "{\"line\": %" PRIu64 ", \"start\": %" PRIu64 ", \"size\": %" PRIu64 ", \"name\": ",
-            e->line, e->start, e->size);
+    fprintf(f, "{\"line\": %" PRIu64 ", \"start\": %" PRIu64 ", \"size\": %" PRIu64 ", \"name\": ", e->line,
+            e->start, e->size);
     json_string_n(f, e->name, e->name_len);
     fputc('}', f);
 }
@@ -234,14 +233,17 @@ static void json_jitdump_record(void *ctx, const jd_record *r, uint32_t elf_mach
 {
     (void)elf_mach;
     FILE *f = json_item(ctx);
-    fprintf(f, "{\"offset\": %" PRIu64 ", \"type\": \"%s\", \"size\": %u, \"timestamp\": %" PRIu64,
-            r->offset, jd_record_name(r->id), r->total_size, r->timestamp);
+    fprintf(f, "{\"offset\": %" PRIu64 ", \"type\": \"%s\", \"size\": %u, \"timestamp\": %" PRIu64, r->offset,
+            jd_record_name(r->id), r->total_size, r->timestamp);
     if (r->id == JD_CODE_LOAD) {
-        fprintf(f, ", \"code_addr\": %" PRIu64 ", \"code_size\": %" PRIu64 ", \"code_index\": %" PRIu64
-                   ", \"name\": ", r->u.load.code_addr, r->u.load.code_size, r->u.load.code_index);
+        fprintf(f,
+                ", \"code_addr\": %" PRIu64 ", \"code_size\": %" PRIu64 ", \"code_index\": %" PRIu64
+                ", \"name\": ",
+                r->u.load.code_addr, r->u.load.code_size, r->u.load.code_index);
         json_string(f, r->u.load.name ? r->u.load.name : "");
     } else if (r->id == JD_CODE_MOVE) {
-        fprintf(f, ", \"old_code_addr\": %" PRIu64 ", \"new_code_addr\": %" PRIu64 ", \"code_index\": %" PRIu64,
+        fprintf(f,
+                ", \"old_code_addr\": %" PRIu64 ", \"new_code_addr\": %" PRIu64 ", \"code_index\": %" PRIu64,
                 r->u.move.old_code_addr, r->u.move.new_code_addr, r->u.move.code_index);
     } else if (r->id == JD_CODE_DEBUG_INFO) {
         fprintf(f, ", \"code_addr\": %" PRIu64 ", \"lines\": [", r->u.debug.code_addr);
@@ -253,7 +255,9 @@ static void json_jitdump_record(void *ctx, const jd_record *r, uint32_t elf_mach
         }
         fputc(']', f);
     } else if (r->id == JD_CODE_UNWINDING_INFO) {
-        fprintf(f, ", \"unwinding_size\": %" PRIu64 ", \"eh_frame_hdr_size\": %" PRIu64 ", \"mapped_size\": %" PRIu64,
+        fprintf(f,
+                ", \"unwinding_size\": %" PRIu64 ", \"eh_frame_hdr_size\": %" PRIu64
+                ", \"mapped_size\": %" PRIu64,
                 r->u.unwind.unwinding_size, r->u.unwind.eh_frame_hdr_size, r->u.unwind.mapped_size);
     }
     fputc('}', f);
@@ -282,8 +286,8 @@ static int run_perfmap(const job *j, jft_stream *in)
     jft_error err = {0};
     pm_summary s = {0};
     if (strcmp(j->cmd, "dump") == 0 && !j->json) {
-        printf("# perf map %s (%s)\n#  line  start            end                   size  name\n",
-               j->path, j->how);
+        printf("# perf map %s (%s)\n#  line  start            end                   size  name\n", j->path,
+               j->how);
         /* Every well-formed line, then the first problem (an overlap too). */
         pm_walk_stream(in, print_perfmap_entry, NULL, &s, &err);
     } else {
@@ -291,9 +295,9 @@ static int run_perfmap(const job *j, jft_stream *in)
         json_items_open(j, &items);
         pm_walk_stream(in, items.f ? json_perfmap_entry : NULL, &items, &s, &err);
         if (j->json) {
-            json_report(j, &err, "entries", &items, "\"entries\": %" PRIu64 ", \"duplicates\": %" PRIu64
-                        ", \"lowest\": %" PRIu64 ", \"highest\": %" PRIu64
-                        ", \"padding\": %" PRIu64 ", \"unpublished\": %" PRIu64,
+            json_report(j, &err, "entries", &items,
+                        "\"entries\": %" PRIu64 ", \"duplicates\": %" PRIu64 ", \"lowest\": %" PRIu64
+                        ", \"highest\": %" PRIu64 ", \"padding\": %" PRIu64 ", \"unpublished\": %" PRIu64,
                         s.entries, s.duplicates, s.lowest, s.highest, s.padding, s.unpublished);
             return err.set ? JFT_EXIT_FAILED : JFT_EXIT_OK;
         }
@@ -312,8 +316,8 @@ static int run_perfmap(const job *j, jft_stream *in)
     if (s.padding)
         printf(", %" PRIu64 " bytes of unused space (blank lines)", s.padding);
     if (s.unpublished)
-        printf(", %" PRIu64 " unpublished line%s (its writer was killed; readers skip it)",
-               s.unpublished, s.unpublished == 1 ? "" : "s");
+        printf(", %" PRIu64 " unpublished line%s (its writer was killed; readers skip it)", s.unpublished,
+               s.unpublished == 1 ? "" : "s");
     printf(" (format %s)\n", j->how);
     return JFT_EXIT_OK;
 }
@@ -329,11 +333,12 @@ static int run_jitdump(const job *j, jft_stream *in)
     json_items_open(j, &items);
     static const jd_visitor json_visitor = {NULL, json_jitdump_record};
     int rc = dump      ? jd_dump_stream(in, stdout, &s, &err)
-           : items.f   ? jd_walk_stream(in, &json_visitor, &items, 1, &s, &err)
+             : items.f ? jd_walk_stream(in, &json_visitor, &items, 1, &s, &err)
                        : jd_walk_stream(in, NULL, NULL, 0, &s, &err);
     int valid = rc ? JFT_EXIT_FAILED : s.warnings ? JFT_EXIT_WARNINGS : JFT_EXIT_OK;
     if (j->json) {
-        json_report(j, &err, "records", &items, "\"records\": %" PRIu64 ", \"loads\": %" PRIu64 ", \"unwind_infos\": %" PRIu64
+        json_report(j, &err, "records", &items,
+                    "\"records\": %" PRIu64 ", \"loads\": %" PRIu64 ", \"unwind_infos\": %" PRIu64
                     ", \"debug_infos\": %" PRIu64 ", \"moves\": %" PRIu64 ", \"closes\": %" PRIu64
                     ", \"reopened\": %" PRIu64 ", \"unpublished_bytes\": %" PRIu64 ", \"warnings\": %" PRIu64,
                     s.records, s.loads, s.unwind_infos, s.debug_infos, s.moves, s.closes, s.reopened,
@@ -346,13 +351,13 @@ static int run_jitdump(const job *j, jft_stream *in)
     }
     printf("%s%s: valid jitdump: %" PRIu64 " records (%" PRIu64 " loads, %" PRIu64
            " with unwind info, %" PRIu64 " with line info, %" PRIu64 " moves, %" PRIu64 " closes)",
-           dump ? "# " : "", j->path, s.records, s.loads, s.unwind_infos, s.debug_infos, s.moves,
-           s.closes);
+           dump ? "# " : "", j->path, s.records, s.loads, s.unwind_infos, s.debug_infos, s.moves, s.closes);
     if (s.reopened)
         printf(", reopened %" PRIu64 " times after CODE_CLOSE", s.reopened);
     if (s.unpublished)
         printf(", %" PRIu64 " bytes of an unpublished record group at the end (the writer stopped "
-               "mid-registration; perf reads up to it)", s.unpublished);
+               "mid-registration; perf reads up to it)",
+               s.unpublished);
     printf("\n");
     if (s.warnings)
         fprintf(stderr, "%s:0x%" PRIx64 ": warning: %s%s\n", j->path, s.warning.where, s.warning.msg,
@@ -370,12 +375,13 @@ static int run_elf(const job *j, const uint8_t *buf, size_t len)
     json_items items;
     json_items_open(j, &items);
     static const elf_visitor json_visitor = {NULL, NULL, json_elf_symbol, NULL};
-    int rc = dump    ? elf_dump(buf, len, stdout, &s, &err)
-           : items.f ? elf_walk(buf, len, &json_visitor, &items, 1, &s, &err)
-                     : elf_check(buf, len, &s, &err);
+    int rc = dump      ? elf_dump(buf, len, stdout, &s, &err)
+             : items.f ? elf_walk(buf, len, &json_visitor, &items, 1, &s, &err)
+                       : elf_check(buf, len, &s, &err);
     if (j->json) {
-        json_report(j, &err, "symbols", &items, "\"sections\": %" PRIu64 ", \"functions\": %" PRIu64 ", \"fdes\": %" PRIu64,
-                    s.sections, s.functions, s.fdes);
+        json_report(j, &err, "symbols", &items,
+                    "\"sections\": %" PRIu64 ", \"functions\": %" PRIu64 ", \"fdes\": %" PRIu64, s.sections,
+                    s.functions, s.fdes);
         return rc ? JFT_EXIT_FAILED : JFT_EXIT_OK;
     }
     if (rc) {
@@ -426,8 +432,9 @@ static int run_file(job j)
     if (j.kind == KIND_UNKNOWN) {
         j.kind = detect_by_content_and_name(j.path, in.head, in.head_len, &j.how);
         if (j.kind == KIND_ELF && has_name(j.path, "jitted-", ".so")) {
-            fprintf(stderr, "%s: perf inject's jitted-*.so is an ELF shared object, not a GDB JIT "
-                            "symfile: not checked (--format=symfile applies the symfile rules)\n",
+            fprintf(stderr,
+                    "%s: perf inject's jitted-*.so is an ELF shared object, not a GDB JIT "
+                    "symfile: not checked (--format=symfile applies the symfile rules)\n",
                     j.path);
             close_input(&in);
             return JFT_EXIT_USAGE;
@@ -471,8 +478,8 @@ int jft_file_command(int argc, char **argv)
         return JFT_EXIT_USAGE;
     }
     /* The worst file decides: refused/unreadable, then invalid, then warnings. */
-    static const int severity[] = {[JFT_EXIT_OK] = 0, [JFT_EXIT_WARNINGS] = 1, [JFT_EXIT_FAILED] = 2,
-                                   [JFT_EXIT_USAGE] = 3};
+    static const int severity[] = {
+        [JFT_EXIT_OK] = 0, [JFT_EXIT_WARNINGS] = 1, [JFT_EXIT_FAILED] = 2, [JFT_EXIT_USAGE] = 3};
     int status = JFT_EXIT_OK;
     for (int i = 1; i <= n; i++) {
         j.path = argv[i];

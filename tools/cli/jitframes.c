@@ -60,10 +60,17 @@ typedef struct verb {
 } verb;
 
 static const verb verbs[] = {
-    {"check", jft_file_command},     {"dump", jft_file_command},       {"clean", jft_clean_command},
-    {"enable", jft_control_command}, {"disable", jft_control_command}, {"status", jft_control_command},
-    {"record", jft_record_command},  {"regions", jft_table_command},   {"perfmap", jft_table_command},
-    {"help", help_command},          {"completions", jft_completions_command},
+    {"check", jft_file_command},
+    {"dump", jft_file_command},
+    {"clean", jft_clean_command},
+    {"enable", jft_control_command},
+    {"disable", jft_control_command},
+    {"status", jft_control_command},
+    {"record", jft_record_command},
+    {"regions", jft_table_command},
+    {"perfmap", jft_table_command},
+    {"help", help_command},
+    {"completions", jft_completions_command},
 };
 
 static const verb *find_verb(const char *name)

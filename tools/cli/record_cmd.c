@@ -17,7 +17,7 @@
 
 /* Where the script may be, relative to this program's directory. */
 static const char *const script_places[] = {
-    "jitframes-record",                     /* a build tree: tools/ */
+    "jitframes-record",                      /* a build tree: tools/ */
     "../libexec/jitframes/jitframes-record", /* installed: bin/ */
 };
 

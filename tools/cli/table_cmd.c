@@ -31,7 +31,7 @@ typedef struct table_options {
     const char *verb;
     pid_t pid;
     int json;
-    const char *out_path; /* NULL: stdout */
+    const char *out_path;     /* NULL: stdout */
     const char *jitdump_path; /* perfmap --jitdump FILE, or NULL */
     int follow;               /* perfmap --follow */
 } table_options;
@@ -106,15 +106,18 @@ static void print_region_json(FILE *out, const tr_region *r, int removed)
     fprintf(out, "], \"published_ns\": %" PRIu64 ", \"published_gen\": %" PRIu64 ", \"unwind_bytes\": %u",
             r->published_ns, r->published_gen, r->unwind_len);
     if (removed)
-        fprintf(out, ", \"removed_ns\": %" PRIu64 ", \"removed_gen\": %" PRIu64, r->removed_ns, r->removed_gen);
+        fprintf(out, ", \"removed_ns\": %" PRIu64 ", \"removed_gen\": %" PRIu64, r->removed_ns,
+                r->removed_gen);
     fprintf(out, "}");
 }
 
 /* The slots a read could not prove (table_reader.h). */
 static void print_unproven_json(FILE *out, const tr_snapshot *s)
 {
-    fprintf(out, "\"torn\": %zu, \"reread\": %zu, \"unproven\": %zu, \"unproven_removed\": %zu, \"unproven_slots\": [",
-            s->torn, s->reread, s->unproven, s->unproven_removed);
+    fprintf(
+        out,
+        "\"torn\": %zu, \"reread\": %zu, \"unproven\": %zu, \"unproven_removed\": %zu, \"unproven_slots\": [",
+        s->torn, s->reread, s->unproven, s->unproven_removed);
     for (size_t i = 0; i < s->n_unproven_slots; i++)
         fprintf(out, "%s%u", i ? ", " : "", s->unproven_slots[i]);
     fprintf(out, "]");
@@ -123,7 +126,8 @@ static void print_unproven_json(FILE *out, const tr_snapshot *s)
 /* pid: the kernel's; the table's own claim is shown beside it. */
 static void print_json(FILE *out, pid_t pid, const tr_snapshot *s)
 {
-    fprintf(out, "{\"pid\": %ld, \"table_pid\": %u, \"pid_mismatch\": %s, \"consistent\": %s, \"attempts\": %u, ",
+    fprintf(out,
+            "{\"pid\": %ld, \"table_pid\": %u, \"pid_mismatch\": %s, \"consistent\": %s, \"attempts\": %u, ",
             (long)pid, s->pid, s->pid != (uint32_t)pid ? "true" : "false", s->consistent ? "true" : "false",
             s->attempts);
     print_unproven_json(out, s);
@@ -197,14 +201,16 @@ static int read_snapshot(pid_t pid, tr_snapshot *s)
         return -1;
     }
     if (!s->consistent)
-        fprintf(stderr, "jitframes: process %ld changed its table during all %u reads: each region "
-                        "shown is consistent (%zu slots that changed were read again alone, %zu could not be "
-                        "proven), the list as a whole may not be\n",
+        fprintf(stderr,
+                "jitframes: process %ld changed its table during all %u reads: each region "
+                "shown is consistent (%zu slots that changed were read again alone, %zu could not be "
+                "proven), the list as a whole may not be\n",
                 (long)pid, s->attempts, s->reread, s->unproven + s->unproven_removed);
     if (s->pid != (uint32_t)pid)
         fprintf(stderr, "jitframes: process %ld's table claims to be process %u's\n", (long)pid, s->pid);
     if (s->dropped)
-        fprintf(stderr, "jitframes: process %ld could not publish %" PRIu64 " regions (no memory for its table)\n",
+        fprintf(stderr,
+                "jitframes: process %ld could not publish %" PRIu64 " regions (no memory for its table)\n",
                 (long)pid, s->dropped);
     return 0;
 }
@@ -227,7 +233,8 @@ static int write_jitdump(const table_options *o, const tr_snapshot *s)
         return JFT_EXIT_FAILED;
     }
     if (skipped)
-        fprintf(stderr, "jitframes perfmap: %zu regions left out of the jitdump: their code could not be read\n",
+        fprintf(stderr,
+                "jitframes perfmap: %zu regions left out of the jitdump: their code could not be read\n",
                 skipped);
     return JFT_EXIT_OK;
 }
@@ -285,7 +292,8 @@ static void follow_table(tf_state *st, pid_t pid)
     int end;
     do {
         if (tf_poll(st, &lim, err, sizeof err) != 0 && st->failed_reads == 1)
-            fprintf(stderr, "jitframes perfmap: process %ld: %s (further failures are counted)\n", (long)pid, err);
+            fprintf(stderr, "jitframes perfmap: process %ld: %s (further failures are counted)\n", (long)pid,
+                    err);
     } while (!(end = follow_should_end(pidfd)));
     /* Told to stop (stdin ended, a signal) after the recording stopped: one
      * read more, so a region published since the last one (up to a period
@@ -303,8 +311,10 @@ static void print_follow_summary(const tf_state *st, double seconds)
             "%zu regions kept (%zu removed before a read saw them, %zu whose code could not be read, "
             "%zu over %u MiB left out)%s\n",
             (long)st->pid, seconds, st->reads, st->failed_reads, st->inconsistent_reads, st->n_kept,
-            st->died_unseen, st->unread, st->too_big, (unsigned)(TJ_CODE_MAX >> 20), st->full ? "; the bound on regions or bytes kept was reached: later "
-                                                    "regions are not named" : "");
+            st->died_unseen, st->unread, st->too_big, (unsigned)(TJ_CODE_MAX >> 20),
+            st->full ? "; the bound on regions or bytes kept was reached: later "
+                       "regions are not named"
+                     : "");
 }
 
 static int follow_command(const table_options *o)

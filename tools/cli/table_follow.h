@@ -31,8 +31,8 @@ typedef struct tf_live {
 typedef struct tf_state {
     pid_t pid;
     uint64_t base, size; /* where its table is mapped (found again when it moves) */
-    size_t max_regions; /* regions kept at most */
-    uint64_t max_bytes; /* code, unwind data and strings kept at most */
+    size_t max_regions;  /* regions kept at most */
+    uint64_t max_bytes;  /* code, unwind data and strings kept at most */
     tf_kept *kept;
     size_t n_kept, cap_kept;
     tf_live *live; /* the previous read's live regions, by start */

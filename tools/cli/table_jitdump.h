@@ -41,7 +41,7 @@ long tj_write_entries(FILE *out, pid_t pid, const tj_entry *v, size_t n, char *e
 long tj_write_jitdump(FILE *out, pid_t pid, const tr_snapshot *s, size_t *skipped, char *err, size_t err_cap);
 
 /* Bounds on the code kept from a target. */
-#define TJ_CODE_MAX ((uint64_t)16 << 20)  /* per region */
+#define TJ_CODE_MAX ((uint64_t)16 << 20)   /* per region */
 #define TJ_TOTAL_MAX ((uint64_t)256 << 20) /* in all */
 
 /* Whether r's unwind data may go with it: the mapping perf makes for it

@@ -27,13 +27,16 @@ static int send_dump_request(int fd)
         struct nlmsghdr nlh;
         struct unix_diag_req req;
     } msg = {
-        .nlh = {.nlmsg_len = sizeof msg, .nlmsg_type = SOCK_DIAG_BY_FAMILY,
-                .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1},
+        .nlh = {.nlmsg_len = sizeof msg,
+                .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+                .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+                .nlmsg_seq = 1},
         .req = {.sdiag_family = AF_UNIX, .udiag_states = 1u << TCP_LISTEN, .udiag_show = UDIAG_SHOW_NAME},
     };
     struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-    return sendto(fd, &msg, sizeof msg, 0, (struct sockaddr *)&kernel, sizeof kernel) == (ssize_t)sizeof msg ? 0
-                                                                                                            : -1;
+    return sendto(fd, &msg, sizeof msg, 0, (struct sockaddr *)&kernel, sizeof kernel) == (ssize_t)sizeof msg
+               ? 0
+               : -1;
 }
 
 /* One unix_diag_msg: pass its abstract name, if it has one, to fn. */
@@ -65,7 +68,8 @@ static int read_dump(int fd, jfc_listener_fn fn, void *arg)
         if (n <= 0)
             return -1;
         /* NLMSG_OK and NLMSG_NEXT, without their mixed-sign comparisons. */
-        for (size_t at = 0, size; n - (ssize_t)at >= (ssize_t)sizeof(struct nlmsghdr); at += NLMSG_ALIGN(size)) {
+        for (size_t at = 0, size; n - (ssize_t)at >= (ssize_t)sizeof(struct nlmsghdr);
+             at += NLMSG_ALIGN(size)) {
             struct nlmsghdr *h = (struct nlmsghdr *)(buf + at);
             size = h->nlmsg_len;
             if (size < sizeof *h || size > (size_t)n - at)

@@ -12,22 +12,51 @@
 
 /* DW_EH_PE_* pointer encodings. */
 enum {
-    PE_ABSPTR = 0x00, PE_ULEB128 = 0x01, PE_UDATA2 = 0x02, PE_UDATA4 = 0x03, PE_UDATA8 = 0x04,
-    PE_SLEB128 = 0x09, PE_SDATA2 = 0x0a, PE_SDATA4 = 0x0b, PE_SDATA8 = 0x0c,
-    PE_PCREL = 0x10, PE_DATAREL = 0x30, PE_INDIRECT = 0x80, PE_OMIT = 0xff,
+    PE_ABSPTR = 0x00,
+    PE_ULEB128 = 0x01,
+    PE_UDATA2 = 0x02,
+    PE_UDATA4 = 0x03,
+    PE_UDATA8 = 0x04,
+    PE_SLEB128 = 0x09,
+    PE_SDATA2 = 0x0a,
+    PE_SDATA4 = 0x0b,
+    PE_SDATA8 = 0x0c,
+    PE_PCREL = 0x10,
+    PE_DATAREL = 0x30,
+    PE_INDIRECT = 0x80,
+    PE_OMIT = 0xff,
 };
 
 /* DW_CFA_* opcodes (the primary ones carry their operand in the low 6 bits). */
 enum {
-    CFA_ADVANCE_LOC = 0x40, CFA_OFFSET = 0x80, CFA_RESTORE = 0xc0,
-    CFA_NOP = 0x00, CFA_SET_LOC = 0x01, CFA_ADVANCE_LOC1 = 0x02, CFA_ADVANCE_LOC2 = 0x03,
-    CFA_ADVANCE_LOC4 = 0x04, CFA_OFFSET_EXTENDED = 0x05, CFA_RESTORE_EXTENDED = 0x06,
-    CFA_UNDEFINED = 0x07, CFA_SAME_VALUE = 0x08, CFA_REGISTER = 0x09,
-    CFA_REMEMBER_STATE = 0x0a, CFA_RESTORE_STATE = 0x0b, CFA_DEF_CFA = 0x0c,
-    CFA_DEF_CFA_REGISTER = 0x0d, CFA_DEF_CFA_OFFSET = 0x0e, CFA_DEF_CFA_EXPRESSION = 0x0f,
-    CFA_EXPRESSION = 0x10, CFA_OFFSET_EXTENDED_SF = 0x11, CFA_DEF_CFA_SF = 0x12,
-    CFA_DEF_CFA_OFFSET_SF = 0x13, CFA_VAL_OFFSET = 0x14, CFA_VAL_OFFSET_SF = 0x15,
-    CFA_VAL_EXPRESSION = 0x16, CFA_GNU_WINDOW_SAVE = 0x2d, CFA_GNU_ARGS_SIZE = 0x2e,
+    CFA_ADVANCE_LOC = 0x40,
+    CFA_OFFSET = 0x80,
+    CFA_RESTORE = 0xc0,
+    CFA_NOP = 0x00,
+    CFA_SET_LOC = 0x01,
+    CFA_ADVANCE_LOC1 = 0x02,
+    CFA_ADVANCE_LOC2 = 0x03,
+    CFA_ADVANCE_LOC4 = 0x04,
+    CFA_OFFSET_EXTENDED = 0x05,
+    CFA_RESTORE_EXTENDED = 0x06,
+    CFA_UNDEFINED = 0x07,
+    CFA_SAME_VALUE = 0x08,
+    CFA_REGISTER = 0x09,
+    CFA_REMEMBER_STATE = 0x0a,
+    CFA_RESTORE_STATE = 0x0b,
+    CFA_DEF_CFA = 0x0c,
+    CFA_DEF_CFA_REGISTER = 0x0d,
+    CFA_DEF_CFA_OFFSET = 0x0e,
+    CFA_DEF_CFA_EXPRESSION = 0x0f,
+    CFA_EXPRESSION = 0x10,
+    CFA_OFFSET_EXTENDED_SF = 0x11,
+    CFA_DEF_CFA_SF = 0x12,
+    CFA_DEF_CFA_OFFSET_SF = 0x13,
+    CFA_VAL_OFFSET = 0x14,
+    CFA_VAL_OFFSET_SF = 0x15,
+    CFA_VAL_EXPRESSION = 0x16,
+    CFA_GNU_WINDOW_SAVE = 0x2d,
+    CFA_GNU_ARGS_SIZE = 0x2e,
     CFA_GNU_NEGATIVE_OFFSET_EXTENDED = 0x2f,
 };
 
@@ -36,10 +65,14 @@ static int encoded_size(uint8_t enc, unsigned address_size)
 {
     switch (enc & 0x0f) {
     case PE_ABSPTR: return (int)address_size;
-    case PE_UDATA2: case PE_SDATA2: return 2;
-    case PE_UDATA4: case PE_SDATA4: return 4;
-    case PE_UDATA8: case PE_SDATA8: return 8;
-    case PE_ULEB128: case PE_SLEB128: return 0;
+    case PE_UDATA2:
+    case PE_SDATA2: return 2;
+    case PE_UDATA4:
+    case PE_SDATA4: return 4;
+    case PE_UDATA8:
+    case PE_SDATA8: return 8;
+    case PE_ULEB128:
+    case PE_SLEB128: return 0;
     default: return -1;
     }
 }
@@ -86,9 +119,7 @@ static int parse_augmentation_data(jft_reader *r, ehf_cie *c, const ehf_layout *
             if (check_pointer_encoding(c->fde_encoding, l, where, "CIE 'R' (FDE pointer)", err))
                 return -1;
             break;
-        case 'L':
-            c->lsda_encoding = jft_u8(r);
-            break;
+        case 'L': c->lsda_encoding = jft_u8(r); break;
         case 'P': {
             uint8_t enc = jft_u8(r);
             if (encoded_size(enc, l->address_size) < 0)
@@ -96,14 +127,10 @@ static int parse_augmentation_data(jft_reader *r, ehf_cie *c, const ehf_layout *
             read_encoded_value(r, enc, l->address_size);
             break;
         }
-        case 'S':
-            c->signal_frame = 1;
-            break;
+        case 'S': c->signal_frame = 1; break;
         case 'B': /* aarch64 BTI-protected frames: no data */
-        case 'G': /* aarch64 MTE-tagged frames: no data */
-            break;
-        default:
-            return jft_fail(err, where, "unknown CIE augmentation character '%c'", *a);
+        case 'G': /* aarch64 MTE-tagged frames: no data */ break;
+        default: return jft_fail(err, where, "unknown CIE augmentation character '%c'", *a);
         }
     }
     return 0;
@@ -123,8 +150,8 @@ static int parse_cie(jft_reader *r, ehf_cie *c, const ehf_layout *l, uint64_t ba
     }
     c->augmentation[i] = '\0';
     if (i > 0 && c->augmentation[0] != 'z')
-        return jft_fail(err, base + c->offset + 9,
-                        "CIE augmentation \"%s\" does not start with 'z'", c->augmentation);
+        return jft_fail(err, base + c->offset + 9, "CIE augmentation \"%s\" does not start with 'z'",
+                        c->augmentation);
     c->code_align = jft_uleb128(r);
     c->data_align = jft_sleb128(r);
     c->ra_reg = c->version == 1 ? jft_u8(r) : jft_uleb128(r);
@@ -319,7 +346,8 @@ static int execute(interp *in, jft_reader *r, uint8_t op, uint64_t where)
         if (!in->fde)
             return jft_fail(in->err, where, "DW_CFA_set_loc in a CIE's initial instructions");
         if ((in->cie->fde_encoding & 0x70) == PE_PCREL)
-            target = wrap_add(target, in->layout->section_addr + (int64_t)(where - in->layout->error_base) + 1);
+            target = wrap_add(target,
+                              in->layout->section_addr + (int64_t)(where - in->layout->error_base) + 1);
         if (target < in->loc || target > in->end)
             return jft_fail(in->err, where, "DW_CFA_set_loc outside the FDE or backwards");
         emit_row(in, target);
@@ -372,7 +400,8 @@ static int execute(interp *in, jft_reader *r, uint8_t op, uint64_t where)
     case CFA_DEF_CFA_OFFSET_SF:
         if (needs_register_cfa(in, where, "DW_CFA_def_cfa_offset"))
             return -1;
-        in->cur.cfa_offset = op == CFA_DEF_CFA_OFFSET ? (int64_t)jft_uleb128(r) : factored(in, jft_sleb128(r));
+        in->cur.cfa_offset = op == CFA_DEF_CFA_OFFSET ? (int64_t)jft_uleb128(r)
+                                                      : factored(in, jft_sleb128(r));
         return 0;
     case CFA_DEF_CFA_EXPRESSION:
         in->cur.cfa_is_expression = 1;
@@ -382,7 +411,8 @@ static int execute(interp *in, jft_reader *r, uint8_t op, uint64_t where)
         reg = jft_uleb128(r);
         if (skip_block(r))
             return jft_fail(in->err, where, "truncated expression");
-        return set_rule(in, reg, op == CFA_EXPRESSION ? EHF_RULE_EXPRESSION : EHF_RULE_VAL_EXPRESSION, 0, where);
+        return set_rule(in, reg, op == CFA_EXPRESSION ? EHF_RULE_EXPRESSION : EHF_RULE_VAL_EXPRESSION, 0,
+                        where);
     case CFA_OFFSET_EXTENDED_SF:
         reg = jft_uleb128(r);
         return set_rule(in, reg, EHF_RULE_OFFSET, factored(in, jft_sleb128(r)), where);
@@ -392,17 +422,13 @@ static int execute(interp *in, jft_reader *r, uint8_t op, uint64_t where)
     case CFA_VAL_OFFSET_SF:
         reg = jft_uleb128(r);
         return set_rule(in, reg, EHF_RULE_VAL_OFFSET, factored(in, jft_sleb128(r)), where);
-    case CFA_GNU_WINDOW_SAVE: /* aarch64: DW_CFA_AARCH64_negate_ra_state */
-        return 0;
-    case CFA_GNU_ARGS_SIZE:
-        jft_uleb128(r);
-        return 0;
+    case CFA_GNU_WINDOW_SAVE: /* aarch64: DW_CFA_AARCH64_negate_ra_state */ return 0;
+    case CFA_GNU_ARGS_SIZE: jft_uleb128(r); return 0;
     case CFA_GNU_NEGATIVE_OFFSET_EXTENDED:
         reg = jft_uleb128(r);
         return set_rule(in, reg, EHF_RULE_OFFSET,
                         (int64_t)(0 - (uint64_t)factored(in, (int64_t)jft_uleb128(r))), where);
-    default:
-        return jft_fail(in->err, where, "unknown CFA instruction 0x%02x", op);
+    default: return jft_fail(in->err, where, "unknown CFA instruction 0x%02x", op);
     }
 }
 
@@ -511,8 +537,8 @@ static int decode_entry(const uint8_t *data, uint64_t offset, uint32_t length, c
     f.offset = offset;
     f.size = 4 + (uint64_t)length;
     if (id > id_field || find_cie(t, id_field - id, &f.cie))
-        return jft_fail(err, base + id_field,
-                        "FDE's CIE pointer %u does not lead back to a CIE before it", id);
+        return jft_fail(err, base + id_field, "FDE's CIE pointer %u does not lead back to a CIE before it",
+                        id);
     if (parse_fde(&r, &f, &t->cies[f.cie], l, base, err))
         return -1;
     if (interpret(data, l, &t->cies[f.cie], &f, NULL, NULL, err))
@@ -543,8 +569,9 @@ int ehf_decode(const uint8_t *data, size_t len, const ehf_layout *l, ehf_table *
         if (length == 0xffffffffu)
             return jft_fail(err, base + pos, "64-bit DWARF entry length (not supported)");
         if (length > len - pos - 4)
-            return jft_fail(err, base + pos, "entry length %u runs past the end of .eh_frame (%zu bytes left)",
-                            length, len - pos - 4);
+            return jft_fail(err, base + pos,
+                            "entry length %u runs past the end of .eh_frame (%zu bytes left)", length,
+                            len - pos - 4);
         /* DWARF asks for address-size multiples in .debug_frame; .eh_frame
          * writers (gas on aarch64, for one) pad to 4, which every reader takes. */
         if ((4 + (uint64_t)length) % 4)
@@ -611,7 +638,8 @@ static int check_hdr_row(const ehf_table *t, int64_t hdr_addr, const ehf_layout 
         return jft_fail(err, where, ".eh_frame_hdr row points at .eh_frame offset %lld, which is not an FDE",
                         (long long)fde_offset);
     if (used[i]++)
-        return jft_fail(err, where, ".eh_frame_hdr lists the FDE at offset %lld twice", (long long)fde_offset);
+        return jft_fail(err, where, ".eh_frame_hdr lists the FDE at offset %lld twice",
+                        (long long)fde_offset);
     if (hdr_addr + loc != t->fdes[i].pc_begin)
         return jft_fail(err, where,
                         ".eh_frame_hdr row says the FDE at offset %lld starts at %lld, the FDE says %lld",
@@ -619,8 +647,8 @@ static int check_hdr_row(const ehf_table *t, int64_t hdr_addr, const ehf_layout 
     return 0;
 }
 
-int ehf_check_hdr(const uint8_t *hdr, size_t len, int64_t hdr_addr, const ehf_layout *l,
-                  const ehf_table *t, uint64_t base, jft_error *err)
+int ehf_check_hdr(const uint8_t *hdr, size_t len, int64_t hdr_addr, const ehf_layout *l, const ehf_table *t,
+                  uint64_t base, jft_error *err)
 {
     jft_reader r;
     jft_reader_init(&r, hdr, len, l->big_endian);
@@ -631,10 +659,12 @@ int ehf_check_hdr(const uint8_t *hdr, size_t len, int64_t hdr_addr, const ehf_la
     if (r.overrun)
         return jft_fail(err, base, ".eh_frame_hdr shorter than 12 bytes");
     if (hdr_addr + 4 + eh_frame_ptr != l->section_addr)
-        return jft_fail(err, base + 4, ".eh_frame_hdr eh_frame_ptr %lld does not point at .eh_frame (expected %lld)",
+        return jft_fail(err, base + 4,
+                        ".eh_frame_hdr eh_frame_ptr %lld does not point at .eh_frame (expected %lld)",
                         (long long)eh_frame_ptr, (long long)(l->section_addr - hdr_addr - 4));
     if (count != t->n_fdes)
-        return jft_fail(err, base + 8, ".eh_frame_hdr fde_count %u but .eh_frame has %zu FDEs", count, t->n_fdes);
+        return jft_fail(err, base + 8, ".eh_frame_hdr fde_count %u but .eh_frame has %zu FDEs", count,
+                        t->n_fdes);
     if (len != 12 + 8 * (uint64_t)count)
         return jft_fail(err, base, ".eh_frame_hdr is %zu bytes, expected %llu for %u rows", len,
                         (unsigned long long)(12 + 8 * (uint64_t)count), count);
@@ -658,16 +688,15 @@ int ehf_check_hdr(const uint8_t *hdr, size_t len, int64_t hdr_addr, const ehf_la
 
 /* ---- register names ------------------------------------------------------ */
 
-static const char *const x86_64_regs[] = {"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
-                                          "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"};
-static const char *const riscv_regs[] = {"zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2",
-                                         "s0", "s1", "a0", "a1", "a2", "a3", "a4", "a5",
-                                         "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7",
-                                         "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
-static const char *const aarch64_regs[] = {
-    "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15",
-    "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29",
-    "x30", "sp"};
+static const char *const x86_64_regs[] = {"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8",
+                                          "r9",  "r10", "r11", "r12", "r13", "r14", "r15", "rip"};
+static const char *const riscv_regs[] = {"zero", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2", "s0", "s1", "a0",
+                                         "a1",   "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
+                                         "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
+static const char *const aarch64_regs[] = {"x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",  "x7",
+                                           "x8",  "x9",  "x10", "x11", "x12", "x13", "x14", "x15",
+                                           "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23",
+                                           "x24", "x25", "x26", "x27", "x28", "x29", "x30", "sp"};
 
 const char *ehf_register_name(uint32_t elf_mach, uint64_t reg)
 {

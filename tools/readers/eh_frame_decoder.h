@@ -38,7 +38,7 @@ typedef struct ehf_cie {
 
 typedef struct ehf_fde {
     uint64_t offset, size;
-    size_t cie; /* index into the table's CIEs */
+    size_t cie;              /* index into the table's CIEs */
     uint64_t pc_begin_field; /* section offset of the pc_begin field */
     int64_t pc_begin;        /* resolved address */
     uint64_t pc_range;
@@ -87,14 +87,13 @@ typedef void (*ehf_row_fn)(void *ctx, const ehf_fde *fde, const ehf_row *row);
  * (free with ehf_free) and returns 0, or -1 with err set (where = error_base +
  * section offset).
  */
-int ehf_decode(const uint8_t *data, size_t len, const ehf_layout *layout, ehf_table *out,
-               jft_error *err);
+int ehf_decode(const uint8_t *data, size_t len, const ehf_layout *layout, ehf_table *out, jft_error *err);
 
 void ehf_free(ehf_table *t);
 
 /* Run FDE `i`'s program, calling fn for each row. Returns 0 or -1. */
-int ehf_rows(const uint8_t *data, size_t len, const ehf_layout *layout, const ehf_table *t,
-             size_t i, ehf_row_fn fn, void *ctx, jft_error *err);
+int ehf_rows(const uint8_t *data, size_t len, const ehf_layout *layout, const ehf_table *t, size_t i,
+             ehf_row_fn fn, void *ctx, jft_error *err);
 
 /*
  * Check an .eh_frame_hdr hdr[0..len) located at address hdr_addr (same

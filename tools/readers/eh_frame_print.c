@@ -60,17 +60,20 @@ void ehf_print_table(FILE *out, uint32_t mach, const uint8_t *data, size_t len, 
 {
     for (size_t i = 0; i < t->n_cies; i++) {
         const ehf_cie *c = &t->cies[i];
-        fprintf(out, "    CIE @%" PRIu64 " (%" PRIu64 " bytes): version %u, \"%s\", code_align %" PRIu64
-                ", data_align %" PRId64 ", return address ", c->offset, c->size, c->version,
-                c->augmentation, c->code_align, c->data_align);
+        fprintf(out,
+                "    CIE @%" PRIu64 " (%" PRIu64 " bytes): version %u, \"%s\", code_align %" PRIu64
+                ", data_align %" PRId64 ", return address ",
+                c->offset, c->size, c->version, c->augmentation, c->code_align, c->data_align);
         print_reg(out, mach, c->ra_reg);
         fprintf(out, ", FDE encoding 0x%02x\n", c->fde_encoding);
     }
     row_printer p = {out, mach};
     for (size_t i = 0; i < t->n_fdes; i++) {
         const ehf_fde *f = &t->fdes[i];
-        fprintf(out, "    FDE @%" PRIu64 " (%" PRIu64 " bytes, CIE @%" PRIu64 "): code [0x%" PRIx64
-                ", 0x%" PRIx64 ")\n", f->offset, f->size, t->cies[f->cie].offset, (uint64_t)f->pc_begin,
+        fprintf(out,
+                "    FDE @%" PRIu64 " (%" PRIu64 " bytes, CIE @%" PRIu64 "): code [0x%" PRIx64 ", 0x%" PRIx64
+                ")\n",
+                f->offset, f->size, t->cies[f->cie].offset, (uint64_t)f->pc_begin,
                 (uint64_t)f->pc_begin + f->pc_range);
         jft_error err = {0};
         if (ehf_rows(data, len, layout, t, i, print_row, &p, &err))

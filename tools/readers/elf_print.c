@@ -13,7 +13,8 @@ static void print_header(void *ctx, const elf_info *i)
 
 static void print_section(void *ctx, size_t index, const elf_section *s)
 {
-    fprintf(ctx, "  section %2zu %-16s type %2u flags 0x%03" PRIx64 " addr 0x%016" PRIx64 " size 0x%" PRIx64 "\n",
+    fprintf(ctx,
+            "  section %2zu %-16s type %2u flags 0x%03" PRIx64 " addr 0x%016" PRIx64 " size 0x%" PRIx64 "\n",
             index, s->name, s->type, s->flags, s->addr, s->size);
 }
 

@@ -11,10 +11,18 @@
 #include <string.h>
 
 enum {
-    EHDR_SIZE = 64, SHDR_SIZE = 64, PHDR_SIZE = 56, SYM_SIZE = 24,
-    SHT_SYMTAB = 2, SHT_STRTAB = 3, SHT_NOBITS = 8,
-    SHF_ALLOC = 0x2, SHF_EXECINSTR = 0x4,
-    STT_FUNC = 2, SHN_LORESERVE = 0xff00, ET_REL = 1,
+    EHDR_SIZE = 64,
+    SHDR_SIZE = 64,
+    PHDR_SIZE = 56,
+    SYM_SIZE = 24,
+    SHT_SYMTAB = 2,
+    SHT_STRTAB = 3,
+    SHT_NOBITS = 8,
+    SHF_ALLOC = 0x2,
+    SHF_EXECINSTR = 0x4,
+    STT_FUNC = 2,
+    SHN_LORESERVE = 0xff00,
+    ET_REL = 1,
 };
 
 typedef struct range {
@@ -141,7 +149,8 @@ static int check_sections(walker *w, uint64_t shoff)
         w->sum->sections++;
         if ((s->flags & SHF_ALLOC) && s->addr == 0)
             if (jft_violation(&w->rules, shoff + k * SHDR_SIZE + 16,
-                          "SHF_ALLOC section %s at address 0 (gdb registration gets much slower)", s->name))
+                              "SHF_ALLOC section %s at address 0 (gdb registration gets much slower)",
+                              s->name))
                 return -1;
     }
     return 0;
@@ -152,16 +161,19 @@ static int check_sections(walker *w, uint64_t shoff)
 static int check_function(walker *w, const elf_symbol *sym, uint64_t where)
 {
     if (sym->shndx == 0 || sym->shndx >= w->info.shnum)
-        return jft_violation(&w->rules, where, "FUNC symbol %s is in section %u, which is not a section", sym->name, sym->shndx);
+        return jft_violation(&w->rules, where, "FUNC symbol %s is in section %u, which is not a section",
+                             sym->name, sym->shndx);
     const elf_section *s = &w->sections[sym->shndx];
     if (!(s->flags & SHF_EXECINSTR))
-        return jft_violation(&w->rules, where, "FUNC symbol %s is in non-executable section %s", sym->name, s->name);
+        return jft_violation(&w->rules, where, "FUNC symbol %s is in non-executable section %s", sym->name,
+                             s->name);
     if (sym->size == 0)
         return jft_violation(&w->rules, where, "FUNC symbol %s has size 0", sym->name);
     if (sym->addr < s->addr || sym->addr + sym->size < sym->addr || sym->addr + sym->size > s->addr + s->size)
-        return jft_violation(&w->rules, where, "FUNC symbol %s (%llx-%llx) lies outside its section %s (%llx-%llx)",
-                         sym->name, (unsigned long long)sym->addr, (unsigned long long)(sym->addr + sym->size),
-                         s->name, (unsigned long long)s->addr, (unsigned long long)(s->addr + s->size));
+        return jft_violation(&w->rules, where,
+                             "FUNC symbol %s (%llx-%llx) lies outside its section %s (%llx-%llx)", sym->name,
+                             (unsigned long long)sym->addr, (unsigned long long)(sym->addr + sym->size),
+                             s->name, (unsigned long long)s->addr, (unsigned long long)(s->addr + s->size));
     char why[128];
     size_t bad;
     if (jft_check_name((const uint8_t *)sym->name, strlen(sym->name), &bad, why, sizeof why))
@@ -231,9 +243,10 @@ static int check_functions_disjoint(walker *w)
         qsort(w->funcs, w->n_funcs, sizeof *w->funcs, by_lo);
     for (size_t i = 1; i < w->n_funcs; i++)
         if (w->funcs[i].lo < w->funcs[i - 1].hi)
-            return jft_violation(&w->rules, 0, "FUNC symbols %s (%llx-%llx) and %s (%llx-%llx) overlap", w->funcs[i - 1].name,
-                             (unsigned long long)w->funcs[i - 1].lo, (unsigned long long)w->funcs[i - 1].hi,
-                             w->funcs[i].name, (unsigned long long)w->funcs[i].lo, (unsigned long long)w->funcs[i].hi);
+            return jft_violation(&w->rules, 0, "FUNC symbols %s (%llx-%llx) and %s (%llx-%llx) overlap",
+                                 w->funcs[i - 1].name, (unsigned long long)w->funcs[i - 1].lo,
+                                 (unsigned long long)w->funcs[i - 1].hi, w->funcs[i].name,
+                                 (unsigned long long)w->funcs[i].lo, (unsigned long long)w->funcs[i].hi);
     return 0;
 }
 
@@ -277,13 +290,15 @@ static int check_eh_frame(walker *w, const elf_section *eh, ehf_table *t)
         const ehf_fde *f = &t->fdes[i];
         uint64_t lo = (uint64_t)f->pc_begin, hi = lo + f->pc_range;
         if (!function_containing(w, lo, hi))
-            return jft_violation(&w->rules, eh->offset + f->pc_begin_field,
-                             "FDE at .eh_frame offset %llu covers %llx-%llx, which no FUNC symbol contains",
-                             (unsigned long long)f->offset, (unsigned long long)lo, (unsigned long long)hi);
+            return jft_violation(
+                &w->rules, eh->offset + f->pc_begin_field,
+                "FDE at .eh_frame offset %llu covers %llx-%llx, which no FUNC symbol contains",
+                (unsigned long long)f->offset, (unsigned long long)lo, (unsigned long long)hi);
     }
     const elf_section *hdr = section_named(w, ".eh_frame_hdr");
-    if (hdr && has_file_data(hdr) && ehf_check_hdr(w->buf + hdr->offset, (size_t)hdr->size, (int64_t)hdr->addr, &layout, t,
-                             hdr->offset, &local))
+    if (hdr && has_file_data(hdr) &&
+        ehf_check_hdr(w->buf + hdr->offset, (size_t)hdr->size, (int64_t)hdr->addr, &layout, t, hdr->offset,
+                      &local))
         return jft_violation(&w->rules, local.where, "%s", local.msg);
     return 0;
 }
@@ -300,8 +315,10 @@ static int walk(walker *w)
         if (w->sections[k].type != SHT_SYMTAB)
             continue;
         if (symtab)
-            return jft_violation(&w->rules, shoff + k * SHDR_SIZE, "section %zu is a second symbol table "
-                                 "(ELF allows one)", k);
+            return jft_violation(&w->rules, shoff + k * SHDR_SIZE,
+                                 "section %zu is a second symbol table "
+                                 "(ELF allows one)",
+                                 k);
         symtab = &w->sections[k];
         if (read_symtab(w, symtab))
             return -1;

@@ -87,7 +87,7 @@ typedef struct jft_stream {
     int fd;             /* read from here once `mem` is used up; -1: none */
     const uint8_t *mem; /* bytes served first (a buffer, or what was peeked) */
     size_t mem_len, mem_pos;
-    int error;          /* errno of a failed read (the stream then ends) */
+    int error; /* errno of a failed read (the stream then ends) */
 } jft_stream;
 
 void jft_stream_from_buffer(jft_stream *s, const uint8_t *buf, size_t len);

@@ -41,9 +41,10 @@ static void print_header(void *ctx, const jd_header *h)
 
 static void print_unwind(printer *p, const jd_unwind *u)
 {
-    fprintf(p->out, "    unwinding_size %" PRIu64 " (.eh_frame %" PRIu64 ", .eh_frame_hdr %" PRIu64
-            "), mapped_size %" PRIu64 "\n", u->unwinding_size, u->eh_frame_size, u->eh_frame_hdr_size,
-            u->mapped_size);
+    fprintf(p->out,
+            "    unwinding_size %" PRIu64 " (.eh_frame %" PRIu64 ", .eh_frame_hdr %" PRIu64
+            "), mapped_size %" PRIu64 "\n",
+            u->unwinding_size, u->eh_frame_size, u->eh_frame_hdr_size, u->mapped_size);
     if (u->table)
         ehf_print_table(p->out, p->elf_mach, u->eh_frame, (size_t)u->eh_frame_size, &u->layout, u->table);
 }
@@ -57,16 +58,18 @@ static void print_record(void *ctx, const jd_record *r, uint32_t elf_mach)
     switch (r->id) {
     case JD_CODE_LOAD: {
         const jd_load *l = &r->u.load;
-        fprintf(p->out, "    pid %u tid %u vma 0x%" PRIx64 " code_addr 0x%" PRIx64 " code_size %" PRIu64
-                " code_index %" PRIu64 " name \"%s\"\n", l->pid, l->tid, l->vma, l->code_addr,
-                l->code_size, l->code_index, l->name ? l->name : "");
+        fprintf(p->out,
+                "    pid %u tid %u vma 0x%" PRIx64 " code_addr 0x%" PRIx64 " code_size %" PRIu64
+                " code_index %" PRIu64 " name \"%s\"\n",
+                l->pid, l->tid, l->vma, l->code_addr, l->code_size, l->code_index, l->name ? l->name : "");
         break;
     }
     case JD_CODE_MOVE: {
         const jd_move *m = &r->u.move;
-        fprintf(p->out, "    pid %u tid %u vma 0x%" PRIx64 " 0x%" PRIx64 " -> 0x%" PRIx64 " code_size %" PRIu64
-                " code_index %" PRIu64 "\n", m->pid, m->tid, m->vma, m->old_code_addr, m->new_code_addr,
-                m->code_size, m->code_index);
+        fprintf(p->out,
+                "    pid %u tid %u vma 0x%" PRIx64 " 0x%" PRIx64 " -> 0x%" PRIx64 " code_size %" PRIu64
+                " code_index %" PRIu64 "\n",
+                m->pid, m->tid, m->vma, m->old_code_addr, m->new_code_addr, m->code_size, m->code_index);
         break;
     }
     case JD_CODE_DEBUG_INFO: {
@@ -78,11 +81,8 @@ static void print_record(void *ctx, const jd_record *r, uint32_t elf_mach)
                     d->lines[i].lineno, d->lines[i].discrim ? " (discriminator)" : "");
         break;
     }
-    case JD_CODE_UNWINDING_INFO:
-        print_unwind(p, &r->u.unwind);
-        break;
-    default:
-        break;
+    case JD_CODE_UNWINDING_INFO: print_unwind(p, &r->u.unwind); break;
+    default: break;
     }
 }
 

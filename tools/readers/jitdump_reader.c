@@ -41,8 +41,8 @@ typedef struct live_map {
 typedef struct pending {
     int present;
     jd_record rec;
-    uint8_t *bytes; /* the record, owned: rec points into it */
-    jd_line *lines; /* debug info: decoded entries */
+    uint8_t *bytes;   /* the record, owned: rec points into it */
+    jd_line *lines;   /* debug info: decoded entries */
     int used_by_move; /* unwinding info: a CODE_MOVE read it; perf keeps it */
 } pending;
 
@@ -99,7 +99,10 @@ static void warn(walker *w, uint64_t where, const char *fmt, ...)
 static unsigned address_size_of(uint32_t elf_mach)
 {
     switch (elf_mach) {
-    case 3: case 8: case 20: case 40: return 4; /* i386, MIPS, PPC, ARM */
+    case 3:
+    case 8:
+    case 20:
+    case 40: return 4; /* i386, MIPS, PPC, ARM */
     default: return 8;
     }
 }
@@ -149,7 +152,7 @@ static int read_header(walker *w)
         warn(w, 16, "header reserved field is 0x%x (should be 0; perf does not read it)", h->reserved);
     if (h->flags & ~(uint64_t)JD_FLAG_ARCH_TIMESTAMP)
         return jft_violation(&w->rules, 32, "header flags 0x%llx have unknown bits (perf rejects the file)",
-                         (unsigned long long)h->flags);
+                             (unsigned long long)h->flags);
     return 0;
 }
 
@@ -178,8 +181,10 @@ static void remove_live(walker *w, size_t i)
 static int insert_live(walker *w, const live_map *m)
 {
     if (w->n_live == JD_MAX_LIVE_REGIONS) /* keep_going: go on without it */
-        return jft_violation(&w->rules, m->load_offset, "more than %u live code regions (loads no later load or "
-                             "move replaced): more than jitframes tracks", JD_MAX_LIVE_REGIONS);
+        return jft_violation(&w->rules, m->load_offset,
+                             "more than %u live code regions (loads no later load or "
+                             "move replaced): more than jitframes tracks",
+                             JD_MAX_LIVE_REGIONS);
     if (w->n_live == w->cap_live) {
         size_t cap = w->cap_live ? w->cap_live * 2 : 64;
         if (cap > JD_MAX_LIVE_REGIONS)
@@ -212,12 +217,13 @@ static int add_mapping(walker *w, const live_map *m, uint64_t where)
             remove_live(w, i);
             continue;
         }
-        if (jft_violation(&w->rules, where,
-                      "synthesized mapping %llx-%llx overlaps the one of code_index %llu "
-                      "(%llx-%llx, loaded at 0x%llx): perf splits it and that region loses its unwind data",
-                      (unsigned long long)m->start, (unsigned long long)m->end,
-                      (unsigned long long)old->index, (unsigned long long)old->start,
-                      (unsigned long long)old->end, (unsigned long long)old->load_offset))
+        if (jft_violation(
+                &w->rules, where,
+                "synthesized mapping %llx-%llx overlaps the one of code_index %llu "
+                "(%llx-%llx, loaded at 0x%llx): perf splits it and that region loses its unwind data",
+                (unsigned long long)m->start, (unsigned long long)m->end, (unsigned long long)old->index,
+                (unsigned long long)old->start, (unsigned long long)old->end,
+                (unsigned long long)old->load_offset))
             return -1;
         remove_live(w, i); /* keep going with a consistent set */
     }
@@ -239,13 +245,15 @@ static int parse_debug(walker *w, jd_record *rec, jft_reader *r)
     d->code_addr = jft_u64(r);
     d->nr_entry = jft_u64(r);
     if (r->overrun)
-        return jft_violation(&w->rules, rec->offset, "CODE_DEBUG_INFO of %u bytes is shorter than its 32-byte fixed part",
-                         rec->total_size);
+        return jft_violation(&w->rules, rec->offset,
+                             "CODE_DEBUG_INFO of %u bytes is shorter than its 32-byte fixed part",
+                             rec->total_size);
     if (d->nr_entry == 0)
         return jft_violation(&w->rules, rec->offset + 24, "CODE_DEBUG_INFO has no entries");
     if (d->nr_entry > jft_left(r) / 17)
-        return jft_violation(&w->rules, rec->offset + 24, "nr_entry %llu cannot fit in the record's %zu bytes",
-                         (unsigned long long)d->nr_entry, jft_left(r));
+        return jft_violation(&w->rules, rec->offset + 24,
+                             "nr_entry %llu cannot fit in the record's %zu bytes",
+                             (unsigned long long)d->nr_entry, jft_left(r));
     jd_line *lines = calloc((size_t)d->nr_entry, sizeof *lines);
     if (!lines)
         return jft_fail(w->err, rec->offset, "out of memory");
@@ -259,23 +267,26 @@ static int parse_debug(walker *w, jd_record *rec, jft_reader *r)
         const uint8_t *name = r->data + r->pos;
         const uint8_t *nul = r->overrun ? NULL : memchr(name, 0, jft_left(r));
         if (!nul)
-            return jft_violation(&w->rules, where, "line entry %llu runs past the record (file name not NUL-terminated)",
-                             (unsigned long long)i);
+            return jft_violation(&w->rules, where,
+                                 "line entry %llu runs past the record (file name not NUL-terminated)",
+                                 (unsigned long long)i);
         lines[i].file = (const char *)name;
         jft_skip(r, (size_t)(nul - name) + 1);
         char why[128];
         size_t bad;
         if (jft_check_name(name, (size_t)(nul - name), &bad, why, sizeof why))
-            return jft_violation(&w->rules, where + 16, "line entry %llu file name: %s", (unsigned long long)i, why);
+            return jft_violation(&w->rules, where + 16, "line entry %llu file name: %s",
+                                 (unsigned long long)i, why);
         if (i > 0 && lines[i].addr < lines[i - 1].addr)
-            return jft_violation(&w->rules, where, "line entry %llu address %llx is below the previous entry's %llx",
-                             (unsigned long long)i, (unsigned long long)lines[i].addr,
-                             (unsigned long long)lines[i - 1].addr);
+            return jft_violation(&w->rules, where,
+                                 "line entry %llu address %llx is below the previous entry's %llx",
+                                 (unsigned long long)i, (unsigned long long)lines[i].addr,
+                                 (unsigned long long)lines[i - 1].addr);
     }
     if (jft_left(r) >= 8 || !all_zero(r->data + r->pos, jft_left(r)))
-        return jft_violation(&w->rules, rec->offset + r->pos,
-                         "%zu bytes after the last line entry (only zero padding below 8 bytes is allowed)",
-                         jft_left(r));
+        return jft_violation(
+            &w->rules, rec->offset + r->pos,
+            "%zu bytes after the last line entry (only zero padding below 8 bytes is allowed)", jft_left(r));
     return 0;
 }
 
@@ -284,18 +295,20 @@ static int check_debug_against_load(walker *w, const jd_record *rec, const jd_lo
     const jd_debug *d = &rec->u.debug;
     uint64_t end = load->code_addr + load->code_size;
     if (d->code_addr != load->code_addr)
-        return jft_violation(&w->rules, rec->offset + 16, "CODE_DEBUG_INFO code_addr %llx differs from its CODE_LOAD's %llx",
-                         (unsigned long long)d->code_addr, (unsigned long long)load->code_addr);
+        return jft_violation(&w->rules, rec->offset + 16,
+                             "CODE_DEBUG_INFO code_addr %llx differs from its CODE_LOAD's %llx",
+                             (unsigned long long)d->code_addr, (unsigned long long)load->code_addr);
     for (uint64_t i = 0; i < d->nr_entry; i++)
         if (d->lines[i].addr < load->code_addr || d->lines[i].addr > end)
-            return jft_violation(&w->rules, rec->offset, "line entry %llu address %llx lies outside the code %llx-%llx",
-                             (unsigned long long)i, (unsigned long long)d->lines[i].addr,
-                             (unsigned long long)load->code_addr, (unsigned long long)end);
+            return jft_violation(&w->rules, rec->offset,
+                                 "line entry %llu address %llx lies outside the code %llx-%llx",
+                                 (unsigned long long)i, (unsigned long long)d->lines[i].addr,
+                                 (unsigned long long)load->code_addr, (unsigned long long)end);
     if (d->lines[d->nr_entry - 1].addr != end)
         return jft_violation(&w->rules, rec->offset,
-                         "last line entry at %llx does not close the code at %llx "
-                         "(perf gives the last range no line)",
-                         (unsigned long long)d->lines[d->nr_entry - 1].addr, (unsigned long long)end);
+                             "last line entry at %llx does not close the code at %llx "
+                             "(perf gives the last range no line)",
+                             (unsigned long long)d->lines[d->nr_entry - 1].addr, (unsigned long long)end);
     return 0;
 }
 
@@ -308,26 +321,31 @@ static int parse_unwind(walker *w, jd_record *rec, jft_reader *r)
     u->eh_frame_hdr_size = jft_u64(r);
     u->mapped_size = jft_u64(r);
     if (r->overrun)
-        return jft_violation(&w->rules, rec->offset, "CODE_UNWINDING_INFO of %u bytes is shorter than its 40-byte fixed part",
-                         rec->total_size);
+        return jft_violation(&w->rules, rec->offset,
+                             "CODE_UNWINDING_INFO of %u bytes is shorter than its 40-byte fixed part",
+                             rec->total_size);
     size_t data = jft_left(r);
     if (u->unwinding_size > data)
-        return jft_violation(&w->rules, rec->offset + 16, "unwinding_size %llu exceeds the record's %zu data bytes",
-                         (unsigned long long)u->unwinding_size, data);
+        return jft_violation(&w->rules, rec->offset + 16,
+                             "unwinding_size %llu exceeds the record's %zu data bytes",
+                             (unsigned long long)u->unwinding_size, data);
     if (u->eh_frame_hdr_size > u->unwinding_size)
-        return jft_violation(&w->rules, rec->offset + 24, "eh_frame_hdr_size %llu exceeds unwinding_size %llu",
-                         (unsigned long long)u->eh_frame_hdr_size, (unsigned long long)u->unwinding_size);
-    if (data - u->unwinding_size >= 8 || !all_zero(r->data + r->pos + u->unwinding_size, data - u->unwinding_size))
+        return jft_violation(&w->rules, rec->offset + 24,
+                             "eh_frame_hdr_size %llu exceeds unwinding_size %llu",
+                             (unsigned long long)u->eh_frame_hdr_size, (unsigned long long)u->unwinding_size);
+    if (data - u->unwinding_size >= 8 ||
+        !all_zero(r->data + r->pos + u->unwinding_size, data - u->unwinding_size))
         return jft_violation(&w->rules, rec->offset + 40 + u->unwinding_size,
-                         "%zu bytes after the unwinding data (only zero padding to 8 is allowed)",
-                         data - (size_t)u->unwinding_size);
+                             "%zu bytes after the unwinding data (only zero padding to 8 is allowed)",
+                             data - (size_t)u->unwinding_size);
     u->eh_frame_size = u->unwinding_size - u->eh_frame_hdr_size;
     u->eh_frame = r->data + r->pos;
     u->eh_frame_hdr = u->eh_frame + u->eh_frame_size;
     if (u->eh_frame_size == 0)
         return jft_violation(&w->rules, rec->offset + 16, "no .eh_frame data");
     if (u->eh_frame_hdr_size == 0)
-        return jft_violation(&w->rules, rec->offset + 24, "no .eh_frame_hdr (perf's unwinder looks FDEs up in it)");
+        return jft_violation(&w->rules, rec->offset + 24,
+                             "no .eh_frame_hdr (perf's unwinder looks FDEs up in it)");
     return 0;
 }
 
@@ -339,19 +357,24 @@ static int check_fde_ranges(walker *w, const jd_record *rec, const ehf_table *t,
         const ehf_cie *c = &t->cies[f->cie];
         if ((c->fde_encoding & 0x70) != 0x10)
             return jft_violation(&w->rules, base + f->pc_begin_field,
-                             "FDE pc_begin encoding 0x%02x is not pc-relative (perf's synthesized DSO "
-                             "needs pc-relative pointers)", c->fde_encoding);
-        if (f->pc_begin < 0 || (uint64_t)f->pc_begin >= code_size || f->pc_range > code_size - (uint64_t)f->pc_begin)
-            return jft_violation(&w->rules, base + f->pc_begin_field,
-                             "FDE at .eh_frame offset %llu covers code offsets [%lld, %lld), outside the code "
-                             "[0, %llu): pc_begin must be -(round8(code_size) + field offset) for offset 0",
-                             (unsigned long long)f->offset, (long long)f->pc_begin,
-                             (long long)(f->pc_begin + (int64_t)f->pc_range), (unsigned long long)code_size);
+                                 "FDE pc_begin encoding 0x%02x is not pc-relative (perf's synthesized DSO "
+                                 "needs pc-relative pointers)",
+                                 c->fde_encoding);
+        if (f->pc_begin < 0 || (uint64_t)f->pc_begin >= code_size ||
+            f->pc_range > code_size - (uint64_t)f->pc_begin)
+            return jft_violation(
+                &w->rules, base + f->pc_begin_field,
+                "FDE at .eh_frame offset %llu covers code offsets [%lld, %lld), outside the code "
+                "[0, %llu): pc_begin must be -(round8(code_size) + field offset) for offset 0",
+                (unsigned long long)f->offset, (long long)f->pc_begin,
+                (long long)(f->pc_begin + (int64_t)f->pc_range), (unsigned long long)code_size);
         for (size_t j = 0; j < i; j++) {
             const ehf_fde *g = &t->fdes[j];
-            if (f->pc_begin < g->pc_begin + (int64_t)g->pc_range && g->pc_begin < f->pc_begin + (int64_t)f->pc_range)
-                return jft_violation(&w->rules, base + f->offset, "FDEs at .eh_frame offsets %llu and %llu overlap",
-                                 (unsigned long long)g->offset, (unsigned long long)f->offset);
+            if (f->pc_begin < g->pc_begin + (int64_t)g->pc_range &&
+                g->pc_begin < f->pc_begin + (int64_t)f->pc_range)
+                return jft_violation(&w->rules, base + f->offset,
+                                     "FDEs at .eh_frame offsets %llu and %llu overlap",
+                                     (unsigned long long)g->offset, (unsigned long long)f->offset);
         }
     }
     return 0;
@@ -371,12 +394,14 @@ static int check_unwind_against_load(walker *w, jd_record *rec, uint64_t code_si
         return jft_violation(&w->rules, local.where, ".eh_frame: %s", local.msg);
     u->table = t;
     if (t->n_fdes == 0 && u->mapped_size != 0)
-        return jft_violation(&w->rules, rec->offset + 40, ".eh_frame has no FDE (but mapped_size %llu: "
+        return jft_violation(&w->rules, rec->offset + 40,
+                             ".eh_frame has no FDE (but mapped_size %llu: "
                              "data that describes nothing must map nothing)",
                              (unsigned long long)u->mapped_size);
     if (t->n_fdes != 0 && u->mapped_size == 0)
-        return jft_violation(&w->rules, rec->offset + 32,
-                         "mapped_size is 0 (perf then maps only the code and call chains come out wrong)");
+        return jft_violation(
+            &w->rules, rec->offset + 32,
+            "mapped_size is 0 (perf then maps only the code and call chains come out wrong)");
     if (check_fde_ranges(w, rec, t, code_size))
         return -1;
     int64_t hdr_addr = u->layout.section_addr + (int64_t)u->eh_frame_size;
@@ -398,12 +423,13 @@ static int parse_load_fields(walker *w, jd_record *rec, jft_reader *r)
     l->code_size = jft_u64(r);
     l->code_index = jft_u64(r);
     if (r->overrun)
-        return jft_violation(&w->rules, rec->offset, "CODE_LOAD of %u bytes is shorter than its 56-byte fixed part",
-                         rec->total_size);
+        return jft_violation(&w->rules, rec->offset,
+                             "CODE_LOAD of %u bytes is shorter than its 56-byte fixed part", rec->total_size);
     size_t room = jft_left(r);
     if (l->code_size > room)
-        return jft_violation(&w->rules, rec->offset + 40, "code_size %llu does not fit in the record (%zu bytes after the fixed part)",
-                         (unsigned long long)l->code_size, room);
+        return jft_violation(&w->rules, rec->offset + 40,
+                             "code_size %llu does not fit in the record (%zu bytes after the fixed part)",
+                             (unsigned long long)l->code_size, room);
     const uint8_t *name = r->data + r->pos;
     const uint8_t *nul = memchr(name, 0, room - (size_t)l->code_size);
     if (!nul)
@@ -411,7 +437,8 @@ static int parse_load_fields(walker *w, jd_record *rec, jft_reader *r)
     l->name = (const char *)name;
     l->code = r->data + r->len - l->code_size;
     if (!all_zero(nul + 1, (size_t)(l->code - nul - 1)))
-        return jft_violation(&w->rules, rec->offset + 56 + (uint64_t)(nul + 1 - name), "non-zero bytes between the name and the code");
+        return jft_violation(&w->rules, rec->offset + 56 + (uint64_t)(nul + 1 - name),
+                             "non-zero bytes between the name and the code");
     return 0;
 }
 
@@ -425,17 +452,22 @@ static int check_load(walker *w, const jd_record *rec)
     if (l->code_size == 0)
         return jft_violation(&w->rules, rec->offset + 40, "code_size is 0");
     if (l->code_size > INT_MAX)
-        return jft_violation(&w->rules, rec->offset + 40, "code_size %llu is above INT_MAX (perf truncates it)",
-                         (unsigned long long)l->code_size);
+        return jft_violation(&w->rules, rec->offset + 40,
+                             "code_size %llu is above INT_MAX (perf truncates it)",
+                             (unsigned long long)l->code_size);
     if (l->code_addr + l->code_size < l->code_addr)
-        return jft_violation(&w->rules, rec->offset + 32, "code %llx+%llu wraps past the end of the address space",
-                         (unsigned long long)l->code_addr, (unsigned long long)l->code_size);
+        return jft_violation(&w->rules, rec->offset + 32,
+                             "code %llx+%llu wraps past the end of the address space",
+                             (unsigned long long)l->code_addr, (unsigned long long)l->code_size);
     if (l->pid != w->h.pid)
-        return jft_violation(&w->rules, rec->offset + 16, "pid %u differs from the header's pid %u (a forked child "
-                         "writing into its parent's dump?)", l->pid, w->h.pid);
+        return jft_violation(&w->rules, rec->offset + 16,
+                             "pid %u differs from the header's pid %u (a forked child "
+                             "writing into its parent's dump?)",
+                             l->pid, w->h.pid);
     if (w->have_index && l->code_index <= w->last_index)
-        return jft_violation(&w->rules, rec->offset + 48, "code_index %llu is not greater than the previous one (%llu)",
-                         (unsigned long long)l->code_index, (unsigned long long)w->last_index);
+        return jft_violation(&w->rules, rec->offset + 48,
+                             "code_index %llu is not greater than the previous one (%llu)",
+                             (unsigned long long)l->code_index, (unsigned long long)w->last_index);
     return 0;
 }
 
@@ -452,10 +484,11 @@ static int check_not_stale(walker *w, const jd_record *rec)
     const pending *u = &w->unwind;
     if (!u->present || !u->used_by_move || u->rec.u.unwind.mapped_size == 0)
         return 0;
-    return jft_violation(&w->rules, rec->offset, "%s would take the unwinding info at 0x%llx, which the "
+    return jft_violation(&w->rules, rec->offset,
+                         "%s would take the unwinding info at 0x%llx, which the "
                          "CODE_MOVE before it used (perf keeps it until a CODE_LOAD): write one of its own, "
-                         "or one describing nothing, first", jd_record_name(rec->id),
-                         (unsigned long long)u->rec.offset);
+                         "or one describing nothing, first",
+                         jd_record_name(rec->id), (unsigned long long)u->rec.offset);
 }
 
 static int finish_load(walker *w, jd_record *rec)
@@ -476,7 +509,8 @@ static int finish_load(walker *w, jd_record *rec)
     uint64_t mapped = w->unwind.present && w->unwind.rec.u.unwind.mapped_size
                           ? jft_round_up(l->code_size, 8) + w->unwind.rec.u.unwind.mapped_size
                           : l->code_size;
-    live_map m = {l->code_addr, l->code_addr + mapped, l->code_addr + l->code_size, l->code_index, rec->offset};
+    live_map m = {l->code_addr, l->code_addr + mapped, l->code_addr + l->code_size, l->code_index,
+                  rec->offset};
     if (m.end < m.start)
         m.end = UINT64_MAX;
     if (rc == 0)
@@ -533,26 +567,31 @@ static int handle_move(walker *w, jd_record *rec, jft_reader *r)
     m->code_size = jft_u64(r);
     m->code_index = jft_u64(r);
     if (r->overrun || jft_left(r) != 0)
-        return jft_violation(&w->rules, rec->offset, "CODE_MOVE record is %u bytes (expected 64)", rec->total_size);
+        return jft_violation(&w->rules, rec->offset, "CODE_MOVE record is %u bytes (expected 64)",
+                             rec->total_size);
     if (check_not_stale(w, rec) || check_move_unwind(w, m->code_size))
         return -1;
     report(w, rec);
     w->sum->moves++;
     if (m->pid != w->h.pid)
-        return jft_violation(&w->rules, rec->offset + 16, "pid %u differs from the header's pid %u", m->pid, w->h.pid);
+        return jft_violation(&w->rules, rec->offset + 16, "pid %u differs from the header's pid %u", m->pid,
+                             w->h.pid);
     size_t i = 0;
     while (i < w->n_live && w->live[i].index != m->code_index)
         i++;
     if (i == w->n_live)
-        return jft_violation(&w->rules, rec->offset + 56, "CODE_MOVE of code_index %llu, which no live CODE_LOAD has "
-                         "(never loaded, or a later load or move overlapped its code)",
-                         (unsigned long long)m->code_index);
+        return jft_violation(&w->rules, rec->offset + 56,
+                             "CODE_MOVE of code_index %llu, which no live CODE_LOAD has "
+                             "(never loaded, or a later load or move overlapped its code)",
+                             (unsigned long long)m->code_index);
     live_map moved = w->live[i];
     if (moved.start != m->old_code_addr || moved.code_end - moved.start != m->code_size)
-        return jft_violation(&w->rules, rec->offset + 32, "CODE_MOVE old_code_addr/code_size %llx/%llu do not match "
-                         "code_index %llu's %llx/%llu", (unsigned long long)m->old_code_addr,
-                         (unsigned long long)m->code_size, (unsigned long long)m->code_index,
-                         (unsigned long long)moved.start, (unsigned long long)(moved.code_end - moved.start));
+        return jft_violation(&w->rules, rec->offset + 32,
+                             "CODE_MOVE old_code_addr/code_size %llx/%llu do not match "
+                             "code_index %llu's %llx/%llu",
+                             (unsigned long long)m->old_code_addr, (unsigned long long)m->code_size,
+                             (unsigned long long)m->code_index, (unsigned long long)moved.start,
+                             (unsigned long long)(moved.code_end - moved.start));
     remove_live(w, i);
     /* perf maps code_size bytes, plus the kept unwinding info's mapped_size
      * (the .so made at the load holds the unwind data there). */
@@ -562,7 +601,8 @@ static int handle_move(walker *w, jd_record *rec, jft_reader *r)
     moved.end = usize ? m->new_code_addr + jft_round_up(m->code_size, 8) + usize : moved.code_end;
     moved.load_offset = rec->offset;
     if (moved.end < moved.start || moved.code_end < moved.start)
-        return jft_violation(&w->rules, rec->offset + 40, "moved code wraps past the end of the address space");
+        return jft_violation(&w->rules, rec->offset + 40,
+                             "moved code wraps past the end of the address space");
     return add_mapping(w, &moved, rec->offset);
 }
 
@@ -576,17 +616,21 @@ static int check_order(walker *w, const jd_record *rec)
         w->sum->reopened++;
     }
     int unwind_then_move = rec->id == JD_CODE_MOVE && !w->debug.present;
-    if (p && !unwind_then_move && !(p == &w->unwind && w->unwind.used_by_move) &&
-        rec->id != JD_CODE_LOAD && rec->id != JD_CODE_DEBUG_INFO && rec->id != JD_CODE_UNWINDING_INFO)
-        return jft_violation(&w->rules, rec->offset, "%s at 0x%llx must be followed by its CODE_LOAD, not by %s",
-                         jd_record_name(p->rec.id), (unsigned long long)p->rec.offset, jd_record_name(rec->id));
+    if (p && !unwind_then_move && !(p == &w->unwind && w->unwind.used_by_move) && rec->id != JD_CODE_LOAD &&
+        rec->id != JD_CODE_DEBUG_INFO && rec->id != JD_CODE_UNWINDING_INFO)
+        return jft_violation(
+            &w->rules, rec->offset, "%s at 0x%llx must be followed by its CODE_LOAD, not by %s",
+            jd_record_name(p->rec.id), (unsigned long long)p->rec.offset, jd_record_name(rec->id));
     if (!w->seen_record && rec->timestamp < w->h.timestamp) {
         /* perf never compares records with the header's timestamp (CPython
          * 3.13's -X perf_jit writes wall-clock microseconds there). */
-        warn(w, rec->offset + 8, "timestamp %llu is earlier than the header's %llu (perf does not use "
-             "the header's timestamp)", (unsigned long long)rec->timestamp, (unsigned long long)w->h.timestamp);
+        warn(w, rec->offset + 8,
+             "timestamp %llu is earlier than the header's %llu (perf does not use "
+             "the header's timestamp)",
+             (unsigned long long)rec->timestamp, (unsigned long long)w->h.timestamp);
     } else if (rec->timestamp < w->last_timestamp) {
-        return jft_violation(&w->rules, rec->offset + 8, "timestamp %llu is earlier than the previous record's %llu",
+        return jft_violation(&w->rules, rec->offset + 8,
+                             "timestamp %llu is earlier than the previous record's %llu",
                              (unsigned long long)rec->timestamp, (unsigned long long)w->last_timestamp);
     }
     w->seen_record = 1;
@@ -600,7 +644,7 @@ static int hold(walker *w, pending *slot, jd_record *rec, jft_reader *r)
         drop_pending(slot); /* replaced, as perf replaces it */
     if (slot->present)
         return jft_violation(&w->rules, rec->offset, "second %s before a CODE_LOAD (the first is at 0x%llx)",
-                         jd_record_name(rec->id), (unsigned long long)slot->rec.offset);
+                             jd_record_name(rec->id), (unsigned long long)slot->rec.offset);
     uint64_t before = w->rules.count;
     int bad = rec->id == JD_CODE_DEBUG_INFO ? parse_debug(w, rec, r) : parse_unwind(w, rec, r);
     if (bad || w->rules.count != before) {
@@ -634,7 +678,8 @@ static int handle_record(walker *w, jd_record *rec)
         w->closed = 1;
         w->close_offset = rec->offset;
         if (rec->total_size != JD_PREFIX_SIZE)
-            return jft_violation(&w->rules, rec->offset + 4, "CODE_CLOSE record is %u bytes (expected 16)", rec->total_size);
+            return jft_violation(&w->rules, rec->offset + 4, "CODE_CLOSE record is %u bytes (expected 16)",
+                                 rec->total_size);
         return 0;
     default:
         report(w, rec);
@@ -666,7 +711,8 @@ static int grow_record_buffer(walker *w, const jd_record *rec)
 /* The stream ended `left` bytes into the record. */
 static int runs_past_end(walker *w, const jd_record *rec, size_t left)
 {
-    return jft_fail(w->err, rec->offset, "%s record of %u bytes runs past the end of the file (%zu bytes left)",
+    return jft_fail(w->err, rec->offset,
+                    "%s record of %u bytes runs past the end of the file (%zu bytes left)",
                     jd_record_name(rec->id), rec->total_size, left);
 }
 
@@ -677,9 +723,10 @@ static int read_record(walker *w, const jd_record *rec, const uint8_t *prefix)
 {
     size_t body = rec->total_size - JD_PREFIX_SIZE;
     if (rec->total_size > max_record_size(rec->id)) {
-        if (jft_violation(&w->rules, rec->offset + 4, "%s record of %u bytes is larger than the %u bytes "
-                          "jitframes reads for one", jd_record_name(rec->id), rec->total_size,
-                          max_record_size(rec->id)))
+        if (jft_violation(&w->rules, rec->offset + 4,
+                          "%s record of %u bytes is larger than the %u bytes "
+                          "jitframes reads for one",
+                          jd_record_name(rec->id), rec->total_size, max_record_size(rec->id)))
             return -1;
         uint64_t got = jft_stream_skip(w->in, body, NULL);
         return got < body ? runs_past_end(w, rec, JD_PREFIX_SIZE + (size_t)got) : 0;
@@ -711,8 +758,10 @@ static int end_of_records(walker *w, const jd_record *rec, const uint8_t *prefix
 {
     int zero = all_zero(prefix, JD_PREFIX_SIZE);
     if (rec->total_size != 0)
-        return jft_fail(w->err, rec->offset, "record header with size %u (< 16) followed by non-zero bytes: "
-                        "perf stops reading here", rec->total_size);
+        return jft_fail(w->err, rec->offset,
+                        "record header with size %u (< 16) followed by non-zero bytes: "
+                        "perf stops reading here",
+                        rec->total_size);
     int rest_zero;
     uint64_t rest = jft_stream_skip(w->in, UINT64_MAX, &rest_zero);
     if (!zero || !rest_zero)
@@ -739,7 +788,8 @@ static int walk_records(walker *w)
         if (got < JD_PREFIX_SIZE) {
             if (all_zero(prefix, got))
                 break;
-            return jft_fail(w->err, pos, "%zu stray non-zero bytes at the end, too short for a record header", got);
+            return jft_fail(w->err, pos, "%zu stray non-zero bytes at the end, too short for a record header",
+                            got);
         }
         jft_reader r;
         jft_reader_init(&r, prefix, sizeof prefix, w->h.big_endian);
@@ -765,12 +815,12 @@ static int walk_records(walker *w)
     if (w->in->error)
         return jft_fail(w->err, pos, "read error: %s", strerror(w->in->error));
     w->sum->end_offset = pos;
-    const pending *p = w->debug.present                                 ? &w->debug
+    const pending *p = w->debug.present                               ? &w->debug
                        : w->unwind.present && !w->unwind.used_by_move ? &w->unwind
-                                                                       : NULL;
+                                                                      : NULL;
     if (p)
         return jft_violation(&w->rules, p->rec.offset, "%s at the end of the dump has no CODE_LOAD after it",
-                         jd_record_name(p->rec.id));
+                             jd_record_name(p->rec.id));
     return 0;
 }
 

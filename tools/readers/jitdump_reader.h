@@ -119,8 +119,8 @@ int jd_walk(const uint8_t *buf, size_t len, const jd_visitor *v, void *ctx, int 
 
 /* The same over a stream (a pipe, a file, standard input), read once front
  * to back in bounded memory. */
-int jd_walk_stream(jft_stream *in, const jd_visitor *v, void *ctx, int keep_going,
-                   jd_summary *summary, jft_error *err);
+int jd_walk_stream(jft_stream *in, const jd_visitor *v, void *ctx, int keep_going, jd_summary *summary,
+                   jft_error *err);
 
 /* Validate (no output). */
 int jd_check(const uint8_t *buf, size_t len, jd_summary *summary, jft_error *err);

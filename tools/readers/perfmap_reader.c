@@ -18,15 +18,15 @@
 #include <string.h>
 
 /* Parse a hex field at line[*pos..n). `what` names it in messages. */
-static int parse_hex_field(const uint8_t *line, size_t n, size_t *pos, const char *what,
-                           uint64_t line_no, uint64_t *out, jft_error *err)
+static int parse_hex_field(const uint8_t *line, size_t n, size_t *pos, const char *what, uint64_t line_no,
+                           uint64_t *out, jft_error *err)
 {
     size_t p = *pos;
     if (p == n)
         return jft_fail(err, line_no, "line ends before the %s", what);
     if (line[p] == ' ')
-        return jft_fail(err, line_no, "%s", p == 0 ? "line starts with a space"
-                                                   : "more than one space between fields");
+        return jft_fail(err, line_no, "%s",
+                        p == 0 ? "line starts with a space" : "more than one space between fields");
     if (line[p] == '0' && p + 1 < n && (line[p + 1] == 'x' || line[p + 1] == 'X'))
         return jft_fail(err, line_no, "%s has a 0x prefix (write bare hex)", what);
     uint64_t v = 0;
@@ -166,8 +166,8 @@ typedef struct region {
 typedef struct region_set {
     region *items;
     size_t n, cap;
-    uint64_t dups;   /* repeats dropped by compaction */
-    int done;        /* a problem was found: stop collecting */
+    uint64_t dups; /* repeats dropped by compaction */
+    int done;      /* a problem was found: stop collecting */
 } region_set;
 
 static uint64_t name_hash(const char *name, size_t n)
@@ -253,10 +253,12 @@ static void report_first_overlap(region_set *set, jft_error *err)
             early = e;
     }
     if (early)
-        jft_fail(err, lo, "region %llx-%llx overlaps line %llu (%llx-%llx); readers disagree on "
-                 "which name wins", (unsigned long long)late->start,
-                 (unsigned long long)(late->start + late->size), (unsigned long long)early->line,
-                 (unsigned long long)early->start, (unsigned long long)(early->start + early->size));
+        jft_fail(err, lo,
+                 "region %llx-%llx overlaps line %llu (%llx-%llx); readers disagree on "
+                 "which name wins",
+                 (unsigned long long)late->start, (unsigned long long)(late->start + late->size),
+                 (unsigned long long)early->line, (unsigned long long)early->start,
+                 (unsigned long long)(early->start + early->size));
 }
 
 /* Sort, look for an overlap (reported in err), drop exact repeats. Returns
@@ -286,8 +288,10 @@ static int add_region(region_set *set, const pm_entry *e, jft_error *err)
             return -1;
         if (set->n >= PM_MAX_REGIONS) {
             set->done = 1;
-            return jft_fail(err, e->line, "more than %u distinct regions: more than jitframes checks "
-                            "for overlaps", PM_MAX_REGIONS);
+            return jft_fail(err, e->line,
+                            "more than %u distinct regions: more than jitframes checks "
+                            "for overlaps",
+                            PM_MAX_REGIONS);
         }
         if (set->n >= set->cap / 2) {
             size_t cap = set->cap ? set->cap * 2 : 64;
@@ -307,11 +311,11 @@ static int add_region(region_set *set, const pm_entry *e, jft_error *err)
 /* ---- the walk ------------------------------------------------------------ */
 
 typedef struct map_walk {
-    pm_entry_fn fn;      /* called for every well-formed entry (NULL: none) */
+    pm_entry_fn fn; /* called for every well-formed entry (NULL: none) */
     void *ctx;
-    region_set *set;     /* NULL: syntax only */
+    region_set *set; /* NULL: syntax only */
     pm_summary counts;
-    jft_error overlap;   /* the first overlap found (an earlier line than any later syntax error) */
+    jft_error overlap; /* the first overlap found (an earlier line than any later syntax error) */
 } map_walk;
 
 static void count_entry_in(map_walk *m, const pm_entry *e, jft_error *err)

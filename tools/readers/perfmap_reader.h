@@ -33,10 +33,10 @@ typedef void (*pm_entry_fn)(void *ctx, const pm_entry *entry);
 
 typedef struct pm_summary {
     uint64_t entries;
-    uint64_t duplicates; /* lines repeating an earlier line exactly */
-    uint64_t lowest;     /* lowest start (0 if no entries) */
-    uint64_t highest;    /* highest end */
-    uint64_t padding;    /* bytes of blank lines: reserved space not used */
+    uint64_t duplicates;  /* lines repeating an earlier line exactly */
+    uint64_t lowest;      /* lowest start (0 if no entries) */
+    uint64_t highest;     /* highest end */
+    uint64_t padding;     /* bytes of blank lines: reserved space not used */
     uint64_t unpublished; /* lines starting "##": never published */
 } pm_summary;
 

@@ -15,8 +15,8 @@
 #include "table_reader.h"
 
 typedef enum tr_lookup_result {
-    TR_FOUND = 0,    /* *generation filled */
-    TR_UNREADABLE,   /* no table, or one that breaks its own rules */
+    TR_FOUND = 0,  /* *generation filled */
+    TR_UNREADABLE, /* no table, or one that breaks its own rules */
 } tr_lookup_result;
 
 /* At sample time: the generation of the table mapped at base (map_size

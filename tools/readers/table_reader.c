@@ -67,7 +67,8 @@ static int check_header(const jf__pub_header *h, uint64_t map_size, const tr_lim
         return fail(err, cap, "table areas lie outside its %llu-byte mapping", (unsigned long long)map_size);
     if (h->entries_used > h->entries_capacity || h->heap_used > h->heap_capacity)
         return fail(err, cap, "table counts exceed its capacities");
-    if (h->entries_used > lim->max_entries || h->ring_capacity > lim->max_ring || h->heap_used > lim->max_heap)
+    if (h->entries_used > lim->max_entries || h->ring_capacity > lim->max_ring ||
+        h->heap_used > lim->max_heap)
         return fail(err, cap, "table too big for the reader's limits (%u slots, %u ring, %u string bytes)",
                     h->entries_used, h->ring_capacity, h->heap_used);
     return 0;
@@ -326,7 +327,8 @@ static uint8_t *copy_unwind(const decoder *d, const heap_view *v, const jf__pub_
     jf__eh_image im;
     img = NULL;
     if (buf && jf__cfi_emit(cfi, JF_EH_LAYOUT_PERF_JITDUMP, a->start, a->size, 0, buf, cap, &im) == 0 &&
-        im.eh_frame_size + im.hdr_size <= UINT32_MAX && (img = ts_new(im.eh_frame_size + im.hdr_size, NULL))) {
+        im.eh_frame_size + im.hdr_size <= UINT32_MAX &&
+        (img = ts_new(im.eh_frame_size + im.hdr_size, NULL))) {
         memcpy(img, buf, im.eh_frame_size + im.hdr_size);
         ts_set_aux(img, im.hdr_size);
     }
@@ -354,7 +356,8 @@ static int stable(const jf__pub_entry *a, const jf__pub_entry *b)
 
 /* Turn a stable entry into a region if it is of the wanted kind and sound.
  * 1 kept, 0 skipped, -1 over the budget or the deadline. */
-static int take_entry(const decoder *d, const entry_views *v, const jf__pub_entry *a, uint32_t kind, tr_region *out)
+static int take_entry(const decoder *d, const entry_views *v, const jf__pub_entry *a, uint32_t kind,
+                      tr_region *out)
 {
     if (!in_time(d->b))
         return -1;
@@ -394,8 +397,8 @@ typedef struct reader {
     void *ctx;
     uint64_t base;
     const raw_read *raw;
-    decoder d;           /* over the whole read's heap copy */
-    size_t rereads;      /* slots read alone so far */
+    decoder d;      /* over the whole read's heap copy */
+    size_t rereads; /* slots read alone so far */
     uint64_t reread_bytes;
 } reader;
 
@@ -426,7 +429,8 @@ static uint32_t at_most(uint32_t v, uint32_t max)
 /* The heap bytes entry a references, copied now. */
 static int fetch_entry(reader *rd, const jf__pub_entry *a, entry_views *v, char *bufs[4])
 {
-    uint32_t name = at_most(a->name_len, rd->d.lim->max_string), file = at_most(a->file_len, rd->d.lim->max_string);
+    uint32_t name = at_most(a->name_len, rd->d.lim->max_string),
+             file = at_most(a->file_len, rd->d.lim->max_string);
     uint32_t lines = a->lines_len <= LINES_READ_MAX ? a->lines_len : 0;
     uint32_t cfi = a->cfi_len <= CFI_READ_MAX ? a->cfi_len : 0;
     return fetch(rd, a->name_off, a->name_len, name, &v->name, &bufs[0]) ||
@@ -448,8 +452,8 @@ static int reread_once(reader *rd, uint64_t addr, uint32_t kind, tr_region *out)
     char *bufs[4] = {NULL, NULL, NULL, NULL};
     entry_views v = {{0}, {0}, {0}, {0}};
     int rc = AGAIN;
-    if ((a.flags != kind || fetch_entry(rd, &a, &v, bufs) == 0) && rd->read(rd->ctx, addr, &b, sizeof b) == 0 &&
-        stable(&a, &b)) {
+    if ((a.flags != kind || fetch_entry(rd, &a, &v, bufs) == 0) &&
+        rd->read(rd->ctx, addr, &b, sizeof b) == 0 && stable(&a, &b)) {
         ts_cache c = {0}; /* the views are this slot's copies: a cache of its own */
         decoder d = {rd->d.lim, rd->d.b, &c};
         rc = a.flags == kind ? take_entry(&d, &v, &a, kind, out) : PROVEN_NONE;
@@ -536,8 +540,8 @@ static void note_unproven(tr_snapshot *s, uint32_t kind, size_t slot)
 
 /* Slot i of an area at addr: taken from the whole read when stable there,
  * else read alone. */
-static int take_slot(reader *rd, const jf__pub_entry *a, const jf__pub_entry *b, uint64_t addr, size_t i, uint32_t kind,
-                     tr_region *out, tr_snapshot *s)
+static int take_slot(reader *rd, const jf__pub_entry *a, const jf__pub_entry *b, uint64_t addr, size_t i,
+                     uint32_t kind, tr_region *out, tr_snapshot *s)
 {
     const heap_view whole = {rd->raw->heap, 0, rd->raw->h.heap_used, rd->raw->h.heap_used};
     const entry_views all = {whole, whole, whole, whole};
@@ -551,8 +555,8 @@ static int take_slot(reader *rd, const jf__pub_entry *a, const jf__pub_entry *b,
     return rc;
 }
 
-static int collect(reader *rd, const jf__pub_entry *a, const jf__pub_entry *b, size_t n, uint64_t addr, uint32_t kind,
-                   tr_region **out, size_t *n_out, tr_snapshot *s)
+static int collect(reader *rd, const jf__pub_entry *a, const jf__pub_entry *b, size_t n, uint64_t addr,
+                   uint32_t kind, tr_region **out, size_t *n_out, tr_snapshot *s)
 {
     tr_region *v = take(rd->d.b, (uint64_t)n * sizeof *v) == 0 ? calloc(n ? n : 1, sizeof *v) : NULL;
     if (!v)
@@ -584,10 +588,10 @@ static int build_snapshot(reader *rd, tr_snapshot *s)
     s->generation = r->h.generation;
     s->consistent = raw_consistent(r);
     s->unproven_slots = s->consistent ? NULL : malloc(TR_UNPROVEN_LIST * sizeof *s->unproven_slots);
-    if (collect(rd, r->slots, r->slots2, r->h.entries_used, rd->base + r->h.entries_off, JF_PUB_LIVE, &s->live,
-                &s->n_live, s) ||
-        collect(rd, r->ring, r->ring2, ring_used(&r->h), rd->base + r->h.ring_off, JF_PUB_REMOVED, &s->removed,
-                &s->n_removed, s)) {
+    if (collect(rd, r->slots, r->slots2, r->h.entries_used, rd->base + r->h.entries_off, JF_PUB_LIVE,
+                &s->live, &s->n_live, s) ||
+        collect(rd, r->ring, r->ring2, ring_used(&r->h), rd->base + r->h.ring_off, JF_PUB_REMOVED,
+                &s->removed, &s->n_removed, s)) {
         tr_snapshot_free(s);
         return -1;
     }
@@ -609,7 +613,8 @@ static int read_whole(tr_read_fn read, void *ctx, uint64_t base, uint64_t map_si
                       ? fail(err, err_cap, "cannot read the table header at 0x%llx", (unsigned long long)base)
                       : check_header(&h, map_size, lim, err, err_cap);
         if (!bad && raw_bytes(&h) > lim->max_bytes)
-            bad = fail(err, err_cap, "table refused: copying it takes %llu MiB, over the reader's %llu MiB budget",
+            bad = fail(err, err_cap,
+                       "table refused: copying it takes %llu MiB, over the reader's %llu MiB budget",
                        (unsigned long long)(raw_bytes(&h) >> 20), (unsigned long long)(lim->max_bytes >> 20));
         if (bad) { /* the header changed under us into one that breaks the rules */
             raw_free(r);
@@ -651,7 +656,8 @@ int tr_read_table(tr_read_fn read, void *ctx, uint64_t base, uint64_t map_size, 
         return fail(err, err_cap, "table refused: decoding it needs over the reader's %llu MiB budget",
                     (unsigned long long)(lim.max_bytes >> 20));
     if (b.late)
-        return fail(err, err_cap, "table refused: reading it takes over the reader's %g s deadline", lim.seconds);
+        return fail(err, err_cap, "table refused: reading it takes over the reader's %g s deadline",
+                    lim.seconds);
     if (rc != 0)
         return fail(err, err_cap, "out of memory reading the table");
     out->attempts = attempts;

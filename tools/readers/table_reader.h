@@ -31,12 +31,14 @@ typedef struct tr_limits {
 } tr_limits;
 
 #define TR_DEFAULT_BYTES ((uint64_t)256 << 20)
+/* clang-format off */
 #define TR_LIMITS_DEFAULT {1u << 20, 1u << 16, 256u << 20, 4096, 64, 10.0, TR_DEFAULT_BYTES}
+/* clang-format on */
 
 typedef struct tr_line {
     uint32_t offset; /* from the region's start */
     uint32_t line;
-    char *file;      /* NULL: the region's file */
+    char *file; /* NULL: the region's file */
 } tr_line;
 
 /* name, file, lines (with its files) and unwind are shared blocks
@@ -46,13 +48,13 @@ typedef struct tr_line {
  * (text_safe.h): each unsafe character and each leading space reads '?'. */
 typedef struct tr_region {
     uint64_t start, size;
-    char *name;       /* never empty */
-    char *file;       /* NULL if none */
+    char *name; /* never empty */
+    char *file; /* NULL if none */
     uint32_t line;
     uint64_t removed_ns; /* removed regions: when (CLOCK_MONOTONIC) */
-    tr_line *lines;   /* the line table, NULL if none (or unsound: left out) */
+    tr_line *lines;      /* the line table, NULL if none (or unsound: left out) */
     size_t n_lines;
-    uint64_t published_ns; /* CLOCK_MONOTONIC, a lower bound of when it was published */
+    uint64_t published_ns;               /* CLOCK_MONOTONIC, a lower bound of when it was published */
     uint64_t published_gen, removed_gen; /* live for table generations [published_gen, removed_gen);
                                           * removed_gen 0 while live */
     /* The unwinding_data of a jitdump CODE_UNWINDING_INFO for this region,
@@ -66,20 +68,20 @@ typedef struct tr_region {
 } tr_region;
 
 typedef struct tr_snapshot {
-    tr_region *live;     /* sorted by start, no duplicates */
+    tr_region *live; /* sorted by start, no duplicates */
     size_t n_live;
-    tr_region *removed;  /* oldest first */
+    tr_region *removed; /* oldest first */
     size_t n_removed;
-    uint32_t pid;        /* the writer's, as the table says */
-    uint32_t flags;      /* JF_PUB_INCOMPLETE */
+    uint32_t pid;   /* the writer's, as the table says */
+    uint32_t flags; /* JF_PUB_INCOMPLETE */
     uint64_t dropped;
     uint64_t generation;
-    int consistent;      /* 1: no change during the read that was kept */
-    unsigned attempts;   /* reads of the whole table made */
-    size_t torn;         /* slots that changed during the whole read */
-    size_t reread;       /* of those, proven by reading each alone (slot, its strings, slot again) */
-    size_t unproven;     /* live slots left out: never seen the same twice */
-    size_t unproven_removed; /* removed-ring slots left out likewise */
+    int consistent;           /* 1: no change during the read that was kept */
+    unsigned attempts;        /* reads of the whole table made */
+    size_t torn;              /* slots that changed during the whole read */
+    size_t reread;            /* of those, proven by reading each alone (slot, its strings, slot again) */
+    size_t unproven;          /* live slots left out: never seen the same twice */
+    size_t unproven_removed;  /* removed-ring slots left out likewise */
     uint32_t *unproven_slots; /* the first n_unproven_slots of the live ones (at most TR_UNPROVEN_LIST) */
     size_t n_unproven_slots;
 } tr_snapshot;

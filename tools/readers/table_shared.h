@@ -15,8 +15,8 @@
  * freed with dtor(data) then itself when the last reference goes. */
 typedef void (*ts_dtor)(void *data);
 void *ts_new(size_t size, ts_dtor dtor);
-void *ts_ref(void *data);    /* NULL: NULL */
-void ts_unref(void *data);   /* NULL: nothing */
+void *ts_ref(void *data);         /* NULL: NULL */
+void ts_unref(void *data);        /* NULL: nothing */
 size_t ts_size(const void *data); /* NULL: 0 */
 /* 1 the first time it is asked of this block, then 0: a keeper that
  * accounts for bytes counts a shared block once. */

@@ -91,9 +91,8 @@ static __attribute__((noinline, cold)) int stack_check_slow(uintptr_t here)
 static __attribute__((noinline, cold)) PyObject *throw_recursion_error(PyThreadState *ts,
                                                                        struct _PyInterpreterFrame *frame)
 {
-    PyErr_SetString(PyExc_RecursionError,
-                    "maximum recursion depth exceeded: the C stack is nearly full "
-                    "(every Python call uses C stack while jitframes is active)");
+    PyErr_SetString(PyExc_RecursionError, "maximum recursion depth exceeded: the C stack is nearly full "
+                                          "(every Python call uses C stack while jitframes is active)");
     return _PyEval_EvalFrameDefault(ts, frame, 1);
 }
 
@@ -164,17 +163,28 @@ static const char *utf8_or_placeholder(PyObject *s)
  * trampoline's creation. */
 #if PY_VERSION_HEX >= 0x030C0000
 typedef PyObject *saved_exception;
-static saved_exception save_exception(void) { return PyErr_GetRaisedException(); }
-static void restore_exception(saved_exception e) { PyErr_SetRaisedException(e); }
+static saved_exception save_exception(void)
+{
+    return PyErr_GetRaisedException();
+}
+static void restore_exception(saved_exception e)
+{
+    PyErr_SetRaisedException(e);
+}
 #else
-typedef struct { PyObject *type, *value, *tb; } saved_exception;
+typedef struct {
+    PyObject *type, *value, *tb;
+} saved_exception;
 static saved_exception save_exception(void)
 {
     saved_exception e;
     PyErr_Fetch(&e.type, &e.value, &e.tb);
     return e;
 }
-static void restore_exception(saved_exception e) { PyErr_Restore(e.type, e.value, e.tb); }
+static void restore_exception(saved_exception e)
+{
+    PyErr_Restore(e.type, e.value, e.tb);
+}
 #endif
 
 /* Make code's trampoline and cache it; returns what to call (the default
@@ -230,8 +240,7 @@ static __attribute__((noinline, cold)) PyObject *eval_low_on_stack(PyThreadState
 
 /* Where the inline read of the slot is not proven: CPython's API. */
 static __attribute__((noinline)) PyObject *eval_through_api(PyThreadState *ts,
-                                                           struct _PyInterpreterFrame *frame,
-                                                           int throwflag)
+                                                            struct _PyInterpreterFrame *frame, int throwflag)
 {
     eval_fn entry = (eval_fn)entry_through_api((PyCodeObject *)frame_code(frame));
     if (!entry)
@@ -290,5 +299,11 @@ void jfpy_hook_keep_dead_trampolines(void)
     keep_dead_trampolines = 1;
 }
 
-unsigned long long jfpy_hook_trampolines_created(void) { return created; }
-unsigned long long jfpy_hook_trampolines_failed(void) { return failed; }
+unsigned long long jfpy_hook_trampolines_created(void)
+{
+    return created;
+}
+unsigned long long jfpy_hook_trampolines_failed(void)
+{
+    return failed;
+}

@@ -18,7 +18,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-static int library_ready; /* jf_init succeeded (never balanced: see above) */
+static int library_ready;     /* jf_init succeeded (never balanced: see above) */
 static unsigned active_sinks; /* 0: inactive */
 
 /* ---- errors ----------------------------------------------------------------- */
@@ -26,9 +26,9 @@ static unsigned active_sinks; /* 0: inactive */
 /* Raise the Python exception matching a jitframes error code. */
 static PyObject *raise_jf_error(int err, const char *doing)
 {
-    PyObject *type = err == JF_EINVAL ? PyExc_ValueError
-                   : err == JF_ENOMEM ? PyExc_MemoryError
-                                      : PyExc_OSError;
+    PyObject *type = err == JF_EINVAL   ? PyExc_ValueError
+                     : err == JF_ENOMEM ? PyExc_MemoryError
+                                        : PyExc_OSError;
     const char *msg = jf_last_error(), *code = jf_strerror(err);
     if (strstr(msg, code)) /* the library's message names the code already */
         return PyErr_Format(type, "jitframes: %s: %s", doing, msg);
@@ -132,8 +132,7 @@ static int parse_sinks(const char *list, unsigned *sinks)
 {
     int rc = jf_parse_sinks(list, sinks);
     if (rc != 0) {
-        PyErr_Format(PyExc_ValueError,
-                     "jitframes: invalid sinks '%s': %s", list, jf_last_error());
+        PyErr_Format(PyExc_ValueError, "jitframes: invalid sinks '%s': %s", list, jf_last_error());
         return -1;
     }
     if (*sinks == 0) {
@@ -155,8 +154,7 @@ static PyObject *activate(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     PyInterpreterState *interp = PyInterpreterState_Get();
     if (interp != PyInterpreterState_Main()) /* the code extra slot is the main one's */
-        return PyErr_Format(PyExc_RuntimeError,
-                            "jitframes: only the main interpreter can be activated");
+        return PyErr_Format(PyExc_RuntimeError, "jitframes: only the main interpreter can be activated");
     if (active_sinks)
         return PyErr_Format(PyExc_RuntimeError,
                             "jitframes is already active; call jitframes.deactivate() first");
@@ -235,8 +233,7 @@ static void on_control(void *ctx, unsigned sinks)
 static PyObject *standby(PyObject *self, PyObject *unused)
 {
     if (PyInterpreterState_Get() != PyInterpreterState_Main())
-        return PyErr_Format(PyExc_RuntimeError,
-                            "jitframes: only the main interpreter can be in standby");
+        return PyErr_Format(PyExc_RuntimeError, "jitframes: only the main interpreter can be in standby");
     jf_set_control_callback(on_control, NULL);
     if (ensure_library(1) != 0)
         return NULL;
@@ -276,12 +273,10 @@ static PyObject *get_active_sinks(PyObject *self, PyObject *unused)
 
 static PyObject *sink_stats_dict(const jf_sink_stats *s)
 {
-    return Py_BuildValue("{sKsKsKsKsOsO}", "regions", (unsigned long long)s->regions,
-                         "bytes", (unsigned long long)s->bytes,
-                         "errors", (unsigned long long)s->errors,
-                         "objects", (unsigned long long)s->objects,
-                         "enabled", s->enabled ? Py_True : Py_False,
-                         "failed", s->failed ? Py_True : Py_False);
+    return Py_BuildValue("{sKsKsKsKsOsO}", "regions", (unsigned long long)s->regions, "bytes",
+                         (unsigned long long)s->bytes, "errors", (unsigned long long)s->errors, "objects",
+                         (unsigned long long)s->objects, "enabled", s->enabled ? Py_True : Py_False, "failed",
+                         s->failed ? Py_True : Py_False);
 }
 
 static PyObject *stats(PyObject *self, PyObject *unused)
@@ -299,8 +294,8 @@ static PyObject *stats(PyObject *self, PyObject *unused)
     if (!sinks)
         return NULL;
     return Py_BuildValue("{sKsKsKsN}", "live_regions", (unsigned long long)st.live_regions,
-                         "trampolines_created", jfpy_hook_trampolines_created(),
-                         "trampolines_failed", jfpy_hook_trampolines_failed(), "sinks", sinks);
+                         "trampolines_created", jfpy_hook_trampolines_created(), "trampolines_failed",
+                         jfpy_hook_trampolines_failed(), "sinks", sinks);
 }
 
 static PyMethodDef methods[] = {
@@ -328,9 +323,15 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_jitframes",
-    "jitframes for CPython: per-function native frames for perf, gdb and lldb.", -1, methods,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT,
+    "_jitframes",
+    "jitframes for CPython: per-function native frames for perf, gdb and lldb.",
+    -1,
+    methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC PyInit__jitframes(void); /* the only symbol CPython looks up */
