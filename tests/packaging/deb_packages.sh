@@ -13,12 +13,15 @@
 # page finds the packaged d3.
 # Usage: deb_packages.sh OUT SOURCE_DIR C_COMPILER
 set -euo pipefail
+# Reads all of its input (grep -q quits at the first match, and the writer's
+# SIGPIPE would then fail the pipeline under pipefail).
+grep_all() { grep "$@" >/dev/null; }
 build=$1/tree debs=$1/debs src=$2 cc=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 version=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$build/CPackConfig.cmake")
-changelog_version=$(sed -n 's/^## \([0-9][0-9.]*\).*/\1/p' "$src/CHANGELOG.md" | head -1)
+changelog_version=$(sed -n 's/^## \([0-9][0-9.]*\).*/\1/p' "$src/CHANGELOG.md" | sed -n 1p)
 [ "$version" = "$changelog_version" ] || fail "the packages' version $version is not CHANGELOG.md's $changelog_version"
 soname=libjitframes.so.${version%.*}
 lib=$(sed -n 's|^libdir=${prefix}/||p' "$build/jitframes.pc")  # lib or lib/<triplet>
@@ -57,10 +60,10 @@ expect "$tools" usr/bin/jitframes usr/libexec/jitframes/jitframes-record usr/lib
 
 field() { dpkg-deb -f "$1" "$2"; }
 [ "$(field "$dev" Depends)" = "libjitframes${version%.*} (= $version-1)" ] || fail "-dev Depends: $(field "$dev" Depends)"
-field "$tools" Depends | grep -q 'python3' || fail "jitframes-tools does not depend on python3"
-field "$tools" Depends | grep -q 'libjitframes' && fail "jitframes-tools depends on the shared library (it links it statically)"
-field "$runtime" Depends | grep -q 'libc6' || fail "the runtime's Depends lacks libc6 (dpkg-shlibdeps)"
-dpkg-deb --ctrl-tarfile "$runtime" | tar -xOf - ./shlibs | grep -qx "libjitframes ${version%.*} libjitframes${version%.*} (>= $version-1)" ||
+field "$tools" Depends | grep_all 'python3' || fail "jitframes-tools does not depend on python3"
+field "$tools" Depends | grep_all 'libjitframes' && fail "jitframes-tools depends on the shared library (it links it statically)"
+field "$runtime" Depends | grep_all 'libc6' || fail "the runtime's Depends lacks libc6 (dpkg-shlibdeps)"
+dpkg-deb --ctrl-tarfile "$runtime" | tar -xOf - ./shlibs | grep_all -x "libjitframes ${version%.*} libjitframes${version%.*} (>= $version-1)" ||
   fail "the runtime's shlibs: $(dpkg-deb --ctrl-tarfile "$runtime" | tar -xOf - ./shlibs)"
 mkdir "$tmp/x"
 dpkg-deb -x "$runtime" "$tmp/x"
@@ -73,7 +76,7 @@ echo "ok: dependencies: -dev on the runtime $version, tools on python3 not on th
 dpkg-deb -e "$runtime" "$tmp/ctl"
 [ "$(cat "$tmp/ctl/triggers" 2>/dev/null)" = "activate-noawait ldconfig" ] || fail "the runtime has no ldconfig trigger"
 [ ! -e "$tmp/ctl/postinst" ] && [ ! -e "$tmp/ctl/postrm" ] || fail "the runtime has maintainer scripts: $(ls "$tmp/ctl")"
-summaries=$(for p in "$runtime" "$dev" "$tools"; do field "$p" Description | head -1; done | sort -u | wc -l)
+summaries=$(for p in "$runtime" "$dev" "$tools"; do field "$p" Description | sed -n 1p; done | sort -u | wc -l)
 [ "$summaries" -eq 3 ] || fail "the three packages share a one-line summary"
 echo "ok: the runtime: Multi-Arch: same, activate-noawait ldconfig, no postinst/postrm; 3 distinct summaries"
 

@@ -8,6 +8,9 @@
 # says why, and leaves no flamegraph.html.
 # Usage: deb_record.sh DEBS_DIR MINIJIT BUILD_DIR
 set -uo pipefail
+# Reads all of its input (grep -q quits at the first match, and the writer's
+# SIGPIPE would then fail the pipeline under pipefail).
+grep_all() { grep "$@" >/dev/null; }
 debs=$(realpath "$1") minijit=$(realpath "$2") build=$3
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../support/record_env.sh"
@@ -22,7 +25,7 @@ plain=(env)
 for v in $(env | sed -n 's/^\(JITFRAMES[A-Za-z0-9_]*\)=.*/\1/p'); do plain+=(-u "$v"); done
 "${plain[@]}" "$minijit" --seconds 300 >"$work/mj.out" 2>&1 &
 pid=$!; pids+=("$pid")
-for _ in $(seq 400); do "$tool" regions "$pid" 2>/dev/null | grep -q '^4 live regions' && break; sleep 0.05; done
+for _ in $(seq 400); do "$tool" regions "$pid" 2>/dev/null | grep_all '^4 live regions' && break; sleep 0.05; done
 
 record_cpu "$work/good" 1000; rc=$?
 cat "$work/good.log"

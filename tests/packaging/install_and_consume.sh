@@ -10,6 +10,9 @@
 # (deb_packages.sh: the Debian packages unpacked into a scratch root).
 # Usage: install_and_consume.sh BUILD_DIR SOURCE_DIR C_COMPILER [PREFIX]
 set -euo pipefail
+# Reads all of its input (grep -q quits at the first match, and the writer's
+# SIGPIPE would then fail the pipeline under pipefail).
+grep_all() { grep "$@" >/dev/null; }
 build=$1 src=$2 cc=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -24,7 +27,7 @@ else
   mv "$tmp/first" "$tmp/prefix"
   prefix=$tmp/prefix
 fi
-pcdir=$(dirname "$(find "$prefix" -name jitframes.pc | head -1)")
+pcdir=$(dirname "$(find "$prefix" -name jitframes.pc | sed -n 1p)")
 [ -n "$pcdir" ] || fail "no jitframes.pc installed"
 export PKG_CONFIG_PATH=$pcdir
 libdir=$(pkg-config --variable=libdir jitframes)
@@ -46,9 +49,9 @@ stray=$(nm -g --defined-only "$libdir/libjitframes.a" | awk 'NF == 3 {print $3}'
 echo "ok: every global of libjitframes.a is jf_*, jf__* or the GDB JIT interface"
 
 check_static() { # EXE
-  if readelf -d "$1" | grep -q 'libjitframes'; then fail "$1 needs libjitframes.so"; fi
-  nm -D "$1" | grep -q ' __jit_debug_register_code$' || fail "$1 hides __jit_debug_register_code"
-  nm -D "$1" | grep -q ' __jit_debug_descriptor$' || fail "$1 hides __jit_debug_descriptor"
+  if readelf -d "$1" | grep_all 'libjitframes'; then fail "$1 needs libjitframes.so"; fi
+  nm -D "$1" | grep_all ' __jit_debug_register_code$' || fail "$1 hides __jit_debug_register_code"
+  nm -D "$1" | grep_all ' __jit_debug_descriptor$' || fail "$1 hides __jit_debug_descriptor"
 }
 run() { # EXE: it registers and finds its perf map line
   LD_LIBRARY_PATH=$libdir "$1" || fail "$1 did not work"
@@ -56,7 +59,7 @@ run() { # EXE: it registers and finds its perf map line
 
 # shellcheck disable=SC2046
 "$cc" -o "$tmp/pc_shared" "$src/tests/packaging/consumer/consumer.c" $(pkg-config --cflags --libs jitframes)
-readelf -d "$tmp/pc_shared" | grep -q 'libjitframes.so' || fail "pc_shared does not use the shared library"
+readelf -d "$tmp/pc_shared" | grep_all 'libjitframes.so' || fail "pc_shared does not use the shared library"
 run "$tmp/pc_shared"
 # shellcheck disable=SC2046
 "$cc" -o "$tmp/pc_static" "$src/tests/packaging/consumer/consumer.c" $(pkg-config --cflags --libs jitframes-static)

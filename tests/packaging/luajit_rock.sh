@@ -24,7 +24,7 @@ trap 'rm -f /tmp/perf-$(cat "$tmp/pid" 2>/dev/null).map; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 rocks() { local tree=$1; shift; luarocks --lua-version 5.1 --tree "$tree" "$@"; }
 
-version=$(sed -n 's/^## \([0-9][0-9.]*\).*/\1/p' "$src/CHANGELOG.md" | head -1)
+version=$(sed -n 's/^## \([0-9][0-9.]*\).*/\1/p' "$src/CHANGELOG.md" | sed -n 1p)
 spec=$src/bindings/luajit/jitframes-$version-1.rockspec
 [ -e "$spec" ] || fail "no rockspec for CHANGELOG.md's version $version: $(ls "$src"/bindings/luajit/*.rockspec)"
 homepage=$(sed -n 's/.*HOMEPAGE_URL \(https:[^ )]*\).*/\1/p' "$src/CMakeLists.txt")
@@ -37,7 +37,7 @@ luarocks --lua-version 5.1 lint "$spec" || fail "luarocks lint $spec"
 echo "ok: rockspec $version (luarocks lint): source $(field url), homepage, test section"
 
 tarball=$("$src/scripts/release-tarball" HEAD "$tmp/dist") || fail "scripts/release-tarball"
-[ "$(tar -tzf "$tarball" | head -1)" = "jitframes-$version/" ] || fail "the tarball's paths are not under jitframes-$version/"
+[ "$(tar -tzf "$tarball" | sed -n 1p)" = "jitframes-$version/" ] || fail "the tarball's paths are not under jitframes-$version/"
 mkdir "$tmp/pack"
 sed "s|^   url = \".*\",\$|   url = \"file://$tarball\",|" "$spec" >"$tmp/pack/${spec##*/}"
 (cd "$tmp/pack" && luarocks --lua-version 5.1 pack "${spec##*/}") >"$tmp/pack.log" 2>&1 ||

@@ -18,6 +18,9 @@
 # leave the venv as it was.
 # Usage: python_install.sh PYTHON WHEEL_DIR SOURCE_DIR
 set -uo pipefail
+# Reads all of its input (grep -q quits at the first match, and the writer's
+# SIGPIPE would then fail the pipeline under pipefail).
+grep_all() { grep "$@" >/dev/null; }
 python=$1 wheels=$2 src=$3
 command -v perf >/dev/null && perf --version >/dev/null 2>&1 ||
   { echo "SKIP: perf is not installed (scripts/deps installs linux-perf)"; exit 77; }
@@ -31,7 +34,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 ok() { echo "ok: $*"; }
 cd "$work" || exit 1
 minor=$("$python" -c 'import sys; print("%d%d" % sys.version_info[:2])')
-wheel=$(ls "$wheels"/jitframes-*-cp"$minor"-cp"$minor"-*.whl 2>/dev/null | head -1)
+wheel=$(ls "$wheels"/jitframes-*-cp"$minor"-cp"$minor"-*.whl 2>/dev/null | sed -n 1p)
 [ -n "$wheel" ] || fail "no cp$minor wheel in $wheels"
 
 files_of() { # VENV: every file and link in it, but the bytecode caches
@@ -49,14 +52,14 @@ check_installed() {
     case $(realpath -m "$site/$f") in "$venv"/*) ;; *) echo "outside: $f" ;; esac
   done | grep . && fail "files installed outside $venv"
   for so in "$site"/jitframes/_jitframes*.so "$venv/bin/jitframes"; do
-    readelf -d "$so" | grep -q 'NEEDED.*libjitframes' && fail "$so needs libjitframes.so"
+    readelf -d "$so" | grep_all 'NEEDED.*libjitframes' && fail "$so needs libjitframes.so"
   done
   ok "$venv: the extension and the tool carry the library; every file inside the venv"
   # The command is the C tool itself (no Python in between), and its record
   # verb finds its script where the wheel put it (../libexec/jitframes).
   [ "$(head -c 4 "$venv/bin/jitframes" | od -An -c | tr -d ' ')" = '177ELF' ] ||
     fail "$venv/bin/jitframes is not the ELF tool: $(head -c 60 "$venv/bin/jitframes")"
-  "$venv/bin/jitframes" --version | grep -q "^jitframes [0-9]" || fail "$venv/bin/jitframes --version"
+  "$venv/bin/jitframes" --version | grep_all "^jitframes [0-9]" || fail "$venv/bin/jitframes --version"
   "$venv/bin/jitframes" record --help >"$work/record-help.log" 2>&1 && grep -q "usage: jitframes record" "$work/record-help.log" ||
     { cat "$work/record-help.log"; fail "$venv/bin/jitframes record does not find its script"; }
   ok "$venv/bin/jitframes is the ELF tool; --version, and record finds its script"

@@ -28,13 +28,13 @@ trap 'rm -rf "$work"' EXIT
 
 # The policy check can fail: an extension linked against this machine's glibc
 # (newer than 2.31), in a wheel of its own, is refused.
-host_ext=$(ls "$build"/bindings/python/*/jitframes/_jitframes*.so | head -1)
+host_ext=$(ls "$build"/bindings/python/*/jitframes/_jitframes*.so | sed -n 1p)
 python3 - "$host_ext" "$work/host.whl" <<'PY'
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[2], "w") as z:
     z.write(sys.argv[1], "jitframes/_jitframes.so")
 PY
-python3 "$manylinux" check "$work/host.whl" >"$work/host.log" && { cat "$work/host.log"; fail "the policy check accepts an extension linked against glibc $(ldd --version | head -1 | grep -o '[0-9.]*$')"; }
+python3 "$manylinux" check "$work/host.whl" >"$work/host.log" && { cat "$work/host.log"; fail "the policy check accepts an extension linked against glibc $(ldd --version | sed -n 1p | grep -o '[0-9.]*$')"; }
 grep -q "needs GLIBC_2.3[2-9] from libc.so.6" "$work/host.log" || { cat "$work/host.log"; fail "the policy check does not say which glibc symbol is too new"; }
 echo "ok: the policy check refuses the host-built extension: $(grep -m1 needs "$work/host.log")"
 
