@@ -97,6 +97,11 @@ static void *forker(void *arg)
         if (child == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             child_spin();
+            /* A child with a sink on got its own perf map (docs/guide.md,
+             * "Threads and fork"); hundreds a run would litter /tmp. */
+            char map[64];
+            snprintf(map, sizeof map, "/tmp/perf-%d.map", (int)getpid());
+            unlink(map);
             _exit(0);
         }
         if (child > 0)

@@ -24,20 +24,7 @@ require_root() {
 
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
-# forget_stale_files PID: a perf map or jitdump in /tmp named for PID that
-# the process neither holds open nor maps is an earlier process's, which had
-# the same pid (a busy machine's /tmp has hundreds): remove it, so that the
-# checks of what PID wrote see only its own files.
-forget_stale_files() {
-  local pid=$1 f
-  for f in "/tmp/perf-$pid.map" "/tmp/jit-$pid.dump"; do
-    [ -e "$f" ] || continue
-    if ! grep -qF " $f" "/proc/$pid/maps" 2>/dev/null &&
-       ! ls -l "/proc/$pid/fd" 2>/dev/null | grep -qF -- "-> $f"; then
-      rm -f "$f"
-    fi
-  done
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../support/stale_files.sh"
 
 # start_target NAME COMMAND...: run COMMAND in the background; waits (at
 # most 60 s) for its "ready <pid>" line and sets ${NAME}_pid (that pid: the

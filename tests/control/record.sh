@@ -23,7 +23,7 @@ start() {
   env -u JITFRAMES JITFRAMES_CONTROL=1 JITFRAMES_DIR="$work/$name.dumps" "$@" >"$work/$name.out" 2>&1 &
   pid=$!; pids+=("$pid")
   for _ in $(seq 800); do
-    "$tool" status "$pid" >/dev/null 2>&1 && return 0
+    "$tool" status "$pid" >/dev/null 2>&1 && { forget_stale_files "$pid"; return 0; }
     sleep 0.05
   done
   fail "$name does not listen: $(cat "$work/$name.out")"

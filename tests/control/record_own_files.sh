@@ -49,6 +49,7 @@ hostile() {
   target=$!; pids+=("$target")
   for _ in $(seq 200); do [ -e "$own/ready" ] && break; sleep 0.05; done
   [ -e "$own/ready" ] || fail "$name: the target did not start: $(cat "$work/$name.target.log")"
+  forget_stale_files "$target" # an earlier root process's /tmp/perf-PID.map would refuse nobody's
   own_before=$(own_files)
 }
 own_files() { (cd "$own" && find a b ... -printf '%p %y %i %s %l\n' | sort); }

@@ -41,3 +41,4 @@ record_cpu() {
   kill -0 "$rec" 2>/dev/null && { echo "record still runs 120 s after SIGINT" >>"$out.log"; return 1; }
   wait "$rec"
 }
+. "$(dirname "${BASH_SOURCE[0]}")/stale_files.sh"

@@ -607,8 +607,7 @@ static void dump_shows_cfa_rules_and_lines(void **state)
         "header: little-endian, version 1, size 40, elf_mach 62 (x86_64)",
         "CODE_DEBUG_INFO",
         "0x10040 (+0x40)  a.c:12",
-        "CIE @0 (24 bytes): version 1, \"zR\", code_align 1, data_align -8, return address rip, FDE encoding "
-        "0x1b",
+        "CIE @0 (24 bytes): version 1, \"zR\", code_align 1, data_align -8, return address rip, FDE encoding 0x1b",
         "FDE @24 (24 bytes, CIE @0): code [0x20, 0x40)",
         "[0x20, 0x24)  cfa=rsp+8  rip=[cfa-8]",
         "[0x24, 0x30)  cfa=rsp+32  rip=[cfa-8]",
