@@ -351,7 +351,7 @@ static void destroy_trampoline(run *r, size_t pick)
 
 static void check_symfiles(void)
 {
-    for (struct jit_code_entry *e = __jit_debug_descriptor.first_entry; e; e = e->next_entry) {
+    for (jf__jit_code_entry *e = __jit_debug_descriptor.first_entry; e; e = e->next_entry) {
         jft_error err = {0};
         if (elf_check((const uint8_t *)e->symfile_addr, e->symfile_size, NULL, &err) != 0) {
             fprintf(stderr, "fuzz_api: symfile at %p: %s (at %llu)\n", (const void *)e->symfile_addr, err.msg,

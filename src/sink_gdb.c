@@ -46,6 +46,7 @@
 #include "elf_image.h"
 #include "sink_gdb.h"
 #include "error.h"
+#include "gdb_jit_abi.h"
 #include "region.h"
 #include "sink.h"
 
@@ -54,22 +55,6 @@
 #include <string.h>
 
 /* ---- the interface gdb and lldb look up by name ------------------------ */
-
-struct jit_code_entry {
-    struct jit_code_entry *next_entry;
-    struct jit_code_entry *prev_entry;
-    const char *symfile_addr;
-    uint64_t symfile_size;
-};
-
-struct jit_descriptor {
-    uint32_t version;
-    uint32_t action_flag;
-    struct jit_code_entry *relevant_entry;
-    struct jit_code_entry *first_entry;
-};
-
-enum jit_action { JIT_NOACTION = 0, JIT_REGISTER_FN = 1, JIT_UNREGISTER_FN = 2 };
 
 /* Exported from the shared and the static library, kept by --gc-sections
  * and LTO (used, retain), never inlined or folded (noinline, asm body). */
@@ -89,15 +74,12 @@ enum jit_action { JIT_NOACTION = 0, JIT_REGISTER_FN = 1, JIT_UNREGISTER_FN = 2 }
 #endif
 #define JF_JIT_EXPORT __attribute__((visibility("default"), used)) JF_RETAIN
 
-void __jit_debug_register_code(void);
-extern struct jit_descriptor __jit_debug_descriptor;
-
 JF_JIT_EXPORT __attribute__((noinline)) JF_NOIPA void __jit_debug_register_code(void)
 {
     __asm__ volatile("" ::: "memory");
 }
 
-JF_JIT_EXPORT struct jit_descriptor __jit_debug_descriptor = {1, JIT_NOACTION, NULL, NULL};
+JF_JIT_EXPORT jf__jit_descriptor __jit_debug_descriptor = {1, JIT_NOACTION, NULL, NULL};
 
 /* ---- symfiles ---------------------------------------------------------- */
 
@@ -109,7 +91,7 @@ enum {
 };
 
 typedef struct symfile {
-    struct jit_code_entry entry;
+    jf__jit_code_entry entry;
     jf__elf_image image;
     jf__live **members; /* sorted by start, owned array (regions are the registry's) */
     size_t n_members;
@@ -264,7 +246,7 @@ static int symfile_build(jf__live **members, size_t n, jf__live *const *pending,
 
 /* ---- telling the debugger ---------------------------------------------- */
 
-static void notify_debugger(struct jit_code_entry *e, enum jit_action action)
+static void notify_debugger(jf__jit_code_entry *e, jf__jit_action action)
 {
     __jit_debug_descriptor.relevant_entry = e;
     __jit_debug_descriptor.action_flag = action;
@@ -287,7 +269,7 @@ static int publish(symfile *f, jf_sink_stats *stats)
     }
     files[n_files++] = f;
     own_members(f, f);
-    struct jit_code_entry *e = &f->entry;
+    jf__jit_code_entry *e = &f->entry;
     e->prev_entry = NULL;
     e->next_entry = __jit_debug_descriptor.first_entry;
     if (e->next_entry)
@@ -302,7 +284,7 @@ static int publish(symfile *f, jf_sink_stats *stats)
 /* Unlink f, tell the debugger, free it. */
 static void retract(symfile *f, jf_sink_stats *stats)
 {
-    struct jit_code_entry *e = &f->entry;
+    jf__jit_code_entry *e = &f->entry;
     if (e->prev_entry)
         e->prev_entry->next_entry = e->next_entry;
     else

@@ -10,6 +10,10 @@ src_rules.py SRC_DIR used    every jf__ function a src/ header declares is used
 src_rules.py SRC_DIR names   nothing under src/ declares a type or object with the
                              public prefix jf_ that include/jitframes.h does not
                              (internal names are jf__)
+src_rules.py SRC_DIR gdb_abi the GDB JIT interface's structures, action codes
+                             and descriptor declaration are written in
+                             src/gdb_jit_abi.h only (in src/ and in every other
+                             C folder beside it: tests, fuzz, tools, bench...)
 Prints each violation as FILE:LINE: text and exits 1 if there is any."""
 import pathlib, re, sys
 
@@ -84,9 +88,34 @@ def check_names(src):
     return bad
 
 
+# A struct body with gdb's field names, the action enum, or a declaration of
+# the descriptor's type: each is the GDB JIT interface written again.
+GDB_ABI = [
+    re.compile(r"\bstruct\s+\w*\s*\{[^{}]*\b(?:symfile_addr|relevant_entry)\b[^{}]*\}", re.S),
+    re.compile(r"\bJIT_NOACTION\s*="),
+    re.compile(r"\bextern\b[^;]*\b__jit_debug_descriptor\b"),
+]
+C_FOLDERS = ("src", "include", "tools", "tests", "fuzz", "bench", "bindings", "examples")
+
+
+def check_gdb_abi(src):
+    home = src / "gdb_jit_abi.h"
+    if not home.is_file():
+        return [f"{home}: missing (the one declaration of the GDB JIT interface)"]
+    bad = []
+    for top in C_FOLDERS:
+        for p in sources(src.parent / top):
+            text = p.read_text(errors="replace") if p != home else ""
+            for m in (m for rx in GDB_ABI for m in rx.finditer(text)):
+                n = text.count("\n", 0, m.start()) + 1
+                bad.append(f"{p}:{n}: the GDB JIT interface written again (include gdb_jit_abi.h): "
+                           f"{text.splitlines()[n - 1].strip()}")
+    return bad
+
+
 def main():
     src, rule = pathlib.Path(sys.argv[1]), sys.argv[2]
-    bad = {"arch": check_arch, "used": check_used, "names": check_names}[rule](src)
+    bad = {"arch": check_arch, "used": check_used, "names": check_names, "gdb_abi": check_gdb_abi}[rule](src)
     for b in bad[:50]:
         print(b)
     print(f"{len(bad)} violation(s) of the '{rule}' rule in {src}")

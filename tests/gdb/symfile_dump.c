@@ -28,7 +28,7 @@ static void check(int rc, const char *what)
 static int dump_all(const char *dir)
 {
     int n = 0;
-    for (struct jit_code_entry *e = __jit_debug_descriptor.first_entry; e; e = e->next_entry) {
+    for (jf__jit_code_entry *e = __jit_debug_descriptor.first_entry; e; e = e->next_entry) {
         char path[4096];
         snprintf(path, sizeof path, "%s/symfile-%d.o", dir, n++);
         FILE *f = fopen(path, "wb");

@@ -110,8 +110,8 @@ static size_t read_all(void)
 {
     n_texts = n_syms = largest_symfile = 0;
     size_t n = 0;
-    struct jit_code_entry *prev = NULL;
-    for (struct jit_code_entry *e = __jit_debug_descriptor.first_entry; e; e = e->next_entry, n++) {
+    jf__jit_code_entry *prev = NULL;
+    for (jf__jit_code_entry *e = __jit_debug_descriptor.first_entry; e; e = e->next_entry, n++) {
         assert_ptr_equal(e->prev_entry, prev);
         prev = e;
         read_symfile((const uint8_t *)e->symfile_addr, e->symfile_size);
@@ -346,7 +346,7 @@ static void new_code_inside_an_old_span_splits_it(void **state)
 static long count_symbols(void)
 {
     long n = 0;
-    for (struct jit_code_entry *e = __jit_debug_descriptor.first_entry; e; e = e->next_entry) {
+    for (jf__jit_code_entry *e = __jit_debug_descriptor.first_entry; e; e = e->next_entry) {
         const uint8_t *f = (const uint8_t *)e->symfile_addr;
         if (e->symfile_size < 64 || memcmp(f, "\177ELF", 4) != 0)
             return -1;

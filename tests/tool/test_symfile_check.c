@@ -80,7 +80,7 @@ static int setup(void **state)
         return -1;
     }
     jf_cfi_free(cfi);
-    const struct jit_code_entry *e = __jit_debug_descriptor.first_entry;
+    const jf__jit_code_entry *e = __jit_debug_descriptor.first_entry;
     if (!e)
         return -1;
     symfile_size = e->symfile_size;
