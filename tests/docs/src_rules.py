@@ -14,6 +14,10 @@ src_rules.py SRC_DIR gdb_abi the GDB JIT interface's structures, action codes
                              and descriptor declaration are written in
                              src/gdb_jit_abi.h only (in src/ and in every other
                              C folder beside it: tests, fuzz, tools, bench...)
+src_rules.py SRC_DIR ranges  the readers beside src/ (tools/readers) check that
+                             [off, off + len) fits in a buffer with jft_fits
+                             only, not with an open-coded `off > size ||
+                             len > size - off`
 Prints each violation as FILE:LINE: text and exits 1 if there is any."""
 import pathlib, re, sys
 
@@ -113,9 +117,30 @@ def check_gdb_abi(src):
     return bad
 
 
+# `A > B || C > B - A` or `A <= B && C <= B - A` (casts allowed): the
+# overflow-safe range check jft_fits makes, written out again.
+OPERAND = r"(?:\(\w+\))?([*]?\w+(?:(?:\.|->)\w+)*)"
+OPEN_RANGE_CHECK = re.compile(OPERAND + r" (?:>=?|<=?) ([*]?\w+(?:(?:\.|->)\w+)*) (?:\|\||&&)[^;{]*?"
+                              r"(?:>=?|<=?) \2 - (?:\(\w+\))?\1\b")
+
+
+def check_ranges(src):
+    readers = src.parent / "tools" / "readers"
+    bad = []
+    for p in sources(readers):
+        if p.name.startswith("jft_common."):
+            continue
+        text = p.read_text()
+        for m in OPEN_RANGE_CHECK.finditer(text):
+            n = text.count("\n", 0, m.start()) + 1
+            bad.append(f"{p}:{n}: a range check written out (use jft_fits): {m.group(0).strip()}")
+    return bad
+
+
 def main():
     src, rule = pathlib.Path(sys.argv[1]), sys.argv[2]
-    bad = {"arch": check_arch, "used": check_used, "names": check_names, "gdb_abi": check_gdb_abi}[rule](src)
+    bad = {"arch": check_arch, "used": check_used, "names": check_names, "gdb_abi": check_gdb_abi,
+           "ranges": check_ranges}[rule](src)
     for b in bad[:50]:
         print(b)
     print(f"{len(bad)} violation(s) of the '{rule}' rule in {src}")

@@ -568,7 +568,7 @@ int ehf_decode(const uint8_t *data, size_t len, const ehf_layout *l, ehf_table *
         }
         if (length == 0xffffffffu)
             return jft_fail(err, base + pos, "64-bit DWARF entry length (not supported)");
-        if (length > len - pos - 4)
+        if (!jft_fits(pos + 4, length, len))
             return jft_fail(err, base + pos,
                             "entry length %u runs past the end of .eh_frame (%zu bytes left)", length,
                             len - pos - 4);

@@ -75,10 +75,10 @@ static int read_ehdr(walker *w, uint64_t *shoff, uint64_t *phoff)
         w->v->header(w->ctx, i);
     if (ehsize != EHDR_SIZE || shentsize != SHDR_SIZE || (i->phnum && phentsize != PHDR_SIZE))
         return jft_fail(w->err, 52, "unexpected ELF header, section or program header entry size");
-    if (i->shnum == 0 || *shoff > w->len || (uint64_t)i->shnum * SHDR_SIZE > w->len - *shoff)
+    if (i->shnum == 0 || !jft_fits(*shoff, (uint64_t)i->shnum * SHDR_SIZE, w->len))
         return jft_fail(w->err, 40, "section headers (%u at 0x%llx) do not fit in the file", i->shnum,
                         (unsigned long long)*shoff);
-    if (*phoff > w->len || (uint64_t)i->phnum * PHDR_SIZE > w->len - *phoff)
+    if (!jft_fits(*phoff, (uint64_t)i->phnum * PHDR_SIZE, w->len))
         return jft_fail(w->err, 32, "program headers do not fit in the file");
     if (i->shstrndx >= i->shnum)
         return jft_fail(w->err, 62, "e_shstrndx %u is not a section", i->shstrndx);
@@ -124,7 +124,7 @@ static int read_sections(walker *w, uint64_t shoff)
         s->info = jft_u32(&r);
         jft_u64(&r); /* addralign */
         s->entsize = jft_u64(&r);
-        if (has_file_data(s) && (s->offset > w->len || s->size > w->len - s->offset))
+        if (has_file_data(s) && !jft_fits(s->offset, s->size, w->len))
             return jft_fail(w->err, shoff + k * SHDR_SIZE, "section %zu runs past the end of the file", k);
     }
     const elf_section *shstrtab = &w->sections[w->info.shstrndx];

@@ -200,6 +200,11 @@ uint64_t jft_round_up(uint64_t v, uint64_t align)
     return (v + align - 1) / align * align;
 }
 
+int jft_fits(uint64_t off, uint64_t len, uint64_t size)
+{
+    return off <= size && len <= size - off;
+}
+
 void jft_stream_from_buffer(jft_stream *s, const uint8_t *buf, size_t len)
 {
     jft_stream_from_fd(s, -1, buf, len);

@@ -77,6 +77,11 @@ int jft_check_name(const uint8_t *s, size_t n, size_t *bad_index, char *why, siz
 
 uint64_t jft_round_up(uint64_t v, uint64_t align);
 
+/* Whether [off, off + len) lies inside [0, size), without overflowing: the
+ * one range check of every reader (an offset and a length read from the
+ * input may each be anything). An empty range at `size` fits. */
+int jft_fits(uint64_t off, uint64_t len, uint64_t size);
+
 /*
  * Where a streaming reader's bytes come from: a file descriptor (a pipe,
  * standard input, a file read front to back) or a buffer in memory (tests,

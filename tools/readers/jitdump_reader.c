@@ -360,8 +360,7 @@ static int check_fde_ranges(walker *w, const jd_record *rec, const ehf_table *t,
                                  "FDE pc_begin encoding 0x%02x is not pc-relative (perf's synthesized DSO "
                                  "needs pc-relative pointers)",
                                  c->fde_encoding);
-        if (f->pc_begin < 0 || (uint64_t)f->pc_begin >= code_size ||
-            f->pc_range > code_size - (uint64_t)f->pc_begin)
+        if (f->pc_begin < 0 || !jft_fits((uint64_t)f->pc_begin, f->pc_range, code_size)) /* pc_range > 0 */
             return jft_violation(
                 &w->rules, base + f->pc_begin_field,
                 "FDE at .eh_frame offset %llu covers code offsets [%lld, %lld), outside the code "

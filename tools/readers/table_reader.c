@@ -14,6 +14,7 @@
 #include "table_reader.h"
 
 #include "cfi.h"
+#include "jft_common.h"
 #include "pub_layout.h"
 #include "table_shared.h"
 #include "text_safe.h"
@@ -44,12 +45,6 @@ static double now_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* [off, off + len) lies in [0, size) without overflow. */
-static int within(uint64_t off, uint64_t len, uint64_t size)
-{
-    return off <= size && len <= size - off;
-}
-
 /* The header's promises, checked against the mapping's size and the limits. */
 static int check_header(const jf__pub_header *h, uint64_t map_size, const tr_limits *lim, char *err,
                         size_t cap)
@@ -61,9 +56,9 @@ static int check_header(const jf__pub_header *h, uint64_t map_size, const tr_lim
     if (h->entry_size != sizeof(jf__pub_entry) || h->header_size < sizeof(jf__pub_header))
         return fail(err, cap, "table entry size %u or header size %u is not version %d's", h->entry_size,
                     h->header_size, JF_PUB_VERSION);
-    if (!within(h->entries_off, (uint64_t)h->entries_capacity * sizeof(jf__pub_entry), map_size) ||
-        !within(h->ring_off, (uint64_t)h->ring_capacity * sizeof(jf__pub_entry), map_size) ||
-        !within(h->heap_off, h->heap_capacity, map_size) || h->entries_off < h->header_size)
+    if (!jft_fits(h->entries_off, (uint64_t)h->entries_capacity * sizeof(jf__pub_entry), map_size) ||
+        !jft_fits(h->ring_off, (uint64_t)h->ring_capacity * sizeof(jf__pub_entry), map_size) ||
+        !jft_fits(h->heap_off, h->heap_capacity, map_size) || h->entries_off < h->header_size)
         return fail(err, cap, "table areas lie outside its %llu-byte mapping", (unsigned long long)map_size);
     if (h->entries_used > h->entries_capacity || h->heap_used > h->heap_capacity)
         return fail(err, cap, "table counts exceed its capacities");
@@ -170,8 +165,8 @@ typedef struct heap_view {
  * outside the heap or the bytes were not copied. */
 static const char *view_at(const heap_view *v, uint64_t off, uint64_t len, uint64_t need)
 {
-    if (!v->bytes || !within(off, len, v->bound) || need > len || off < v->lo ||
-        !within(off - v->lo, need, v->hi - v->lo))
+    if (!v->bytes || !jft_fits(off, len, v->bound) || need > len || off < v->lo ||
+        !jft_fits(off - v->lo, need, v->hi - v->lo))
         return NULL;
     return v->bytes + (off - v->lo);
 }
@@ -254,7 +249,7 @@ static tr_line *decode_lines(const decoder *d, const heap_view *v, uint32_t off,
         out[k].offset = l.offset;
         out[k].line = l.line;
         if ((k % 4096 == 4095 && !in_time(d->b)) ||
-            (l.file_len && (l.file_off > len || l.file_len > len - l.file_off ||
+            (l.file_len && (!jft_fits(l.file_off, l.file_len, len) ||
                             !(out[k].file = copy_string(d, v, off + l.file_off, l.file_len))))) {
             ts_unref(out); /* outside its own table, or over the budget: none at all */
             return NULL;
@@ -410,7 +405,7 @@ static int fetch(reader *rd, uint32_t off, uint32_t len, uint32_t need, heap_vie
     uint64_t bound = rd->raw->h.heap_capacity;
     *buf = NULL;
     *v = (heap_view){NULL, 0, 0, bound};
-    if (!need || !within(off, len, bound))
+    if (!need || !jft_fits(off, len, bound))
         return 0;
     if (need > REREAD_BYTES_MAX - rd->reread_bytes || !(*buf = malloc(need)))
         return -1;
