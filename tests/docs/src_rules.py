@@ -18,6 +18,9 @@ src_rules.py SRC_DIR ranges  the readers beside src/ (tools/readers) check that
                              [off, off + len) fits in a buffer with jft_fits
                              only, not with an open-coded `off > size ||
                              len > size - off`
+src_rules.py SRC_DIR fields  tools/readers/jitdump_reader.c reads every fixed
+                             field through its field tables: no run of three
+                             `x->f = jft_u32(r);` lines
 Prints each violation as FILE:LINE: text and exits 1 if there is any."""
 import pathlib, re, sys
 
@@ -137,10 +140,24 @@ def check_ranges(src):
     return bad
 
 
+FIELD_READ = re.compile(r"^\s*[\w.>\[\]-]+ = jft_u(?:16|32|64)\(\S+\);")
+
+
+def check_fields(src):
+    path = src.parent / "tools" / "readers" / "jitdump_reader.c"
+    lines = path.read_text().splitlines()
+    bad = []
+    for n in range(len(lines) - 2):
+        first = not (n and FIELD_READ.match(lines[n - 1]))
+        if first and all(FIELD_READ.match(lines[k]) for k in range(n, n + 3)):
+            bad.append(f"{path}:{n + 1}: fields read one by one (use a field table): {lines[n].strip()}")
+    return bad
+
+
 def main():
     src, rule = pathlib.Path(sys.argv[1]), sys.argv[2]
     bad = {"arch": check_arch, "used": check_used, "names": check_names, "gdb_abi": check_gdb_abi,
-           "ranges": check_ranges}[rule](src)
+           "ranges": check_ranges, "fields": check_fields}[rule](src)
     for b in bad[:50]:
         print(b)
     print(f"{len(bad)} violation(s) of the '{rule}' rule in {src}")

@@ -199,6 +199,16 @@ typedef struct bad_case {
     const char *message;
 } bad_case;
 
+/* A record of `size` bytes, zero after its prefix: too short or too long
+ * for its id's fixed part. */
+static void zero_record(jdb *b, uint32_t id, uint32_t size, uint64_t ts)
+{
+    jdb_u32(b, id);
+    jdb_u32(b, size);
+    jdb_u64(b, ts);
+    jdb_zeros(b, size - 16);
+}
+
 #define DAMAGE(fn_name, body)   \
     static void fn_name(jdb *b) \
     {                           \
@@ -261,6 +271,11 @@ DAMAGE(hdr_eh_frame_ptr, jdb_put_u32(b, H + 4, (uint32_t) - (int32_t)(L.eh_size 
 DAMAGE(hdr_count, jdb_put_u32(b, H + 8, 2))
 DAMAGE(hdr_row_not_an_fde, jdb_put_u32(b, H + 16, (uint32_t)(24 - (int32_t)L.eh_size + 8)))
 DAMAGE(hdr_row_wrong_start, jdb_put_u32(b, H + 12, (uint32_t)(-(int32_t)(64 + L.eh_size) + 4)))
+DAMAGE(load_too_short, jdb_header(b, 1); zero_record(b, 0, 40, 2))
+DAMAGE(debug_too_short, jdb_header(b, 1); zero_record(b, 2, 24, 2))
+DAMAGE(unwind_too_short, jdb_header(b, 1); zero_record(b, 4, 32, 2))
+DAMAGE(move_too_short, jdb_header(b, 1); zero_record(b, 1, 56, 2))
+DAMAGE(move_too_long, jdb_header(b, 1); zero_record(b, 1, 72, 2))
 
 static void hdr_rows_unsorted(jdb *b)
 {
@@ -283,15 +298,6 @@ static void register_out_of_range(jdb *b)
     static const uint8_t insns[] = {0x0d, 0x90, 0x03}; /* def_cfa_register 400 */
     jdb_fde fde = {0, 64, insns, sizeof insns};
     build_with_fdes(b, &fde, 1);
-}
-
-static void load_too_short(jdb *b)
-{
-    jdb_header(b, 1);
-    jdb_u32(b, 0);
-    jdb_u32(b, 40);
-    jdb_u64(b, 2);
-    jdb_zeros(b, 24);
 }
 
 static void code_size_zero(jdb *b)
@@ -445,7 +451,13 @@ static const bad_case bad_cases[] = {
     {"stray_bytes", stray_bytes, 0, "5 stray non-zero bytes"},
     {"truncated_record", truncated_record, 0, "CODE_LOAD record of 101 bytes runs past the end"},
     {"unknown_id", unknown_id, 0, "unknown record id 9"},
-    {"load_too_short", load_too_short, 1, "shorter than its 56-byte fixed part"},
+    {"load_too_short", load_too_short, 1, "CODE_LOAD of 40 bytes is shorter than its 56-byte fixed part"},
+    {"debug_too_short", debug_too_short, 1,
+     "CODE_DEBUG_INFO of 24 bytes is shorter than its 32-byte fixed part"},
+    {"unwind_too_short", unwind_too_short, 1,
+     "CODE_UNWINDING_INFO of 32 bytes is shorter than its 40-byte fixed part"},
+    {"move_too_short", move_too_short, 1, "CODE_MOVE record is 56 bytes (expected 64)"},
+    {"move_too_long", move_too_long, 1, "CODE_MOVE record is 72 bytes (expected 64)"},
     {"code_size_too_big", code_size_too_big, 0, "code_size 1000 does not fit in the record"},
     {"name_unterminated", name_unterminated, 0, "name is not NUL-terminated"},
     {"junk_between_name_and_code", junk_between_name_and_code, 0,
@@ -589,6 +601,39 @@ static void every_broken_rule_is_reported(void **state)
     }
 }
 
+/* dump keeps going past records too short for their fixed part, each
+ * dropped whole (a short CODE_LOAD takes no debug or unwinding info), and
+ * decodes the next: the fields of the good load come out right. */
+static void short_fixed_parts_are_reported_and_walked_past(void **state)
+{
+    (void)state;
+    jdb b;
+    jdb_init(&b, 0);
+    jdb_header(&b, 1);
+    zero_record(&b, 2, 24, 2);
+    zero_record(&b, 4, 32, 3);
+    zero_record(&b, 0, 40, 4);
+    zero_record(&b, 1, 56, 5);
+    jdb_load(&b, 6, A1, 40, 7, "after_them");
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    assert_non_null(out);
+    jd_summary s;
+    jft_error err = {0};
+    assert_int_equal(jd_dump(b.data, b.len, out, &s, &err), -1);
+    fclose(out);
+    assert_string_equal(err.msg, "CODE_DEBUG_INFO of 24 bytes is shorter than its 32-byte fixed part");
+    assert_int_equal(s.records, 5);
+    assert_int_equal(s.loads, 1);
+    assert_int_equal(s.moves, 0);
+    assert_int_equal(s.debug_infos + s.unwind_infos, 0);
+    assert_non_null(strstr(text, "after_them"));
+    assert_non_null(strstr(text, "20000"));
+    free(text);
+    jdb_free(&b);
+}
+
 /* The standard dump decoded: lines, CIE/FDE, CFA rows per pc range. */
 static void dump_shows_cfa_rules_and_lines(void **state)
 {
@@ -634,6 +679,7 @@ int main(void)
         cmocka_unit_test(tolerated_states_are_reported),
         cmocka_unit_test(every_broken_rule_is_reported),
         cmocka_unit_test(dump_shows_cfa_rules_and_lines),
+        cmocka_unit_test(short_fixed_parts_are_reported_and_walked_past),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

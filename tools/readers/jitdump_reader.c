@@ -30,6 +30,7 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +95,74 @@ static void warn(walker *w, uint64_t where, const char *fmt, ...)
     va_end(ap);
 }
 
+/* ---- fixed-size fields ---------------------------------------------------- */
+
+/* One field of a record's (or the header's) fixed part, in file order: where
+ * it goes in the decoded struct and how many bytes it takes (4 or 8). */
+typedef struct field {
+    size_t at;
+    unsigned width;
+} field;
+
+#define FIELD(type, member)                                 \
+    {                                                       \
+        offsetof(type, member), sizeof(((type *)0)->member) \
+    }
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static const field header_fields[] = {
+    FIELD(jd_header, version),  FIELD(jd_header, total_size), FIELD(jd_header, elf_mach),
+    FIELD(jd_header, reserved), FIELD(jd_header, pid),        FIELD(jd_header, timestamp),
+    FIELD(jd_header, flags),
+};
+static const field prefix_fields[] = {FIELD(jd_record, id), FIELD(jd_record, total_size),
+                                      FIELD(jd_record, timestamp)};
+static const field load_fields[] = {
+    FIELD(jd_load, pid),       FIELD(jd_load, tid),       FIELD(jd_load, vma),
+    FIELD(jd_load, code_addr), FIELD(jd_load, code_size), FIELD(jd_load, code_index),
+};
+static const field move_fields[] = {
+    FIELD(jd_move, pid),           FIELD(jd_move, tid),           FIELD(jd_move, vma),
+    FIELD(jd_move, old_code_addr), FIELD(jd_move, new_code_addr), FIELD(jd_move, code_size),
+    FIELD(jd_move, code_index),
+};
+static const field debug_fields[] = {FIELD(jd_debug, code_addr), FIELD(jd_debug, nr_entry)};
+static const field line_fields[] = {FIELD(jd_line, addr), FIELD(jd_line, lineno), FIELD(jd_line, discrim)};
+static const field unwind_fields[] = {FIELD(jd_unwind, unwinding_size), FIELD(jd_unwind, eh_frame_hdr_size),
+                                      FIELD(jd_unwind, mapped_size)};
+
+/* Read n fields into *out in the reader's byte order (a short read sets
+ * r->overrun and leaves zeros). Returns how many bytes they take. */
+static uint32_t read_fields(jft_reader *r, void *out, const field *f, size_t n)
+{
+    uint32_t size = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *to = (char *)out + f[i].at;
+        if (f[i].width == 4) {
+            uint32_t v = jft_u32(r);
+            memcpy(to, &v, sizeof v);
+        } else {
+            uint64_t v = jft_u64(r);
+            memcpy(to, &v, sizeof v);
+        }
+        size += f[i].width;
+    }
+    return size;
+}
+
+/* Read a record's fixed part (after its 16-byte prefix) into *out. A record
+ * too short to hold it (r->overrun) breaks a rule: the result is the rule's
+ * verdict (0 to keep going, -1 to stop). */
+static int read_fixed_part(walker *w, const jd_record *rec, jft_reader *r, void *out, const field *f,
+                           size_t n)
+{
+    uint32_t fixed = JD_PREFIX_SIZE + read_fields(r, out, f, n);
+    if (r->overrun)
+        return jft_violation(&w->rules, rec->offset, "%s of %u bytes is shorter than its %u-byte fixed part",
+                             jd_record_name(rec->id), rec->total_size, fixed);
+    return 0;
+}
+
 /* ---- header -------------------------------------------------------------- */
 
 static unsigned address_size_of(uint32_t elf_mach)
@@ -131,13 +200,7 @@ static int read_header(walker *w)
             return jft_fail(w->err, 0, "not a jitdump (bad magic)");
     }
     h->big_endian = r.big_endian;
-    h->version = jft_u32(&r);
-    h->total_size = jft_u32(&r);
-    h->elf_mach = jft_u32(&r);
-    h->reserved = jft_u32(&r);
-    h->pid = jft_u32(&r);
-    h->timestamp = jft_u64(&r);
-    h->flags = jft_u64(&r);
+    read_fields(&r, h, header_fields, COUNT(header_fields)); /* 40 bytes read: no overrun */
     w->address_size = address_size_of(h->elf_mach);
     w->last_timestamp = h->timestamp;
     if (w->v && w->v->header)
@@ -242,12 +305,9 @@ static void drop_pending(pending *p)
 static int parse_debug(walker *w, jd_record *rec, jft_reader *r)
 {
     jd_debug *d = &rec->u.debug;
-    d->code_addr = jft_u64(r);
-    d->nr_entry = jft_u64(r);
-    if (r->overrun)
-        return jft_violation(&w->rules, rec->offset,
-                             "CODE_DEBUG_INFO of %u bytes is shorter than its 32-byte fixed part",
-                             rec->total_size);
+    int rc = read_fixed_part(w, rec, r, d, debug_fields, COUNT(debug_fields));
+    if (rc || r->overrun) /* kept going past a short record: nothing more to read */
+        return rc;
     if (d->nr_entry == 0)
         return jft_violation(&w->rules, rec->offset + 24, "CODE_DEBUG_INFO has no entries");
     if (d->nr_entry > jft_left(r) / 17)
@@ -261,9 +321,7 @@ static int parse_debug(walker *w, jd_record *rec, jft_reader *r)
     d->lines = lines;
     for (uint64_t i = 0; i < d->nr_entry; i++) {
         uint64_t where = rec->offset + r->pos;
-        lines[i].addr = jft_u64(r);
-        lines[i].lineno = jft_u32(r);
-        lines[i].discrim = jft_u32(r);
+        read_fields(r, &lines[i], line_fields, COUNT(line_fields));
         const uint8_t *name = r->data + r->pos;
         const uint8_t *nul = r->overrun ? NULL : memchr(name, 0, jft_left(r));
         if (!nul)
@@ -317,13 +375,9 @@ static int check_debug_against_load(walker *w, const jd_record *rec, const jd_lo
 static int parse_unwind(walker *w, jd_record *rec, jft_reader *r)
 {
     jd_unwind *u = &rec->u.unwind;
-    u->unwinding_size = jft_u64(r);
-    u->eh_frame_hdr_size = jft_u64(r);
-    u->mapped_size = jft_u64(r);
-    if (r->overrun)
-        return jft_violation(&w->rules, rec->offset,
-                             "CODE_UNWINDING_INFO of %u bytes is shorter than its 40-byte fixed part",
-                             rec->total_size);
+    int rc = read_fixed_part(w, rec, r, u, unwind_fields, COUNT(unwind_fields));
+    if (rc || r->overrun) /* kept going past a short record: nothing more to read */
+        return rc;
     size_t data = jft_left(r);
     if (u->unwinding_size > data)
         return jft_violation(&w->rules, rec->offset + 16,
@@ -415,15 +469,9 @@ static int check_unwind_against_load(walker *w, jd_record *rec, uint64_t code_si
 static int parse_load_fields(walker *w, jd_record *rec, jft_reader *r)
 {
     jd_load *l = &rec->u.load;
-    l->pid = jft_u32(r);
-    l->tid = jft_u32(r);
-    l->vma = jft_u64(r);
-    l->code_addr = jft_u64(r);
-    l->code_size = jft_u64(r);
-    l->code_index = jft_u64(r);
-    if (r->overrun)
-        return jft_violation(&w->rules, rec->offset,
-                             "CODE_LOAD of %u bytes is shorter than its 56-byte fixed part", rec->total_size);
+    int rc = read_fixed_part(w, rec, r, l, load_fields, COUNT(load_fields));
+    if (rc || r->overrun) /* kept going past a short record: nothing more to read */
+        return rc;
     size_t room = jft_left(r);
     if (l->code_size > room)
         return jft_violation(&w->rules, rec->offset + 40,
@@ -558,16 +606,10 @@ static int check_move_unwind(walker *w, uint64_t code_size)
 static int handle_move(walker *w, jd_record *rec, jft_reader *r)
 {
     jd_move *m = &rec->u.move;
-    m->pid = jft_u32(r);
-    m->tid = jft_u32(r);
-    m->vma = jft_u64(r);
-    m->old_code_addr = jft_u64(r);
-    m->new_code_addr = jft_u64(r);
-    m->code_size = jft_u64(r);
-    m->code_index = jft_u64(r);
+    uint32_t expected = JD_PREFIX_SIZE + read_fields(r, m, move_fields, COUNT(move_fields));
     if (r->overrun || jft_left(r) != 0)
-        return jft_violation(&w->rules, rec->offset, "CODE_MOVE record is %u bytes (expected 64)",
-                             rec->total_size);
+        return jft_violation(&w->rules, rec->offset, "CODE_MOVE record is %u bytes (expected %u)",
+                             rec->total_size, expected);
     if (check_not_stale(w, rec) || check_move_unwind(w, m->code_size))
         return -1;
     report(w, rec);
@@ -795,9 +837,7 @@ static int walk_records(walker *w)
         jd_record rec = {0};
         rec.offset = pos;
         rec.index = index;
-        rec.id = jft_u32(&r);
-        rec.total_size = jft_u32(&r);
-        rec.timestamp = jft_u64(&r);
+        read_fields(&r, &rec, prefix_fields, COUNT(prefix_fields)); /* 16 bytes read: no overrun */
         if (rec.total_size < JD_PREFIX_SIZE) {
             if (end_of_records(w, &rec, prefix))
                 return -1;
