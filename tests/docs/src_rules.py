@@ -21,6 +21,10 @@ src_rules.py SRC_DIR ranges  the readers beside src/ (tools/readers) check that
 src_rules.py SRC_DIR fields  tools/readers/jitdump_reader.c reads every fixed
                              field through its field tables: no run of three
                              `x->f = jft_u32(r);` lines
+src_rules.py SRC_DIR verbs   the tool's verb names are written in one table
+                             (tools/cli/cli_verbs.c): no other file of tools/cli
+                             keys a table row by a verb's name or lists verbs
+                             in a string ("check dump ...")
 Prints each violation as FILE:LINE: text and exits 1 if there is any."""
 import pathlib, re, sys
 
@@ -154,10 +158,32 @@ def check_fields(src):
     return bad
 
 
+VERB_NAME = re.compile(r'\[JFT_VERB_\w+\] = "(\w+)"')
+
+
+def check_verbs(src):
+    cli = src.parent / "tools" / "cli"
+    names = VERB_NAME.findall((cli / "cli_verbs.c").read_text()) if (cli / "cli_verbs.c").is_file() else []
+    if not names:
+        return [f"{cli / 'cli_verbs.c'}: no verb table ([JFT_VERB_X] = \"name\")"]
+    verb = "(?:" + "|".join(names) + ")"
+    row = re.compile(r'^\s*\{+"' + verb + r'"')                        # {"check", ...} or {{"check", ...
+    listing = re.compile(r'"' + verb + r'(?:[ |,]+' + verb + r')+"')  # "check dump ..."
+    bad = []
+    for p in sources(cli):
+        if p.name == "cli_verbs.c":
+            continue
+        for n, line in enumerate(p.read_text().splitlines(), 1):
+            if row.search(line) or listing.search(line):
+                bad.append(f"{p}:{n}: verb names written again (index cli_verbs.h's list): {line.strip()}")
+    return bad
+
+
 def main():
     src, rule = pathlib.Path(sys.argv[1]), sys.argv[2]
     bad = {"arch": check_arch, "used": check_used, "names": check_names, "gdb_abi": check_gdb_abi,
-           "ranges": check_ranges, "fields": check_fields}[rule](src)
+           "ranges": check_ranges, "fields": check_fields,
+           "verbs": check_verbs}[rule](src)
     for b in bad[:50]:
         print(b)
     print(f"{len(bad)} violation(s) of the '{rule}' rule in {src}")

@@ -39,7 +39,4 @@ void jft_usage_synopsis(FILE *out, const char *verb);
  * for bash, zsh or fish on stdout. Returns the exit status. */
 int jft_completions_command(int argc, char **argv);
 
-/* Whether `word` is one of the tool's verbs. */
-int jft_is_verb(const char *word);
-
 #endif

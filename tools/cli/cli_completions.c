@@ -1,11 +1,12 @@
 /*
  * `jitframes completions bash|zsh|fish`: a shell completion script, as
  * py-spy and rustup print theirs. All three are written from one table of
- * verbs, their options and operands, so the shells cannot drift apart; the
- * test (tests/tool/completions.sh) loads each into its shell and checks the
- * table against `jitframes --help`.
+ * verbs (by id: their names are cli_verbs.c's), their options and operands,
+ * so the shells cannot drift apart; the test (tests/tool/completions.sh)
+ * loads each into its shell and checks the table against `jitframes --help`.
  */
 #include "cli_args.h"
+#include "cli_verbs.h"
 #include "exit_status.h"
 
 #include <stdio.h>
@@ -25,27 +26,29 @@ typedef struct comp_option {
 enum operand_kind { OP_FILES, OP_PID, OP_VERB, OP_SHELL, OP_NONE };
 
 typedef struct comp_verb {
-    const char *names; /* space-separated verbs sharing these options */
+    jft_verb_set verbs; /* the verbs sharing these options */
     enum operand_kind operand;
     comp_option opts[9]; /* ended by a NULL name */
 } comp_verb;
 
-#define VERBS "check dump clean enable disable status record regions perfmap help completions"
 #define SHELLS "bash zsh fish"
 
+/* Room for every verb's name, separated. */
+enum { NAMES_CAP = 128 };
+
 static const comp_verb verbs[] = {
-    {"check dump",
+    {JFT_VERB_BIT(JFT_VERB_CHECK) | JFT_VERB_BIT(JFT_VERB_DUMP),
      OP_FILES,
      {{"--format", ARG_WORDS, "perfmap jitdump symfile"}, {"--json", ARG_NONE, NULL}}},
-    {"clean",
+    {JFT_VERB_BIT(JFT_VERB_CLEAN),
      OP_NONE,
      {{"--older-than", ARG_TEXT, NULL},
       {"--dry-run", ARG_NONE, NULL},
       {"--dir", ARG_DIR, NULL},
       {"--buildid-dir", ARG_DIR, NULL}}},
-    {"enable disable", OP_PID, {{NULL, ARG_NONE, NULL}}},
-    {"status regions", OP_PID, {{"--json", ARG_NONE, NULL}}},
-    {"record",
+    {JFT_VERB_BIT(JFT_VERB_ENABLE) | JFT_VERB_BIT(JFT_VERB_DISABLE), OP_PID, {{NULL, ARG_NONE, NULL}}},
+    {JFT_VERB_BIT(JFT_VERB_STATUS) | JFT_VERB_BIT(JFT_VERB_REGIONS), OP_PID, {{"--json", ARG_NONE, NULL}}},
+    {JFT_VERB_BIT(JFT_VERB_RECORD),
      OP_PID,
      {{"--via", ARG_WORDS, "auto memory channel"},
       {"--duration", ARG_TEXT, NULL},
@@ -55,31 +58,32 @@ static const comp_verb verbs[] = {
       {"--keep", ARG_NONE, NULL},
       {"--children", ARG_NONE, NULL},
       {"--frequency", ARG_TEXT, NULL}}},
-    {"perfmap",
+    {JFT_VERB_BIT(JFT_VERB_PERFMAP),
      OP_PID,
      {{"--output", ARG_FILE, NULL},
       {"-o", ARG_FILE, NULL},
       {"--jitdump", ARG_FILE, NULL},
       {"--follow", ARG_NONE, NULL}}},
-    {"help", OP_VERB, {{NULL, ARG_NONE, NULL}}},
-    {"completions", OP_SHELL, {{NULL, ARG_NONE, NULL}}},
+    {JFT_VERB_BIT(JFT_VERB_HELP), OP_VERB, {{NULL, ARG_NONE, NULL}}},
+    {JFT_VERB_BIT(JFT_VERB_COMPLETIONS), OP_SHELL, {{NULL, ARG_NONE, NULL}}},
 };
 
 enum { N_VERBS = sizeof verbs / sizeof verbs[0] };
 
-static const char *operand_words(enum operand_kind k)
+/* The words of an operand: every verb (written to names), or the shells. */
+static const char *operand_words(enum operand_kind k, char names[NAMES_CAP])
 {
-    return k == OP_VERB ? VERBS : k == OP_SHELL ? SHELLS : NULL;
+    if (k == OP_VERB)
+        return jft_verb_names(JFT_ALL_VERBS, ' ', names, NAMES_CAP);
+    return k == OP_SHELL ? SHELLS : NULL;
 }
 
 /* bash: one case per verb; the word after an option taking a value is
  * that value; COMP_WORDBREAKS splits --format=x at '='. */
 static void emit_bash_verb(FILE *out, const comp_verb *v)
 {
-    fprintf(out, "    ");
-    for (const char *c = v->names; *c; c++)
-        fputc(*c == ' ' ? '|' : *c, out);
-    fprintf(out, ")\n        case $prev in\n");
+    char names[NAMES_CAP];
+    fprintf(out, "    %s)\n        case $prev in\n", jft_verb_names(v->verbs, '|', names, sizeof names));
     for (const comp_option *o = v->opts; o->name; o++) {
         if (o->arg == ARG_NONE)
             continue;
@@ -104,7 +108,7 @@ static void emit_bash_verb(FILE *out, const comp_verb *v)
     case OP_VERB:
     case OP_SHELL:
         fprintf(out, "        elif [ $n -eq 0 ]; then COMPREPLY=($(compgen -W '%s' -- \"$cur\"))\n",
-                operand_words(v->operand));
+                operand_words(v->operand, names));
         break;
     case OP_NONE: break;
     }
@@ -113,6 +117,7 @@ static void emit_bash_verb(FILE *out, const comp_verb *v)
 
 static void emit_bash(FILE *out)
 {
+    char all[NAMES_CAP];
     fprintf(out,
             "# bash completion for jitframes: eval \"$(jitframes completions bash)\", or save it\n"
             "# as /usr/share/bash-completion/completions/jitframes\n"
@@ -129,7 +134,8 @@ static void emit_bash(FILE *out)
             "    done\n"
             "    case $verb in\n"
             "    '') if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '--help --version -V' -- \"$cur\"))\n"
-            "        else COMPREPLY=($(compgen -W '" VERBS "' -- \"$cur\")); fi ;;\n");
+            "        else COMPREPLY=($(compgen -W '%s' -- \"$cur\")); fi ;;\n",
+            jft_verb_names(JFT_ALL_VERBS, ' ', all, sizeof all));
     for (int i = 0; i < N_VERBS; i++)
         emit_bash_verb(out, &verbs[i]);
     fprintf(out, "    esac\n}\ncomplete -F _jitframes jitframes\n");
@@ -149,33 +155,32 @@ static void emit_zsh_option(FILE *out, const comp_option *o)
 
 static void emit_zsh(FILE *out)
 {
-    fprintf(out, "#compdef jitframes\n"
-                 "# zsh completion for jitframes: source <(jitframes completions zsh) after\n"
-                 "# compinit, or save it as _jitframes in a directory of $fpath\n"
-                 "_jitframes_pids() { local -a p; p=(/proc/<->(N:t)); compadd -a p; }\n"
-                 "_jitframes() {\n"
-                 "    if (( CURRENT == 2 )); then\n"
-                 "        if [[ $PREFIX == -* ]]; then compadd -- --help --version -V; else compadd -- " VERBS
-                 "; fi\n"
-                 "        return\n"
-                 "    fi\n"
-                 "    local verb=$words[2]\n"
-                 "    shift words\n"
-                 "    (( CURRENT-- ))\n"
-                 "    case $verb in\n");
+    char names[NAMES_CAP];
+    fprintf(out,
+            "#compdef jitframes\n"
+            "# zsh completion for jitframes: source <(jitframes completions zsh) after\n"
+            "# compinit, or save it as _jitframes in a directory of $fpath\n"
+            "_jitframes_pids() { local -a p; p=(/proc/<->(N:t)); compadd -a p; }\n"
+            "_jitframes() {\n"
+            "    if (( CURRENT == 2 )); then\n"
+            "        if [[ $PREFIX == -* ]]; then compadd -- --help --version -V; else compadd -- %s; fi\n"
+            "        return\n"
+            "    fi\n"
+            "    local verb=$words[2]\n"
+            "    shift words\n"
+            "    (( CURRENT-- ))\n"
+            "    case $verb in\n",
+            jft_verb_names(JFT_ALL_VERBS, ' ', names, sizeof names));
     for (int i = 0; i < N_VERBS; i++) {
         const comp_verb *v = &verbs[i];
-        fprintf(out, "    ");
-        for (const char *c = v->names; *c; c++)
-            fputc(*c == ' ' ? '|' : *c, out);
-        fprintf(out, ") _arguments '--help'");
+        fprintf(out, "    %s) _arguments '--help'", jft_verb_names(v->verbs, '|', names, sizeof names));
         for (const comp_option *o = v->opts; o->name; o++)
             emit_zsh_option(out, o);
         switch (v->operand) {
         case OP_FILES: fprintf(out, " '*:file:_files'"); break;
         case OP_PID: fprintf(out, " '1:pid:_jitframes_pids'"); break;
         case OP_VERB:
-        case OP_SHELL: fprintf(out, " '1:operand:(%s)'", operand_words(v->operand)); break;
+        case OP_SHELL: fprintf(out, " '1:operand:(%s)'", operand_words(v->operand, names)); break;
         case OP_NONE: break;
         }
         fprintf(out, " ;;\n");
@@ -188,16 +193,20 @@ static void emit_zsh(FILE *out)
 /* fish: one `complete` line per option, conditioned on the verb. */
 static void emit_fish(FILE *out)
 {
-    fprintf(out, "# fish completion for jitframes: jitframes completions fish | source, or save it\n"
-                 "# as ~/.config/fish/completions/jitframes.fish\n"
-                 "complete -c jitframes -f\n"
-                 "complete -c jitframes -n __fish_use_subcommand -a '" VERBS "'\n"
-                 "complete -c jitframes -n __fish_use_subcommand -l help\n"
-                 "complete -c jitframes -n __fish_use_subcommand -l version -s V\n");
+    char names[NAMES_CAP];
+    fprintf(out,
+            "# fish completion for jitframes: jitframes completions fish | source, or save it\n"
+            "# as ~/.config/fish/completions/jitframes.fish\n"
+            "complete -c jitframes -f\n"
+            "complete -c jitframes -n __fish_use_subcommand -a '%s'\n"
+            "complete -c jitframes -n __fish_use_subcommand -l help\n"
+            "complete -c jitframes -n __fish_use_subcommand -l version -s V\n",
+            jft_verb_names(JFT_ALL_VERBS, ' ', names, sizeof names));
     for (int i = 0; i < N_VERBS; i++) {
         const comp_verb *v = &verbs[i];
         char cond[96];
-        snprintf(cond, sizeof cond, "-n '__fish_seen_subcommand_from %s'", v->names);
+        snprintf(cond, sizeof cond, "-n '__fish_seen_subcommand_from %s'",
+                 jft_verb_names(v->verbs, ' ', names, sizeof names));
         fprintf(out, "complete -c jitframes %s -l help\n", cond);
         for (const comp_option *o = v->opts; o->name; o++) {
             fprintf(out, "complete -c jitframes %s %s %s", cond, o->name[1] == '-' ? "-l" : "-s",
@@ -217,18 +226,8 @@ static void emit_fish(FILE *out)
         else if (v->operand == OP_PID)
             fprintf(out, "complete -c jitframes %s -a '(__fish_complete_pids)'\n", cond);
         else if (v->operand != OP_NONE)
-            fprintf(out, "complete -c jitframes %s -a '%s'\n", cond, operand_words(v->operand));
+            fprintf(out, "complete -c jitframes %s -a '%s'\n", cond, operand_words(v->operand, names));
     }
-}
-
-int jft_is_verb(const char *word)
-{
-    static const char all[] = VERBS;
-    size_t n = strlen(word);
-    for (const char *p = all; n && (p = strstr(p, word)); p += n)
-        if ((p == all || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-            return 1;
-    return 0;
 }
 
 int jft_completions_command(int argc, char **argv)
@@ -237,7 +236,7 @@ int jft_completions_command(int argc, char **argv)
     static const jft_option none[] = {{NULL, 0, 0}};
     int parsed = jft_parse_args(argc, argv, none, NULL, NULL, &n);
     if (parsed == JFT_ARGS_HELP)
-        return jft_usage(stdout, "completions"), JFT_EXIT_OK;
+        return jft_usage(stdout, jft_verb_name(JFT_VERB_COMPLETIONS)), JFT_EXIT_OK;
     if (parsed != JFT_ARGS_OK)
         return JFT_EXIT_USAGE;
     const char *shell = n == 1 ? argv[1] : "";
@@ -249,7 +248,7 @@ int jft_completions_command(int argc, char **argv)
         emit_fish(stdout);
     else {
         fprintf(stderr, "jitframes completions: wants one SHELL: bash, zsh or fish\n");
-        jft_usage_synopsis(stderr, "completions");
+        jft_usage_synopsis(stderr, jft_verb_name(JFT_VERB_COMPLETIONS));
         return JFT_EXIT_USAGE;
     }
     return fflush(stdout) == 0 ? JFT_EXIT_OK : JFT_EXIT_FAILED;

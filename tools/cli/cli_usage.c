@@ -5,17 +5,18 @@
  * which knows its options; its section here is the overview.)
  */
 #include "cli_args.h"
+#include "cli_verbs.h"
 
 #include <string.h>
 
 typedef struct usage_section {
-    const char *verbs[4]; /* the verbs it covers */
+    jft_verb_set verbs;   /* the verbs it covers */
     const char *synopsis; /* "usage:" lines, indented alike */
     const char *text;
 } usage_section;
 
 static const usage_section sections[] = {
-    {{"check", "dump"},
+    {JFT_VERB_BIT(JFT_VERB_CHECK) | JFT_VERB_BIT(JFT_VERB_DUMP),
      "jitframes check [--format=FORMAT] [--json] FILE...\n"
      "jitframes dump [--format=FORMAT] [--json] FILE...\n",
      "FILE is a perf map (perf-<pid>.map), a jitdump (jit-<pid>.dump) or a GDB JIT\n"
@@ -30,7 +31,7 @@ static const usage_section sections[] = {
      "Exit status: 0 every file valid; 1 a file breaks a rule; 2 usage error, or a file\n"
      "that cannot be read or is refused; 3 valid for perf, with warnings (rules perf\n"
      "does not enforce, e.g. an unknown ELF machine in a jitdump header).\n"},
-    {{"clean"},
+    {JFT_VERB_BIT(JFT_VERB_CLEAN),
      "jitframes clean [--older-than D] [--dry-run] [--dir DIR]... [--buildid-dir DIR]\n",
      "clean removes the perf maps, jitdumps and jitted-*.so files that processes\n"
      "which no longer exist left in /tmp and $JITFRAMES_DIR (or each --dir), owned\n"
@@ -42,7 +43,7 @@ static const usage_section sections[] = {
      "  --dry-run        say what would be removed, remove nothing\n"
      "  --buildid-dir DIR  perf's build-id cache to clean\n"
      "Exit status: 0 done; 1 a file could not be removed; 2 usage error.\n"},
-    {{"enable", "disable", "status"},
+    {JFT_VERB_BIT(JFT_VERB_ENABLE) | JFT_VERB_BIT(JFT_VERB_DISABLE) | JFT_VERB_BIT(JFT_VERB_STATUS),
      "jitframes enable PID SINKS\n"
      "jitframes disable PID SINKS\n"
      "jitframes status [--json] PID\n",
@@ -58,7 +59,7 @@ static const usage_section sections[] = {
      "Exit status: 0 done; 1 the process answered with an error (not your process,\n"
      "a sink could not start), printed; 2 usage error; 4 no such process, or it does\n"
      "not listen (not started with JITFRAMES_CONTROL=1), or cannot be reached.\n"},
-    {{"record"},
+    {JFT_VERB_BIT(JFT_VERB_RECORD),
      "jitframes record [--via auto|memory|channel] [--duration S] [--call-graph dwarf|fp]\n"
      "                 [-o DIR] [--keep] [--children] PID\n",
      "record runs perf record -p PID for S seconds (default 10; Ctrl-C ends it early)\n"
@@ -72,7 +73,7 @@ static const usage_section sections[] = {
      "files it caused outside DIR unless --keep. auto (default): memory when its\n"
      "table can be read and names something, else the channel.\n"
      "jitframes record --help: every option.\n"},
-    {{"regions", "perfmap"},
+    {JFT_VERB_BIT(JFT_VERB_REGIONS) | JFT_VERB_BIT(JFT_VERB_PERFMAP),
      "jitframes regions [--json] PID\n"
      "jitframes perfmap [-o FILE] [--jitdump FILE [--follow]] PID\n",
      "regions and perfmap read the regions a process published in its memory (any\n"
@@ -83,7 +84,7 @@ static const usage_section sections[] = {
      "--follow reads them every 25 ms until stdin ends, then writes all it saw\n"
      "(those removed meanwhile too): what record --via memory runs.\n"
      "Exit status: 0 done; 1 no table, not readable, or FILE not created; 2 usage.\n"},
-    {{"help", "completions"},
+    {JFT_VERB_BIT(JFT_VERB_HELP) | JFT_VERB_BIT(JFT_VERB_COMPLETIONS),
      "jitframes help [VERB]\n"
      "jitframes completions bash|zsh|fish\n",
      "help VERB is VERB --help; help alone, --help. completions prints a completion\n"
@@ -100,10 +101,8 @@ static const char general_text[] = "Options may come before or after the operand
 /* verb NULL: every section. */
 static int covers(const usage_section *s, const char *verb)
 {
-    for (int v = 0; v < 4 && s->verbs[v]; v++)
-        if (!verb || strcmp(s->verbs[v], verb) == 0)
-            return 1;
-    return 0;
+    int v = verb ? jft_verb_find(verb) : 0;
+    return !verb || (v >= 0 && (s->verbs & JFT_VERB_BIT(v)));
 }
 
 /* "jitframes VERB ..." (verb NULL: any line). */

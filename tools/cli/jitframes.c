@@ -1,7 +1,8 @@
 /*
  * jitframes — the command-line tool: `main` reads the options that come
  * before a verb (--help, --version) and hands the command line to the
- * verb's own file, from the table below:
+ * verb's own file, from the table below (the verbs' names are
+ * cli_verbs.c's, which the usage text and the completions use too):
  *   check, dump              file_cmd.c: validate or print perf maps,
  *                            jitdumps, GDB JIT symfiles
  *   clean                    clean_cmd.c: remove what dead processes left
@@ -14,6 +15,7 @@
 #define _GNU_SOURCE
 #include "clean_cmd.h"
 #include "cli_args.h"
+#include "cli_verbs.h"
 #include "control_cmd.h"
 #include "exit_status.h"
 #include "file_cmd.h"
@@ -39,12 +41,13 @@ static int help_command(int argc, char **argv)
 {
     if (argc == 1)
         return jft_usage(stdout, NULL), JFT_EXIT_OK;
-    if (argc > 2 || !jft_is_verb(argv[1])) {
+    int verb = jft_verb_find(argv[1]);
+    if (argc > 2 || verb < 0) {
         fprintf(stderr, "jitframes help: wants one VERB (%s is not one)\n", argv[1]);
-        jft_usage_synopsis(stderr, "help");
+        jft_usage_synopsis(stderr, jft_verb_name(JFT_VERB_HELP));
         return JFT_EXIT_USAGE;
     }
-    if (strcmp(argv[1], "record") == 0) {
+    if (verb == JFT_VERB_RECORD) {
         static char help_option[] = "--help";
         char *record_help[] = {argv[1], help_option, NULL};
         return jft_record_command(2, record_help);
@@ -52,40 +55,29 @@ static int help_command(int argc, char **argv)
     return jft_usage(stdout, argv[1]), JFT_EXIT_OK;
 }
 
-/* Each verb and what runs it: argv[0] is the verb, then its operands and
- * options in any order (cli_args.h). */
-typedef struct verb {
-    const char *name;
-    int (*run)(int argc, char **argv);
-} verb;
+/* What runs each verb: argv[0] is the verb, then its operands and options
+ * in any order (cli_args.h). */
+typedef int (*verb_command)(int argc, char **argv);
 
-static const verb verbs[] = {
-    {"check", jft_file_command},
-    {"dump", jft_file_command},
-    {"clean", jft_clean_command},
-    {"enable", jft_control_command},
-    {"disable", jft_control_command},
-    {"status", jft_control_command},
-    {"record", jft_record_command},
-    {"regions", jft_table_command},
-    {"perfmap", jft_table_command},
-    {"help", help_command},
-    {"completions", jft_completions_command},
+static const verb_command commands[JFT_N_VERBS] = {
+    [JFT_VERB_CHECK] = jft_file_command,
+    [JFT_VERB_DUMP] = jft_file_command,
+    [JFT_VERB_CLEAN] = jft_clean_command,
+    [JFT_VERB_ENABLE] = jft_control_command,
+    [JFT_VERB_DISABLE] = jft_control_command,
+    [JFT_VERB_STATUS] = jft_control_command,
+    [JFT_VERB_RECORD] = jft_record_command,
+    [JFT_VERB_REGIONS] = jft_table_command,
+    [JFT_VERB_PERFMAP] = jft_table_command,
+    [JFT_VERB_HELP] = help_command,
+    [JFT_VERB_COMPLETIONS] = jft_completions_command,
 };
-
-static const verb *find_verb(const char *name)
-{
-    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
-        if (strcmp(verbs[i].name, name) == 0)
-            return &verbs[i];
-    return NULL;
-}
 
 static int unknown_verb(const char *name)
 {
     fprintf(stderr, "jitframes: unknown command '%s' (", name);
-    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
-        fprintf(stderr, "%s%s", i ? ", " : "", verbs[i].name);
+    for (int v = 0; v < JFT_N_VERBS; v++)
+        fprintf(stderr, "%s%s", v ? ", " : "", jft_verb_name((jft_verb)v));
     fprintf(stderr, ")\n");
     jft_usage_synopsis(stderr, NULL);
     return JFT_EXIT_USAGE;
@@ -107,8 +99,8 @@ int main(int argc, char **argv)
         jft_usage_synopsis(stderr, NULL);
         return JFT_EXIT_USAGE;
     }
-    const verb *v = find_verb(argv[i]);
-    if (!v)
+    int v = jft_verb_find(argv[i]);
+    if (v < 0 || !commands[v])
         return unknown_verb(argv[i]);
-    return v->run(argc - 1, verb_first(argv, i));
+    return commands[v](argc - 1, verb_first(argv, i));
 }
