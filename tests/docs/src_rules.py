@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""The rules CONTRIBUTING.md sets for src/, checked on the source tree.
+"""The rules CONTRIBUTING.md sets for src/ (and for what must be written once
+beside it: the GDB JIT interface, the readers' range check and fixed fields,
+the tool's verb names), checked on the source tree.
 
 src_rules.py SRC_DIR arch    no #if on an architecture, nor an architecture's
                              intrinsic, outside src/arch/
