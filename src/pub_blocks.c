@@ -3,24 +3,7 @@
  */
 #include "pub_blocks.h"
 
-#include <stdlib.h>
 #include <string.h>
-
-void jf__pub_blocks_put_slow(jf__pub_blocks *b, uint32_t off, uint32_t c)
-{
-    jf__pub_free_list *l = &b->cls[c];
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap ? 2 * l->cap : 64;
-        uint32_t *v = realloc(l->off, (size_t)cap * sizeof *v);
-        if (!v) { /* without memory for the list, the block is just not reused */
-            b->lost_bytes += jf__pub_class_size(c);
-            return;
-        }
-        l->off = v;
-        l->cap = cap;
-    }
-    l->off[l->n++] = off;
-}
 
 /* Free [off, off + len) (a multiple of PUB_SMALL_STEP) as the largest
  * blocks that fit, in order. */
@@ -50,14 +33,5 @@ int jf__pub_blocks_take_larger(jf__pub_blocks *b, uint32_t c, uint32_t *off)
 
 void jf__pub_blocks_clear(jf__pub_blocks *b)
 {
-    for (uint32_t c = 0; c < PUB_CLASSES; c++)
-        b->cls[c].n = 0;
-    b->lost_bytes = 0;
-}
-
-void jf__pub_blocks_free(jf__pub_blocks *b)
-{
-    for (uint32_t c = 0; c < PUB_CLASSES; c++)
-        free(b->cls[c].off);
-    memset(b, 0, sizeof *b);
+    memset(b->top, 0, sizeof b->top);
 }

@@ -94,9 +94,9 @@ typedef struct pub_state {
     jf__pub_entry *entries, *ring;
     char *heap;
     uint32_t cap, used, live;
-    uint32_t ring_cap;    /* ring_capacity_for(cap): a bigger table has churn enough to need more */
-    uint32_t *free_slots; /* freed slots, reused last freed first */
-    uint32_t n_free, free_cap;
+    uint32_t ring_cap;            /* ring_capacity_for(cap): a bigger table has churn enough to need more */
+    uint32_t free_top;            /* 1 + the last slot freed, 0 when none: the free slots are a list */
+                                  /* linked through their entries' writer-owned word (see free_slot) */
     uint32_t heap_cap, heap_used; /* heap_used: the end of the blocks ever made */
     jf__pub_blocks blocks;        /* freed blocks by size class */
     uint64_t dropped;             /* registrations not published (the header's, kept here too) */
@@ -254,6 +254,7 @@ static void attach(unsigned char *base)
     pub.entries = (jf__pub_entry *)(base + jf__page_size());
     pub.ring = (jf__pub_entry *)(base + ring_area_offset());
     pub.heap = (char *)(base + heap_area_offset());
+    jf__pub_blocks_attach(&pub.blocks, pub.heap, pub.heap_cap);
 }
 
 static void write_header(void)
@@ -295,7 +296,7 @@ static void reset_kept_table(void)
     static const jf__pub_entry empty = {.flags = JF_PUB_EMPTY};
     for (uint32_t i = 0; i < pub.used; i++) /* publish_one expects free slots zeroed */
         entry_store(&pub.entries[i], &empty);
-    pub.used = pub.live = pub.n_free = 0;
+    pub.used = pub.live = pub.free_top = 0;
     pub.heap_used = 0;
     pub.ring_written = pub.dropped = 0;
     jf__pub_blocks_clear(&pub.blocks);
@@ -347,8 +348,6 @@ void jf__pub_forget_after_fork(void)
 {
     cfi_cache_drop(); /* the reference is the child's too: dropping it is right */
     __atomic_store_n(&jf_region_table, NULL, __ATOMIC_RELAXED);
-    free(pub.free_slots);
-    jf__pub_blocks_free(&pub.blocks);
     memset(&pub, 0, sizeof pub);
 }
 
@@ -464,11 +463,25 @@ static inline uint32_t entry_block_class(const jf__pub_entry *e)
 /* A removed entry's block, free once its ring slot is reused. Its class
  * was noted in the entry when it was published (measuring the block again
  * cost a removal ~15 instructions); a class out of range (the mapping is
- * writable by the process only, but a class is an index) is measured. */
+ * writable by the process only, but a class is an index) is measured.
+ * Called with the ring entry's lock held: freeing writes the list's link
+ * into the block, which a reader of that entry may be reading. */
 static inline void release_block(const jf__pub_entry *e)
 {
     uint32_t c = e->block_class;
     jf__pub_blocks_put(&pub.blocks, e->name_off, c < PUB_CLASSES ? c : entry_block_class(e));
+}
+
+/* A removed region gives its block up: freed and its ring entry emptied,
+ * both under the entry's lock. */
+static void give_up_ring_entry(jf__pub_entry *e)
+{
+    static const jf__pub_entry empty = {.flags = JF_PUB_EMPTY};
+    uint32_t even = seq_begin(&e->seq);
+    release_block(e);
+    *e = empty;
+    e->seq = even + 1;
+    seq_end(&e->seq, even);
 }
 
 /* Memory ran out: the oldest removed regions give their blocks up (their
@@ -477,13 +490,11 @@ static inline void release_block(const jf__pub_entry *e)
  * cannot grow. */
 static int reclaim_ring(uint32_t c, uint32_t *off)
 {
-    static const jf__pub_entry empty = {.flags = JF_PUB_EMPTY};
     for (uint32_t k = 0; k < pub.ring_cap; k++) {
         jf__pub_entry *e = &pub.ring[(pub.ring_written + k) & (pub.ring_cap - 1)]; /* oldest first */
         if (e->flags != JF_PUB_REMOVED)
             continue;
-        release_block(e);
-        entry_store(e, &empty);
+        give_up_ring_entry(e);
         if (jf__pub_blocks_take(&pub.blocks, c, off) || jf__pub_blocks_take_larger(&pub.blocks, c, off))
             return 1;
     }
@@ -549,12 +560,30 @@ static inline uint32_t heap_put_cstr(uint32_t *at, const char *s, uint32_t len)
 
 /* ---- The live array ------------------------------------------------------ */
 
+/* The last slot freed, taken off the free list; UINT32_MAX when there is
+ * none. The list lives in the shared mapping, which the process itself
+ * may scribble on: a link that names no free slot ends the list (its slots
+ * are not reused) rather than an entry being written out of place. */
+static inline uint32_t take_free_slot(void)
+{
+    uint32_t slot = pub.free_top - 1;
+    if (slot < pub.used && pub.entries[slot].flags == JF_PUB_EMPTY) {
+        pub.free_top = pub.entries[slot].block_class;
+        return slot;
+    }
+    pub.free_top = 0;
+    return UINT32_MAX;
+}
+
 /* A slot for a new entry: the last one freed, else the next never used;
  * UINT32_MAX when the array is full. */
 static inline uint32_t take_slot(void)
 {
-    if (pub.n_free)
-        return pub.free_slots[--pub.n_free];
+    if (pub.free_top) {
+        uint32_t slot = take_free_slot();
+        if (slot != UINT32_MAX)
+            return slot;
+    }
     if (pub.used >= pub.slots_ready) { /* rarely: populate the next 256 KiB, or grow */
         if (pub.used == pub.cap && grow(1, 0) != 0)
             return UINT32_MAX;
@@ -563,27 +592,6 @@ static inline uint32_t take_slot(void)
         pub.slots_ready = (uint32_t)(pub.entries_ready / sizeof(jf__pub_entry));
     }
     return pub.used++;
-}
-
-/* free_slot when the list is full: it grows; without memory for that the
- * slot is simply not reused. */
-__attribute__((noinline)) static void free_slot_slow(uint32_t slot)
-{
-    uint32_t cap = pub.free_cap ? 2 * pub.free_cap : 256;
-    uint32_t *v = realloc(pub.free_slots, cap * sizeof *v);
-    if (!v)
-        return;
-    pub.free_slots = v;
-    pub.free_cap = cap;
-    pub.free_slots[pub.n_free++] = slot;
-}
-
-/* Remember a freed slot (the last freed is reused first). */
-static inline void free_slot(uint32_t slot)
-{
-    if (__builtin_expect(pub.n_free == pub.free_cap, 0))
-        return free_slot_slow(slot);
-    pub.free_slots[pub.n_free++] = slot;
 }
 
 /* Bytes of r's line table in the heap (0: none, or too big to publish).
@@ -743,7 +751,7 @@ __attribute__((always_inline)) static inline jf__pub_entry *begin_entry(uint64_t
 
 /* The fields every entry has, then its lock released. A free slot has no
  * file, line table nor unwind description (never used, or emptied by
- * empty_slot), so a region without them writes only these. */
+ * free_slot), so a region without them writes only these. */
 __attribute__((always_inline)) static inline void end_entry(jf__pub_entry *e, uint32_t seq, jf__live *r,
                                                             uint32_t slot, uint32_t block, uint64_t gen,
                                                             uint64_t now_ns)
@@ -807,15 +815,22 @@ __attribute__((always_inline)) static inline void publish_one(jf__live *r, uint6
         end_entry(e, seq, r, slot, block, gen, now_ns);
 }
 
-/* A freed slot: flags 0 and no file, line table or unwind description,
- * which is what publish_one relies on (it writes only the fields every
- * entry has); the rest is left as it was, meaningless. */
-static inline void empty_slot(jf__pub_entry *e)
+/* Free slot i (entry e): flags 0 and no file, line table or unwind
+ * description, which is what publish_one relies on (it writes only the
+ * fields every entry has); the rest is left as it was, meaningless to
+ * readers. The writer-owned word (block_class: the ring copy has taken
+ * the class) links it to the slot freed before it: the free list costs
+ * one store in the entry being written anyway, and no memory of its own
+ * (an array of free slots grew by realloc as removals came, and its moves
+ * made glibc consolidate its heap in the middle of removals). */
+static inline void free_slot(jf__pub_entry *e, uint32_t i)
 {
     uint32_t even = seq_begin(&e->seq);
     e->flags = JF_PUB_EMPTY;
     e->file_len = e->lines_len = e->cfi_len = 0;
+    e->block_class = pub.free_top;
     seq_end(&e->seq, even);
+    pub.free_top = i + 1;
 }
 
 /* r's entry goes to the removed ring (its block with it) and its slot is
@@ -827,18 +842,17 @@ __attribute__((always_inline)) static inline void unpublish(jf__live *r, uint64_
     uint32_t i = r->pub_slot - 1;
     r->pub_slot = 0;
     jf__pub_entry *ring = &pub.ring[pub.ring_written & (pub.ring_cap - 1)];
+    uint32_t even = seq_begin(&ring->seq);
     if (ring->flags == JF_PUB_REMOVED)
         release_block(ring);
     jf__pub_entry *e = &pub.entries[i];
-    uint32_t even = seq_begin(&ring->seq);
     memcpy(&ring->flags, &e->flags, offsetof(jf__pub_entry, removed_gen) - offsetof(jf__pub_entry, flags));
     ring->flags = JF_PUB_REMOVED;
     ring->removed_gen = pub.generation + 1;
     ring->removed_ns = now_ns;
     seq_end(&ring->seq, even);
     pub.ring_written++;
-    empty_slot(e);
-    free_slot(i);
+    free_slot(e, i);
     pub.live--;
 }
 

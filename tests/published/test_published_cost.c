@@ -195,6 +195,194 @@ static void an_out_of_range_block_class_is_measured_again(void **state)
     assert_int_equal(jf_shutdown(), 0);
 }
 
+/* Region k of a test: at base + k * 64, named "fn<k>". */
+static void register_nth(uintptr_t base, unsigned k)
+{
+    char name[16];
+    snprintf(name, sizeof name, "fn%u", k);
+    jf_region r = JF_REGION_INIT;
+    r.addr = (void *)(base + (uintptr_t)k * 64);
+    r.size = 64;
+    r.name = name;
+    assert_int_equal(jf_register(&r), 0);
+}
+
+static void unregister_nth(uintptr_t base, unsigned k)
+{
+    assert_int_equal(jf_unregister((void *)(base + (uintptr_t)k * 64)), 0);
+}
+
+static jf__pub_entry *slot(uint32_t i)
+{
+    const jf__pub_header *h = table_header();
+    return entry_at(h, h->entries_off, i);
+}
+
+/* Every live region is read back under its own name, and only those. */
+static void assert_live_names(uintptr_t base, const unsigned *ks, size_t n)
+{
+    tr_snapshot s;
+    tr_read_own(&s);
+    assert_int_equal(s.n_live, n);
+    for (size_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "fn%u", ks[i]);
+        size_t j = 0;
+        while (j < s.n_live && s.live[j].start != base + (uintptr_t)ks[i] * 64)
+            j++;
+        assert_true(j < s.n_live);
+        assert_string_equal(s.live[j].name, name);
+    }
+    tr_snapshot_free(&s);
+}
+
+/* A removal frees its slot onto a list linked through the free entries
+ * themselves (no array to grow while removals come): the last slot freed
+ * is taken first, then the one freed before it, then a never used one. */
+static void freed_slots_are_reused_last_freed_first(void **state)
+{
+    (void)state;
+    init_standby();
+    uintptr_t base = (uintptr_t)1 << 40;
+    for (unsigned k = 0; k < 4; k++)
+        register_nth(base, k); /* slots 0-3 */
+    unregister_nth(base, 1);
+    unregister_nth(base, 3);
+    register_nth(base, 4);
+    register_nth(base, 5);
+    register_nth(base, 6);
+    assert_ptr_equal(live_entry(base + 4 * 64), slot(3));
+    assert_ptr_equal(live_entry(base + 5 * 64), slot(1));
+    assert_ptr_equal(live_entry(base + 6 * 64), slot(4));
+    assert_int_equal(table_header()->entries_used, 5);
+    static const unsigned live[] = {0, 2, 4, 5, 6};
+    assert_live_names(base, live, 5);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+/* The list's links are in the shared mapping, which the process can
+ * scribble on: a link to a live slot or past the slots ends the list (the
+ * slots after it are not reused) instead of a live entry being overwritten
+ * or one written out of place. */
+static void a_scribbled_free_slot_link_ends_the_list(void **state)
+{
+    (void)state;
+    init_standby();
+    uintptr_t base = (uintptr_t)1 << 40;
+    for (unsigned k = 0; k < 4; k++)
+        register_nth(base, k); /* slots 0-3 */
+    unregister_nth(base, 0);
+    unregister_nth(base, 1);      /* the list: slot 1, then slot 0 */
+    slot(1)->block_class = 3 + 1; /* now: slot 1, then the live slot 3 */
+    register_nth(base, 4);        /* slot 1 */
+    register_nth(base, 5);        /* not slot 3: a new one, 4 */
+    assert_ptr_equal(live_entry(base + 4 * 64), slot(1));
+    assert_ptr_equal(live_entry(base + 5 * 64), slot(4));
+    unregister_nth(base, 4);           /* the list: slot 1 alone */
+    slot(1)->block_class = UINT32_MAX; /* then a slot far past the array */
+    register_nth(base, 6);             /* slot 1 */
+    register_nth(base, 7);             /* a new one, 5 */
+    assert_ptr_equal(live_entry(base + 6 * 64), slot(1));
+    assert_ptr_equal(live_entry(base + 7 * 64), slot(5));
+    static const unsigned live[] = {2, 3, 5, 6, 7};
+    assert_live_names(base, live, 5);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+/* The removed entry of the region starting at start, in the ring. */
+static jf__pub_entry *ring_entry(uintptr_t start)
+{
+    const jf__pub_header *h = table_header();
+    for (uint32_t i = 0; i < h->ring_capacity; i++) {
+        jf__pub_entry *e = entry_at(h, h->ring_off, i);
+        if (e->flags == JF_PUB_REMOVED && e->start == start)
+            return e;
+    }
+    fail_msg("no removed entry at %#lx", (unsigned long)start);
+    return NULL;
+}
+
+/* A ring's worth of registrations and removals of one-letter names (class
+ * 0), from region `from` on: every removal before them leaves the ring and
+ * frees its block. */
+static void push_the_ring_out(uintptr_t base, uintptr_t from)
+{
+    const uint32_t ring = table_header()->ring_capacity;
+    jf_region other = JF_REGION_INIT;
+    other.size = 64;
+    other.name = "o";
+    for (uintptr_t i = from; i < from + ring; i++) {
+        other.addr = (void *)(base + i * 64);
+        assert_int_equal(jf_register(&other), 0);
+        assert_int_equal(jf_unregister(other.addr), 0);
+    }
+}
+
+/* A region of class 2 (a 48-byte block: the name and its file). */
+static jf__pub_entry *register_class_2(uintptr_t start, const char *name)
+{
+    jf_region r = JF_REGION_INIT;
+    r.addr = (void *)start;
+    r.size = 64;
+    r.name = name;
+    r.file = "prog.mvm";
+    assert_int_equal(jf_register(&r), 0);
+    jf__pub_entry *e = live_entry(start);
+    assert_int_equal(e->block_class, 2);
+    return e;
+}
+
+/* Free blocks are listed through their own first bytes, in the shared
+ * heap: a link scribbled over to point past the heap ends the list (a
+ * fresh block is taken) instead of a block being written out of place. */
+static void a_scribbled_free_block_link_ends_its_list(void **state)
+{
+    (void)state;
+    init_standby();
+    uintptr_t base = (uintptr_t)1 << 40;
+    uint32_t block = register_class_2(base, "victim_with_a_longer_name")->name_off;
+    assert_int_equal(jf_unregister((void *)base), 0);
+    push_the_ring_out(base, 1); /* the victim's block is its class's only free one */
+    const jf__pub_header *h = table_header();
+    char *heap = (char *)h + h->heap_off;
+    uint32_t far = UINT32_MAX - 8;
+    memcpy(heap + block, &far, sizeof far); /* its link: was 0, the list's end */
+    uintptr_t next = base + 2 * (uintptr_t)h->ring_capacity * 64;
+    assert_int_equal(register_class_2(next, "first_after_the_scribble")->name_off, block);
+    uint32_t fresh = register_class_2(next + 64, "second_after_the_scribble")->name_off;
+    assert_true(fresh != block && (uint64_t)fresh + 48 <= table_header()->heap_used);
+    tr_snapshot s;
+    tr_read_own(&s);
+    assert_int_equal(s.n_live, 2);
+    assert_string_equal(s.live[0].name, "first_after_the_scribble");
+    assert_string_equal(s.live[1].name, "second_after_the_scribble");
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+/* A removed entry's block offset scribbled over to point past the heap is
+ * not freed (the list would link through bytes outside it). */
+static void a_removed_entry_pointing_past_the_heap_frees_nothing(void **state)
+{
+    (void)state;
+    init_standby();
+    uintptr_t base = (uintptr_t)1 << 40;
+    register_class_2(base, "victim_with_a_longer_name");
+    assert_int_equal(jf_unregister((void *)base), 0);
+    ring_entry(base)->name_off = UINT32_MAX - 64;
+    push_the_ring_out(base, 1);
+    uint32_t heap_used = table_header()->heap_used;
+    uintptr_t next = base + 2 * (uintptr_t)table_header()->ring_capacity * 64;
+    assert_int_equal(register_class_2(next, "after_the_scribble_a_longer_name")->name_off,
+                     heap_used); /* a fresh block */
+    tr_snapshot s;
+    tr_read_own(&s);
+    assert_int_equal(s.n_live, 1);
+    assert_string_equal(s.live[0].name, "after_the_scribble_a_longer_name");
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
 /* A region past 4 GiB: its rows' offsets past 4 GiB are cut to UINT32_MAX,
  * those below kept (the rows of smaller regions are written without a test
  * per row). */
@@ -323,6 +511,10 @@ int main(void)
         cmocka_unit_test_teardown(line_table_regions_by_the_hundred_thousand_grow_the_table_once, shut_down),
         cmocka_unit_test_teardown(every_entry_notes_its_heap_block_class, shut_down),
         cmocka_unit_test_teardown(an_out_of_range_block_class_is_measured_again, shut_down),
+        cmocka_unit_test_teardown(freed_slots_are_reused_last_freed_first, shut_down),
+        cmocka_unit_test_teardown(a_scribbled_free_slot_link_ends_the_list, shut_down),
+        cmocka_unit_test_teardown(a_scribbled_free_block_link_ends_its_list, shut_down),
+        cmocka_unit_test_teardown(a_removed_entry_pointing_past_the_heap_frees_nothing, shut_down),
 #if SIZE_MAX > UINT32_MAX
         cmocka_unit_test_teardown(line_offsets_past_4_gib_are_cut, shut_down),
 #endif
