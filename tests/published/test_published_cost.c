@@ -42,17 +42,25 @@ static jf__pub_entry *entry_at(const jf__pub_header *h, uint32_t off, uint32_t i
     return (jf__pub_entry *)(void *)((char *)h + off + (size_t)i * sizeof(jf__pub_entry));
 }
 
+/* The entry with `flags` of the region starting at start, among the n
+ * entries at offset off of the table (the live array or the ring). */
+static jf__pub_entry *find_entry(uint32_t off, uint32_t n, uint32_t flags, uintptr_t start)
+{
+    const jf__pub_header *h = table_header();
+    for (uint32_t i = 0; i < n; i++) {
+        jf__pub_entry *e = entry_at(h, off, i);
+        if (e->flags == flags && e->start == start)
+            return e;
+    }
+    fail_msg("no entry with flags %u at %#lx", flags, (unsigned long)start);
+    return NULL;
+}
+
 /* The live entry of the region starting at start. */
 static jf__pub_entry *live_entry(uintptr_t start)
 {
     const jf__pub_header *h = table_header();
-    for (uint32_t i = 0; i < h->entries_used; i++) {
-        jf__pub_entry *e = entry_at(h, h->entries_off, i);
-        if (e->flags == JF_PUB_LIVE && e->start == start)
-            return e;
-    }
-    fail_msg("no live entry at %#lx", (unsigned long)start);
-    return NULL;
+    return find_entry(h->entries_off, h->entries_used, JF_PUB_LIVE, start);
 }
 
 static void tr_read_own(tr_snapshot *s)
@@ -293,13 +301,7 @@ static void a_scribbled_free_slot_link_ends_the_list(void **state)
 static jf__pub_entry *ring_entry(uintptr_t start)
 {
     const jf__pub_header *h = table_header();
-    for (uint32_t i = 0; i < h->ring_capacity; i++) {
-        jf__pub_entry *e = entry_at(h, h->ring_off, i);
-        if (e->flags == JF_PUB_REMOVED && e->start == start)
-            return e;
-    }
-    fail_msg("no removed entry at %#lx", (unsigned long)start);
-    return NULL;
+    return find_entry(h->ring_off, h->ring_capacity, JF_PUB_REMOVED, start);
 }
 
 /* A ring's worth of registrations and removals of one-letter names (class
