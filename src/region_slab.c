@@ -1,9 +1,17 @@
 /*
  * Slots for jf__live records (see region_slab.h). Each slot starts with an
- * 8-byte header naming its class, so freeing needs no size. Chunks come
- * from mmap with MAP_POPULATE (one system call instead of a fault per page)
- * and are kept for the life of the process: freed slots go on their class's
- * free list. Records larger than the biggest class, and every record under
+ * 8-byte header naming its class and its place in its chunk, so freeing
+ * needs no size and finds the chunk. A chunk (256 KiB from mmap with
+ * MAP_POPULATE: one system call instead of a fault per page) holds slots of
+ * one class and a bitmap of the free ones; chunks are kept for the life of
+ * the process. A class allocates the lowest free slot of one chunk until
+ * that chunk has none, then moves to another of its chunks that has: however
+ * records were freed, they are reused in address order, a chunk at a time,
+ * which the processor's prefetcher follows. (One free list per class, last
+ * freed first, spread them over every page the records ever used: after
+ * one random-order pass over 100,000 regions, every later registration and
+ * unregistration missed the cache on its record and took ~4x the time.)
+ * Records larger than the biggest class, and every record under
  * AddressSanitizer (which must see each allocation), use malloc.
  */
 #define _GNU_SOURCE
@@ -12,6 +20,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -34,16 +43,36 @@ _Static_assert(HEADER % _Alignof(void *) == 0 && HEADER % _Alignof(uint64_t) == 
                "a record after the header is aligned for pointers and 64-bit fields");
 static const uint32_t class_size[N_CLASSES] = {128, 192, 256, 384, 512, 1024}; /* header included */
 
-typedef struct free_slot {
-    struct free_slot *next;
-} free_slot;
+/* What a slot's first 8 bytes say. */
+typedef struct slot_header {
+    uint8_t class_id; /* MALLOCED for a record from malloc */
+    uint8_t unused[3];
+    uint32_t index; /* the slot's place in its chunk */
+} slot_header;
+_Static_assert(sizeof(slot_header) == HEADER, "the header is HEADER bytes");
+
+enum {
+    SLOTS_MAX = CHUNK / 128, /* of the smallest class */
+    WORDS = SLOTS_MAX / 64,
+};
+
+/* The start of a chunk; its slots follow. */
+typedef struct chunk {
+    uint64_t free_bits[WORDS];  /* bit i: slot i is free */
+    uint32_t n_free, lowest;    /* lowest: no free slot in a word below it */
+    struct chunk *next_partial; /* the next chunk of partial[class] */
+    uint8_t class_id;
+    uint8_t listed; /* current[class] or in partial[class] */
+} chunk;
+enum { SLOTS_AT = (sizeof(chunk) + HEADER - 1) / HEADER * HEADER };
 
 /* A spin lock: held for a few instructions (a list pop or push), and a
  * mutex would cost as much as the rest of the allocation. */
 static int slab_lock;
-/* Guarded by slab_lock. */
-static free_slot *free_list[N_CLASSES];
-static char *bump, *bump_end; /* the unused part of the newest chunk */
+/* Guarded by slab_lock: per class, the chunk allocated from and the others
+ * with free slots. */
+static chunk *current[N_CLASSES];
+static chunk *partial[N_CLASSES];
 
 static void lock(void)
 {
@@ -65,27 +94,67 @@ static int class_of(size_t size)
     return -1;
 }
 
-/* A slot of class c carved from the newest chunk (a new one if needed).
- * Lock held. */
-static char *carve(int c)
+static chunk *new_chunk(int c)
 {
-    if ((size_t)(bump_end - bump) < class_size[c]) {
-        void *p = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
-                       0);
-        if (p == MAP_FAILED)
-            return NULL;
-        bump = p;
-        bump_end = bump + CHUNK;
+    void *p = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    chunk *ch = p;
+    ch->n_free = (uint32_t)((CHUNK - SLOTS_AT) / class_size[c]);
+    for (uint32_t i = 0; i < ch->n_free; i++)
+        ch->free_bits[i / 64] |= UINT64_C(1) << (i % 64);
+    ch->class_id = (uint8_t)c;
+    ch->listed = 1;
+    return ch;
+}
+
+static int chunk_has_room(const chunk *ch)
+{
+    return ch->n_free != 0;
+}
+
+/* The chunk class c allocates from now: the current one while it has
+ * room, else one with freed slots, else a new one. Lock held. */
+static chunk *chunk_for(int c)
+{
+    chunk *ch = current[c];
+    if (ch && chunk_has_room(ch))
+        return ch;
+    if (ch)
+        ch->listed = 0; /* full: its next free lists it again */
+    if ((ch = partial[c]) != NULL)
+        partial[c] = ch->next_partial;
+    else
+        ch = new_chunk(c);
+    current[c] = ch;
+    return ch;
+}
+
+/* The lowest free slot of ch (which has one), its header written; NULL if
+ * its bitmap has none after all. Lock held. */
+static char *take_slot(chunk *ch)
+{
+    uint32_t w = ch->lowest;
+    while (w < WORDS - 1 && !ch->free_bits[w])
+        w++;
+    if (!ch->free_bits[w]) { /* n_free said otherwise: the chunk was written over */
+        ch->n_free = 0;
+        return NULL;
     }
-    char *slot = bump;
-    bump += class_size[c];
+    uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(ch->free_bits[w]);
+    ch->free_bits[w] &= ch->free_bits[w] - 1;
+    ch->lowest = w;
+    ch->n_free--;
+    char *slot = (char *)ch + SLOTS_AT + (size_t)i * class_size[ch->class_id];
+    slot_header h = {ch->class_id, {0}, i};
+    memcpy(slot, &h, sizeof h);
     return slot;
 }
 
 void *jf__slab_alloc(size_t size)
 {
     int c = SLAB_ENABLED ? class_of(size) : -1;
-    char *slot;
+    char *slot = NULL;
     if (c < 0) {
         if (size > SIZE_MAX - HEADER || !(slot = malloc(size + HEADER)))
             return NULL;
@@ -93,16 +162,11 @@ void *jf__slab_alloc(size_t size)
         return slot + HEADER;
     }
     lock();
-    slot = (char *)free_list[c];
-    if (slot)
-        free_list[c] = free_list[c]->next;
-    else
-        slot = carve(c);
+    chunk *ch = chunk_for(c);
+    if (ch)
+        slot = take_slot(ch);
     unlock();
-    if (!slot)
-        return NULL;
-    slot[0] = (char)c;
-    return slot + HEADER;
+    return slot ? slot + HEADER : NULL;
 }
 
 void jf__slab_free(void *p)
@@ -110,15 +174,26 @@ void jf__slab_free(void *p)
     if (!p)
         return;
     char *slot = (char *)p - HEADER;
-    unsigned char c = (unsigned char)slot[0];
-    if (c == MALLOCED) {
+    slot_header h;
+    memcpy(&h, slot, sizeof h);
+    if (h.class_id == MALLOCED) {
         free(slot);
         return;
     }
+    if (h.class_id >= N_CLASSES || h.index >= SLOTS_MAX)
+        return; /* not a slot's header (written over): leaked, never misplaced */
+    chunk *ch = (chunk *)(void *)(slot - SLOTS_AT - (size_t)h.index * class_size[h.class_id]);
+    uint32_t w = h.index / 64;
     lock();
-    free_slot *f = (free_slot *)(void *)slot;
-    f->next = free_list[c];
-    free_list[c] = f;
+    ch->free_bits[w] |= UINT64_C(1) << (h.index % 64);
+    ch->n_free++;
+    if (w < ch->lowest)
+        ch->lowest = w;
+    if (!ch->listed) {
+        ch->listed = 1;
+        ch->next_partial = partial[h.class_id];
+        partial[h.class_id] = ch;
+    }
     unlock();
 }
 
