@@ -1,5 +1,5 @@
 /*
- * Free lists of the published table's heap by size class (pub_blocks.h).
+ * Free blocks of the published table's heap by size class (pub_blocks.h).
  */
 #include "pub_blocks.h"
 
@@ -31,7 +31,32 @@ int jf__pub_blocks_take_larger(jf__pub_blocks *b, uint32_t c, uint32_t *off)
     return 0;
 }
 
+/* A set's capacity: a number per 16 bytes of the heap. */
+static uint32_t set_capacity(const jf__pub_blocks *b)
+{
+    return (uint32_t)(b->heap_size / PUB_SMALL_STEP);
+}
+
+void jf__pub_blocks_make_set(jf__pub_blocks *b, uint32_t c)
+{
+    if (jf__lowest_set_init(&b->free[c], set_capacity(b)) != 0)
+        jf__lowest_set_destroy(&b->free[c]); /* no memory: its blocks are not reused, the heap grows sooner */
+}
+
+void jf__pub_blocks_attach(jf__pub_blocks *b, char *heap, uint64_t heap_size)
+{
+    b->heap = heap;
+    if (heap_size == b->heap_size)
+        return;
+    b->heap_size = heap_size;
+    for (uint32_t c = 0; c < PUB_CLASSES; c++)
+        if (b->free[c].levels)
+            (void)jf__lowest_set_grow(&b->free[c], set_capacity(b)); /* else blocks past the old heap */
+                                                                     /* are not reused */
+}
+
 void jf__pub_blocks_clear(jf__pub_blocks *b)
 {
-    memset(b->top, 0, sizeof b->top);
+    for (uint32_t c = 0; c < PUB_CLASSES; c++)
+        jf__lowest_set_destroy(&b->free[c]);
 }

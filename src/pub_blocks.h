@@ -2,22 +2,25 @@
  * The published table's heap bookkeeping (src/published.c): every entry's
  * strings, line table and unwind description live in one block of the
  * heap, sized to a class (16-byte steps up to 256 bytes, then four steps per
- * power of two: at most 25% slack). A freed block goes to its class's list
- * and the next block of that class reuses it, so a change costs O(1) and
- * nothing ever moves: no compaction, and readers never see a string move
- * under an entry. Each list is linked through its free blocks themselves
- * (a free block's first 4 bytes: 1 + the offset of the block freed before
- * it, 0 at the end), so freeing costs no memory and no allocation (arrays
- * of offsets grew by realloc in the middle of removals: 62 instructions a
- * removal of a line-table region). The heap is in a mapping the process
- * can write: an offset or a link that would put a block past the heap is
- * not followed. Not thread-safe: the registry lock serialises it.
+ * power of two: at most 25% slack). A freed block joins its class's set of
+ * free blocks and the next block of that class is the lowest one in it, so
+ * a change costs O(1), nothing ever moves (no compaction, and readers
+ * never see a string move under an entry), and after removals in any
+ * order new blocks are neighbours again (lowest_set.h). The sets are in
+ * the writer's own memory, made for a class when its first block is freed
+ * and grown with the heap: nothing the process writes into the table can
+ * send a block elsewhere, and freeing allocates nothing once the class has
+ * its set. The heap is in a mapping the process can write: a removed
+ * entry's offset that would put a block past the heap, or off a block's
+ * 16-byte boundary, is not freed. Not thread-safe: the registry lock
+ * serialises it.
  */
 #ifndef JF_PUB_BLOCKS_H
 #define JF_PUB_BLOCKS_H
 
+#include "lowest_set.h"
+
 #include <stdint.h>
-#include <string.h>
 
 enum {
     PUB_SMALL_STEP = 16, /* small classes: 16, 32, ..., 256 bytes */
@@ -27,9 +30,9 @@ enum {
 };
 
 typedef struct jf__pub_blocks {
-    char *heap;                /* where the offsets point (the mapping's heap area) */
-    uint64_t heap_size;        /* its bytes: no block ends past them */
-    uint32_t top[PUB_CLASSES]; /* 1 + the last freed block of each class, 0 when none */
+    char *heap;                       /* where the offsets point (the mapping's heap area) */
+    uint64_t heap_size;               /* its bytes: no block ends past them */
+    jf__lowest_set free[PUB_CLASSES]; /* per class: the free blocks, offset / PUB_SMALL_STEP */
 } jf__pub_blocks;
 
 /* The class of a block for `bytes` (1 .. 2^32 - 1). */
@@ -57,19 +60,12 @@ static inline int jf__pub_block_fits(const jf__pub_blocks *b, uint32_t off, uint
     return (uint64_t)off + jf__pub_class_size(c) <= b->heap_size;
 }
 
-/* A free block of class c, reused last freed first: 1 with *off, or 0
- * (also when the link is one no block could have: the list ends there). */
+/* The lowest free block of class c: 1 with *off, or 0. */
 static inline int jf__pub_blocks_take(jf__pub_blocks *b, uint32_t c, uint32_t *off)
 {
-    uint32_t top = b->top[c];
-    if (!top)
+    if (!b->free[c].count)
         return 0;
-    if (__builtin_expect(!jf__pub_block_fits(b, top - 1, c), 0)) {
-        b->top[c] = 0;
-        return 0;
-    }
-    *off = top - 1;
-    memcpy(&b->top[c], b->heap + *off, sizeof top);
+    *off = jf__lowest_set_take(&b->free[c]) * PUB_SMALL_STEP;
     return 1;
 }
 
@@ -78,24 +74,26 @@ static inline int jf__pub_blocks_take(jf__pub_blocks *b, uint32_t c, uint32_t *o
  * 1, or 0 when there is none. O(classes): for a heap that cannot grow. */
 int jf__pub_blocks_take_larger(jf__pub_blocks *b, uint32_t c, uint32_t *off);
 
-/* Free the block of class c at off (one past the heap is not kept). */
+/* The set of class c's first free block: made for the heap's size. */
+void jf__pub_blocks_make_set(jf__pub_blocks *b, uint32_t c);
+
+/* Free the block of class c at off (one past the heap or off a block
+ * boundary is not kept). */
 static inline void jf__pub_blocks_put(jf__pub_blocks *b, uint32_t off, uint32_t c)
 {
-    if (__builtin_expect(!jf__pub_block_fits(b, off, c), 0))
+    if (__builtin_expect(!jf__pub_block_fits(b, off, c) || off % PUB_SMALL_STEP, 0))
         return;
-    memcpy(b->heap + off, &b->top[c], sizeof b->top[c]);
-    b->top[c] = off + 1;
+    if (__builtin_expect(!b->free[c].levels, 0))
+        jf__pub_blocks_make_set(b, c);
+    jf__lowest_set_add(&b->free[c], off / PUB_SMALL_STEP);
 }
 
-/* The heap the lists are in, after it was mapped or copied to a bigger
- * mapping (the offsets and links stay valid: the heap is copied whole). */
-static inline void jf__pub_blocks_attach(jf__pub_blocks *b, char *heap, uint64_t heap_size)
-{
-    b->heap = heap;
-    b->heap_size = heap_size;
-}
+/* The heap the sets are for, after it was mapped or copied to a bigger
+ * mapping (the offsets stay valid: the heap is copied whole). */
+void jf__pub_blocks_attach(jf__pub_blocks *b, char *heap, uint64_t heap_size);
 
-/* Forget every free block (the heap was emptied). */
+/* Forget every free block (the heap was emptied, or the table forgotten),
+ * and the sets' memory. */
 void jf__pub_blocks_clear(jf__pub_blocks *b);
 
 #endif

@@ -78,8 +78,7 @@ typedef struct jf__pub_entry {
     uint32_t lines_off;     /* from heap_off: the line table */
     uint32_t cfi_len;       /* bytes of the unwind description (jf__pub_cfi), 0 if none */
     uint32_t cfi_off;       /* from heap_off: the unwind description */
-    uint32_t block_class;   /* the writer's own, readers ignore it: its heap block's size class, */
-                            /* in a free slot (flags 0) the next free slot's index + 1 */
+    uint32_t block_class;   /* the writer's own, readers ignore it: its heap block's size class */
     uint64_t published_gen; /* the header's (even) generation once this entry was published */
     uint64_t published_ns;  /* CLOCK_MONOTONIC_COARSE then: a lower bound of the precise clock */
     uint64_t removed_gen;   /* ring only: the generation once it was removed; 0 in the live array */

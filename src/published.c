@@ -4,7 +4,7 @@
  * a heap of strings, line tables and unwind descriptions, in one mapping.
  *
  * Every change is O(1) whatever the address order: a region takes a free
- * slot (the last freed, else the next never used) and keeps it until it is
+ * slot (the lowest freed, else the next never used) and keeps it until it is
  * removed (its jf__live remembers which), and a removal frees the slot. No
  * entry ever moves, so readers sort what they read (a sorted array cost
  * O(n) shifts per registration out of address order, which multi-threaded
@@ -39,6 +39,7 @@
 #include "error.h"
 #include "log.h"
 #include "pub_blocks.h"
+#include "lowest_set.h"
 #include "arch/host.h"
 #include "pub_layout.h"
 #include "published_map.h"
@@ -95,8 +96,7 @@ typedef struct pub_state {
     char *heap;
     uint32_t cap, used, live;
     uint32_t ring_cap;            /* ring_capacity_for(cap): a bigger table has churn enough to need more */
-    uint32_t free_top;            /* 1 + the last slot freed, 0 when none: the free slots are a list */
-                                  /* linked through their entries' writer-owned word (see free_slot) */
+    jf__lowest_set free_slots;    /* slots freed by removals, reused lowest first */
     uint32_t heap_cap, heap_used; /* heap_used: the end of the blocks ever made */
     jf__pub_blocks blocks;        /* freed blocks by size class */
     uint64_t dropped;             /* registrations not published (the header's, kept here too) */
@@ -286,6 +286,18 @@ static void write_header(void)
     __atomic_store_n(&jf_region_table, (const void *)pub.base, __ATOMIC_RELEASE);
 }
 
+/* An empty set of free slots for the table's capacity. Without memory for
+ * it, freed slots are not reused (new regions take never used ones, and
+ * the table grows sooner): nothing is lost but room. */
+static void free_slots_reset(void)
+{
+    jf__lowest_set_destroy(&pub.free_slots);
+    if (jf__lowest_set_init(&pub.free_slots, pub.cap) != 0) {
+        jf__lowest_set_destroy(&pub.free_slots);
+        jf__log(JF_LOG_WARNING, "no memory to track the published table's free slots: they are not reused");
+    }
+}
+
 /* A table kept from an earlier jf_init/jf_shutdown cycle, emptied: its
  * pages stay populated, so a process that starts again pays no page
  * faults (nor does a benchmark's next round). */
@@ -296,7 +308,8 @@ static void reset_kept_table(void)
     static const jf__pub_entry empty = {.flags = JF_PUB_EMPTY};
     for (uint32_t i = 0; i < pub.used; i++) /* publish_one expects free slots zeroed */
         entry_store(&pub.entries[i], &empty);
-    pub.used = pub.live = pub.free_top = 0;
+    pub.used = pub.live = 0;
+    free_slots_reset();
     pub.heap_used = 0;
     pub.ring_written = pub.dropped = 0;
     jf__pub_blocks_clear(&pub.blocks);
@@ -326,6 +339,7 @@ void jf__pub_start(void)
             return;
         }
         attach(base);
+        free_slots_reset();
     }
     pub.active = 1;
     write_header();
@@ -348,6 +362,8 @@ void jf__pub_forget_after_fork(void)
 {
     cfi_cache_drop(); /* the reference is the child's too: dropping it is right */
     __atomic_store_n(&jf_region_table, NULL, __ATOMIC_RELAXED);
+    jf__lowest_set_destroy(&pub.free_slots);
+    jf__pub_blocks_clear(&pub.blocks);
     memset(&pub, 0, sizeof pub);
 }
 
@@ -437,6 +453,9 @@ static int grow(int more_slots, uint64_t heap_need)
         return -1;
     }
     attach(base);
+    if (more_slots)
+        (void)jf__lowest_set_grow(&pub.free_slots, cap); /* without memory: slots past the old capacity */
+                                                         /* are not reused once freed */
     memcpy(pub.entries, old.entries, (size_t)old.used * sizeof(jf__pub_entry));
     copy_ring(&old);
     memcpy(pub.heap, old.heap, old.heap_used);
@@ -464,8 +483,8 @@ static inline uint32_t entry_block_class(const jf__pub_entry *e)
  * was noted in the entry when it was published (measuring the block again
  * cost a removal ~15 instructions); a class out of range (the mapping is
  * writable by the process only, but a class is an index) is measured.
- * Called with the ring entry's lock held: freeing writes the list's link
- * into the block, which a reader of that entry may be reading. */
+ * Called while the ring entry is rewritten under its lock, so no reader
+ * takes the block for the removed region's once a new one is written there. */
 static inline void release_block(const jf__pub_entry *e)
 {
     uint32_t c = e->block_class;
@@ -560,30 +579,12 @@ static inline uint32_t heap_put_cstr(uint32_t *at, const char *s, uint32_t len)
 
 /* ---- The live array ------------------------------------------------------ */
 
-/* The last slot freed, taken off the free list; UINT32_MAX when there is
- * none. The list lives in the shared mapping, which the process itself
- * may scribble on: a link that names no free slot ends the list (its slots
- * are not reused) rather than an entry being written out of place. */
-static inline uint32_t take_free_slot(void)
-{
-    uint32_t slot = pub.free_top - 1;
-    if (slot < pub.used && pub.entries[slot].flags == JF_PUB_EMPTY) {
-        pub.free_top = pub.entries[slot].block_class;
-        return slot;
-    }
-    pub.free_top = 0;
-    return UINT32_MAX;
-}
-
-/* A slot for a new entry: the last one freed, else the next never used;
+/* A slot for a new entry: the lowest one freed, else the next never used;
  * UINT32_MAX when the array is full. */
 static inline uint32_t take_slot(void)
 {
-    if (pub.free_top) {
-        uint32_t slot = take_free_slot();
-        if (slot != UINT32_MAX)
-            return slot;
-    }
+    if (pub.free_slots.count)
+        return jf__lowest_set_take(&pub.free_slots);
     if (pub.used >= pub.slots_ready) { /* rarely: populate the next 256 KiB, or grow */
         if (pub.used == pub.cap && grow(1, 0) != 0)
             return UINT32_MAX;
@@ -818,19 +819,17 @@ __attribute__((always_inline)) static inline void publish_one(jf__live *r, uint6
 /* Free slot i (entry e): flags 0 and no file, line table or unwind
  * description, which is what publish_one relies on (it writes only the
  * fields every entry has); the rest is left as it was, meaningless to
- * readers. The writer-owned word (block_class: the ring copy has taken
- * the class) links it to the slot freed before it: the free list costs
- * one store in the entry being written anyway, and no memory of its own
- * (an array of free slots grew by realloc as removals came, and its moves
- * made glibc consolidate its heap in the middle of removals). */
+ * readers. The slot joins the free set, in the writer's own memory
+ * (nothing the process writes into the table can misdirect a later
+ * registration) and allocated with the table (a removal allocates
+ * nothing). */
 static inline void free_slot(jf__pub_entry *e, uint32_t i)
 {
     uint32_t even = seq_begin(&e->seq);
     e->flags = JF_PUB_EMPTY;
     e->file_len = e->lines_len = e->cfi_len = 0;
-    e->block_class = pub.free_top;
     seq_end(&e->seq, even);
-    pub.free_top = i + 1;
+    jf__lowest_set_add(&pub.free_slots, i);
 }
 
 /* r's entry goes to the removed ring (its block with it) and its slot is

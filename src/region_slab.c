@@ -101,8 +101,9 @@ static chunk *new_chunk(int c)
         return NULL;
     chunk *ch = p;
     ch->n_free = (uint32_t)((CHUNK - SLOTS_AT) / class_size[c]);
-    for (uint32_t i = 0; i < ch->n_free; i++)
-        ch->free_bits[i / 64] |= UINT64_C(1) << (i % 64);
+    memset(ch->free_bits, 0xff, ch->n_free / 64 * sizeof(uint64_t));
+    if (ch->n_free % 64)
+        ch->free_bits[ch->n_free / 64] = (UINT64_C(1) << (ch->n_free % 64)) - 1;
     ch->class_id = (uint8_t)c;
     ch->listed = 1;
     return ch;

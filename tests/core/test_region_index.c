@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "region_index.h"
+#include "test_random.h"
 
 enum { KEYS = 20000 };
 
@@ -17,10 +18,7 @@ static uint64_t rng_state = 0x243f6a8885a308d3ull;
 
 static uint64_t next_random(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    return test_random_next(&rng_state);
 }
 
 typedef struct fixture {

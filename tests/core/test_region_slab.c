@@ -13,12 +13,13 @@
 #include <string.h>
 
 #include "region_slab.h"
+#include "test_random.h"
 
 enum {
-    SIZE = 100,           /* a record of the smallest class (128 bytes with its header) */
-    N = 3 * 2045 + 500,   /* a little over three chunks of that class */
-    RUN = 2000,           /* consecutive allocations looked at together */
-    CHUNK_PAGES = 64,     /* a chunk is 256 KiB */
+    SIZE = 100,         /* a record of the smallest class (128 bytes with its header) */
+    N = 3 * 2045 + 500, /* a little over three chunks of that class */
+    RUN = 2000,         /* consecutive allocations looked at together */
+    CHUNK_PAGES = 64,   /* a chunk is 256 KiB */
 };
 
 static void *records[N];
@@ -27,10 +28,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static size_t next_random(size_t below)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (size_t)(rng_state % below);
+    return (size_t)(test_random_next(&rng_state) % below);
 }
 
 static void allocate_all(void)

@@ -244,10 +244,12 @@ static void assert_live_names(uintptr_t base, const unsigned *ks, size_t n)
     tr_snapshot_free(&s);
 }
 
-/* A removal frees its slot onto a list linked through the free entries
- * themselves (no array to grow while removals come): the last slot freed
- * is taken first, then the one freed before it, then a never used one. */
-static void freed_slots_are_reused_last_freed_first(void **state)
+/* A removal frees its slot into a set in the writer's own memory, and a
+ * registration takes the lowest free slot, then a never used one: after
+ * removals in any order, new regions fill the array from its start. What
+ * the process writes into free entries (the writer's word at offset 60,
+ * once a list's link) changes nothing. */
+static void freed_slots_are_reused_lowest_first_whatever_the_table_says(void **state)
 {
     (void)state;
     init_standby();
@@ -255,44 +257,17 @@ static void freed_slots_are_reused_last_freed_first(void **state)
     for (unsigned k = 0; k < 4; k++)
         register_nth(base, k); /* slots 0-3 */
     unregister_nth(base, 1);
-    unregister_nth(base, 3);
+    unregister_nth(base, 3);      /* freed last: a list of the last freed first gave it first */
+    slot(1)->block_class = 2 + 1; /* a link to the live slot 2 */
+    slot(3)->block_class = UINT32_MAX;
     register_nth(base, 4);
     register_nth(base, 5);
     register_nth(base, 6);
-    assert_ptr_equal(live_entry(base + 4 * 64), slot(3));
-    assert_ptr_equal(live_entry(base + 5 * 64), slot(1));
+    assert_ptr_equal(live_entry(base + 4 * 64), slot(1));
+    assert_ptr_equal(live_entry(base + 5 * 64), slot(3));
     assert_ptr_equal(live_entry(base + 6 * 64), slot(4));
     assert_int_equal(table_header()->entries_used, 5);
     static const unsigned live[] = {0, 2, 4, 5, 6};
-    assert_live_names(base, live, 5);
-    assert_int_equal(jf_shutdown(), 0);
-}
-
-/* The list's links are in the shared mapping, which the process can
- * scribble on: a link to a live slot or past the slots ends the list (the
- * slots after it are not reused) instead of a live entry being overwritten
- * or one written out of place. */
-static void a_scribbled_free_slot_link_ends_the_list(void **state)
-{
-    (void)state;
-    init_standby();
-    uintptr_t base = (uintptr_t)1 << 40;
-    for (unsigned k = 0; k < 4; k++)
-        register_nth(base, k); /* slots 0-3 */
-    unregister_nth(base, 0);
-    unregister_nth(base, 1);      /* the list: slot 1, then slot 0 */
-    slot(1)->block_class = 3 + 1; /* now: slot 1, then the live slot 3 */
-    register_nth(base, 4);        /* slot 1 */
-    register_nth(base, 5);        /* not slot 3: a new one, 4 */
-    assert_ptr_equal(live_entry(base + 4 * 64), slot(1));
-    assert_ptr_equal(live_entry(base + 5 * 64), slot(4));
-    unregister_nth(base, 4);           /* the list: slot 1 alone */
-    slot(1)->block_class = UINT32_MAX; /* then a slot far past the array */
-    register_nth(base, 6);             /* slot 1 */
-    register_nth(base, 7);             /* a new one, 5 */
-    assert_ptr_equal(live_entry(base + 6 * 64), slot(1));
-    assert_ptr_equal(live_entry(base + 7 * 64), slot(5));
-    static const unsigned live[] = {2, 3, 5, 6, 7};
     assert_live_names(base, live, 5);
     assert_int_equal(jf_shutdown(), 0);
 }
@@ -334,30 +309,39 @@ static jf__pub_entry *register_class_2(uintptr_t start, const char *name)
     return e;
 }
 
-/* Free blocks are listed through their own first bytes, in the shared
- * heap: a link scribbled over to point past the heap ends the list (a
- * fresh block is taken) instead of a block being written out of place. */
-static void a_scribbled_free_block_link_ends_its_list(void **state)
+/* Freed blocks of a class are reused lowest first, whatever order their
+ * regions were removed in, and what the process writes into a free block
+ * (its first bytes were once a list's link) changes nothing. */
+static void freed_blocks_are_reused_lowest_first_whatever_the_heap_says(void **state)
 {
     (void)state;
     init_standby();
     uintptr_t base = (uintptr_t)1 << 40;
-    uint32_t block = register_class_2(base, "victim_with_a_longer_name")->name_off;
-    assert_int_equal(jf_unregister((void *)base), 0);
-    push_the_ring_out(base, 1); /* the victim's block is its class's only free one */
+    uint32_t blocks[3];
+    for (unsigned k = 0; k < 3; k++)
+        blocks[k] = register_class_2(base + k * 64, "victim_with_a_longer_name")->name_off;
+    assert_true(blocks[0] < blocks[1] && blocks[1] < blocks[2]);
+    for (unsigned k = 0; k < 3; k++) /* the ring frees them in this order: a list of the */
+        assert_int_equal(jf_unregister((void *)(base + k * 64)), 0); /* last freed gave the highest first */
+    push_the_ring_out(base, 3); /* the victims' blocks are their class's only free ones */
     const jf__pub_header *h = table_header();
     char *heap = (char *)h + h->heap_off;
     uint32_t far = UINT32_MAX - 8;
-    memcpy(heap + block, &far, sizeof far); /* its link: was 0, the list's end */
+    for (unsigned k = 0; k < 3; k++)
+        memcpy(heap + blocks[k], &far, sizeof far);
     uintptr_t next = base + 2 * (uintptr_t)h->ring_capacity * 64;
-    assert_int_equal(register_class_2(next, "first_after_the_scribble")->name_off, block);
-    uint32_t fresh = register_class_2(next + 64, "second_after_the_scribble")->name_off;
-    assert_true(fresh != block && (uint64_t)fresh + 48 <= table_header()->heap_used);
+    static const char *const names[3] = {"first_after_the_scribble", "second_after_the_scribble",
+                                         "third_after_the_scribble_"};
+    for (unsigned k = 0; k < 3; k++)
+        assert_int_equal(register_class_2(next + k * 64, names[k])->name_off, blocks[k]);
+    uint32_t fresh = register_class_2(next + 3 * 64, "fourth_after_the_scribble")->name_off;
+    assert_true(fresh > blocks[2] && (uint64_t)fresh + 48 <= table_header()->heap_used);
     tr_snapshot s;
     tr_read_own(&s);
-    assert_int_equal(s.n_live, 2);
-    assert_string_equal(s.live[0].name, "first_after_the_scribble");
-    assert_string_equal(s.live[1].name, "second_after_the_scribble");
+    assert_int_equal(s.n_live, 4);
+    for (unsigned k = 0; k < 3; k++)
+        assert_string_equal(s.live[k].name, names[k]);
+    assert_string_equal(s.live[3].name, "fourth_after_the_scribble");
     tr_snapshot_free(&s);
     assert_int_equal(jf_shutdown(), 0);
 }
@@ -513,9 +497,8 @@ int main(void)
         cmocka_unit_test_teardown(line_table_regions_by_the_hundred_thousand_grow_the_table_once, shut_down),
         cmocka_unit_test_teardown(every_entry_notes_its_heap_block_class, shut_down),
         cmocka_unit_test_teardown(an_out_of_range_block_class_is_measured_again, shut_down),
-        cmocka_unit_test_teardown(freed_slots_are_reused_last_freed_first, shut_down),
-        cmocka_unit_test_teardown(a_scribbled_free_slot_link_ends_the_list, shut_down),
-        cmocka_unit_test_teardown(a_scribbled_free_block_link_ends_its_list, shut_down),
+        cmocka_unit_test_teardown(freed_slots_are_reused_lowest_first_whatever_the_table_says, shut_down),
+        cmocka_unit_test_teardown(freed_blocks_are_reused_lowest_first_whatever_the_heap_says, shut_down),
         cmocka_unit_test_teardown(a_removed_entry_pointing_past_the_heap_frees_nothing, shut_down),
 #if SIZE_MAX > UINT32_MAX
         cmocka_unit_test_teardown(line_offsets_past_4_gib_are_cut, shut_down),
