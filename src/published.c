@@ -21,9 +21,9 @@
  * the heap (pub_blocks.h), never moved nor rewritten while an entry refers
  * to it: a removed entry's block stays with it in the ring until the ring
  * reuses that slot (so a recording can still take a removed region's
- * unwind rules), then goes to a free list by size class and the next
- * block of that class reuses it. No compaction: O(1) per change at any
- * fill.
+ * unwind rules), then joins the free blocks of its size class, the lowest
+ * of which the next block of that class takes. No compaction: O(1) per
+ * change at any fill.
  *
  * When memory truly runs out (the table cannot grow: no address space or
  * memory for a bigger mapping, or at ENTRIES_MAX/HEAP_MAX), the oldest
