@@ -3,11 +3,12 @@
  * 8-byte header naming its class and its place in its chunk, so freeing
  * needs no size and finds the chunk. A chunk (256 KiB from mmap with
  * MAP_POPULATE: one system call instead of a fault per page) holds slots of
- * one class and a bitmap of the free ones; chunks are kept for the life of
- * the process. A class allocates the lowest free slot of one chunk until
- * that chunk has none, then moves to another of its chunks that has: however
- * records were freed, they are reused in address order, a chunk at a time,
- * which the processor's prefetcher follows. (One free list per class, last
+ * one class and a bitmap of those freed; chunks are kept for the life of
+ * the process. A class allocates the lowest free slot of one chunk (a freed
+ * one, else the first never used) until that chunk has none, then moves to
+ * another of its chunks that has: however records were freed, they are
+ * reused in address order, a chunk at a time, which the processor's
+ * prefetcher follows. (One free list per class, last
  * freed first, spread them over every page the records ever used: after
  * one random-order pass over 100,000 regions, every later registration and
  * unregistration missed the cache on its record and took ~4x the time.)
@@ -56,10 +57,12 @@ enum {
     WORDS = SLOTS_MAX / 64,
 };
 
-/* The start of a chunk; its slots follow. */
+/* The start of a chunk; its slots follow: [0, unused) have been handed
+ * out at least once (those freed since are in the bitmap), the rest never. */
 typedef struct chunk {
-    uint64_t free_bits[WORDS];  /* bit i: slot i is free */
-    uint32_t n_free, lowest;    /* lowest: no free slot in a word below it */
+    uint64_t free_bits[WORDS];  /* bit i: slot i was freed and is not in use */
+    uint32_t n_freed, lowest;   /* lowest: no freed slot in a word below it */
+    uint32_t unused, slots;     /* the first never used slot; slots in all */
     struct chunk *next_partial; /* the next chunk of partial[class] */
     uint8_t class_id;
     uint8_t listed; /* current[class] or in partial[class] */
@@ -100,10 +103,7 @@ static chunk *new_chunk(int c)
     if (p == MAP_FAILED)
         return NULL;
     chunk *ch = p;
-    ch->n_free = (uint32_t)((CHUNK - SLOTS_AT) / class_size[c]);
-    memset(ch->free_bits, 0xff, ch->n_free / 64 * sizeof(uint64_t));
-    if (ch->n_free % 64)
-        ch->free_bits[ch->n_free / 64] = (UINT64_C(1) << (ch->n_free % 64)) - 1;
+    ch->slots = (uint32_t)((CHUNK - SLOTS_AT) / class_size[c]);
     ch->class_id = (uint8_t)c;
     ch->listed = 1;
     return ch;
@@ -111,7 +111,7 @@ static chunk *new_chunk(int c)
 
 static int chunk_has_room(const chunk *ch)
 {
-    return ch->n_free != 0;
+    return ch->n_freed != 0 || ch->unused < ch->slots;
 }
 
 /* The chunk class c allocates from now: the current one while it has
@@ -131,21 +131,32 @@ static chunk *chunk_for(int c)
     return ch;
 }
 
-/* The lowest free slot of ch (which has one), its header written; NULL if
- * its bitmap has none after all. Lock held. */
-static char *take_slot(chunk *ch)
+/* The lowest freed slot of ch (which has one); UINT32_MAX if its bitmap
+ * has none after all. Lock held. */
+static uint32_t take_freed(chunk *ch)
 {
     uint32_t w = ch->lowest;
     while (w < WORDS - 1 && !ch->free_bits[w])
         w++;
-    if (!ch->free_bits[w]) { /* n_free said otherwise: the chunk was written over */
-        ch->n_free = 0;
-        return NULL;
+    if (!ch->free_bits[w]) { /* n_freed said otherwise: the chunk was written over */
+        ch->n_freed = 0;
+        return UINT32_MAX;
     }
     uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(ch->free_bits[w]);
     ch->free_bits[w] &= ch->free_bits[w] - 1;
     ch->lowest = w;
-    ch->n_free--;
+    ch->n_freed--;
+    return i;
+}
+
+/* The lowest free slot of ch (which has room): a freed one, else the
+ * first never used; its header written. NULL if there is none after all.
+ * Lock held. */
+static char *take_slot(chunk *ch)
+{
+    uint32_t i = ch->n_freed ? take_freed(ch) : ch->unused++;
+    if (i >= ch->slots)
+        return NULL;
     char *slot = (char *)ch + SLOTS_AT + (size_t)i * class_size[ch->class_id];
     slot_header h = {ch->class_id, {0}, i};
     memcpy(slot, &h, sizeof h);
@@ -181,13 +192,13 @@ void jf__slab_free(void *p)
         free(slot);
         return;
     }
-    if (h.class_id >= N_CLASSES || h.index >= SLOTS_MAX)
+    if (h.class_id >= N_CLASSES || h.index >= (CHUNK - SLOTS_AT) / class_size[h.class_id])
         return; /* not a slot's header (written over): leaked, never misplaced */
     chunk *ch = (chunk *)(void *)(slot - SLOTS_AT - (size_t)h.index * class_size[h.class_id]);
     uint32_t w = h.index / 64;
     lock();
     ch->free_bits[w] |= UINT64_C(1) << (h.index % 64);
-    ch->n_free++;
+    ch->n_freed++;
     if (w < ch->lowest)
         ch->lowest = w;
     if (!ch->listed) {
