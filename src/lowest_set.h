@@ -12,6 +12,7 @@
 #ifndef JF_LOWEST_SET_H
 #define JF_LOWEST_SET_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum { JF__LOWEST_SET_LEVELS = 5 };
@@ -21,6 +22,7 @@ typedef struct jf__lowest_set {
     uint32_t words[JF__LOWEST_SET_LEVELS]; /* of each level */
     uint32_t levels;                       /* the top one is a single word */
     uint32_t capacity, count;
+    size_t map_bytes; /* of the mapping that holds every level */
 } jf__lowest_set;
 
 /* An empty set for [0, capacity) (at most 2^30); 0, or -1 without memory
