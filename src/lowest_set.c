@@ -81,8 +81,10 @@ uint32_t jf__lowest_set_take(jf__lowest_set *s)
     uint32_t i = 0;
     for (uint32_t k = s->levels; k-- > 0;) {
         uint64_t word = s->bits[k][i];
-        if (!word)
-            return UINT32_MAX; /* not reached: count says a bit is set */
+        if (!word) {
+            s->count = 0; /* not reached: count says a bit is set */
+            return UINT32_MAX;
+        }
         i = i * 64 + (uint32_t)__builtin_ctzll(word);
     }
     uint32_t taken = i;

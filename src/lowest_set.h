@@ -39,16 +39,18 @@ void jf__lowest_set_destroy(jf__lowest_set *s);
  * member). */
 void jf__lowest_set_add_above(jf__lowest_set *s, uint32_t w);
 
-/* i (not in the set) joins it; a number past the capacity is ignored (a
- * set that could not be made or grown). Inline: one word's bit, unless
- * that word was empty. */
+/* i joins the set (already in it: nothing changes); a number past the
+ * capacity is ignored (a set that could not be made or grown). Inline:
+ * one word's bit, unless that word was empty. */
 static inline void jf__lowest_set_add(jf__lowest_set *s, uint32_t i)
 {
     if (i >= s->capacity)
         return;
     uint64_t *word = &s->bits[0][i / 64];
-    uint64_t was = *word;
-    *word = was | UINT64_C(1) << (i % 64);
+    uint64_t bit = UINT64_C(1) << (i % 64), was = *word;
+    if (was & bit)
+        return;
+    *word = was | bit;
     s->count++;
     if (!was)
         jf__lowest_set_add_above(s, i / 64);

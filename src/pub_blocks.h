@@ -63,9 +63,10 @@ static inline int jf__pub_block_fits(const jf__pub_blocks *b, uint32_t off, uint
 /* The lowest free block of class c: 1 with *off, or 0. */
 static inline int jf__pub_blocks_take(jf__pub_blocks *b, uint32_t c, uint32_t *off)
 {
-    if (!b->free[c].count)
+    uint32_t i = b->free[c].count ? jf__lowest_set_take(&b->free[c]) : UINT32_MAX;
+    if (i == UINT32_MAX)
         return 0;
-    *off = jf__lowest_set_take(&b->free[c]) * PUB_SMALL_STEP;
+    *off = i * PUB_SMALL_STEP;
     return 1;
 }
 

@@ -583,8 +583,9 @@ static inline uint32_t heap_put_cstr(uint32_t *at, const char *s, uint32_t len)
  * UINT32_MAX when the array is full. */
 static inline uint32_t take_slot(void)
 {
-    if (pub.free_slots.count)
-        return jf__lowest_set_take(&pub.free_slots);
+    uint32_t freed = pub.free_slots.count ? jf__lowest_set_take(&pub.free_slots) : UINT32_MAX;
+    if (freed != UINT32_MAX)
+        return freed;
     if (pub.used >= pub.slots_ready) { /* rarely: populate the next 256 KiB, or grow */
         if (pub.used == pub.cap && grow(1, 0) != 0)
             return UINT32_MAX;

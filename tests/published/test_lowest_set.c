@@ -1,7 +1,8 @@
 /* The set behind the published table's free slots and free heap blocks
  * (src/lowest_set.h), checked against a plain array of flags: random adds
  * and takes always give the lowest member, at every depth of the bitmap;
- * growing keeps the members; numbers past the capacity are ignored. */
+ * growing keeps the members; a member added twice, or a number past the
+ * capacity, changes nothing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -86,7 +87,7 @@ static void far_apart_members_of_the_largest_set_come_back_in_order(void **state
     jf__lowest_set_destroy(&s);
 }
 
-static void growing_keeps_the_members_and_numbers_past_the_capacity_are_ignored(void **state)
+static void growing_keeps_the_members_and_adding_twice_or_past_the_capacity_changes_nothing(void **state)
 {
     (void)state;
     jf__lowest_set s;
@@ -102,6 +103,12 @@ static void growing_keeps_the_members_and_numbers_past_the_capacity_are_ignored(
     for (size_t k = 0; k < 4; k++)
         assert_int_equal(jf__lowest_set_take(&s), sorted[k]);
     assert_int_equal(jf__lowest_set_take(&s), UINT32_MAX);
+    jf__lowest_set_add(&s, 5);
+    jf__lowest_set_add(&s, 5); /* already a member: nothing changes */
+    assert_int_equal(s.count, 1);
+    assert_int_equal(jf__lowest_set_take(&s), 5);
+    assert_int_equal(jf__lowest_set_take(&s), UINT32_MAX);
+    assert_int_equal(s.count, 0);
     jf__lowest_set_destroy(&s);
     jf__lowest_set_add(&s, 1); /* a destroyed (or never made) set holds nothing */
     assert_int_equal(jf__lowest_set_take(&s), UINT32_MAX);
@@ -112,7 +119,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(takes_give_the_lowest_member_at_every_depth),
         cmocka_unit_test(far_apart_members_of_the_largest_set_come_back_in_order),
-        cmocka_unit_test(growing_keeps_the_members_and_numbers_past_the_capacity_are_ignored),
+        cmocka_unit_test(growing_keeps_the_members_and_adding_twice_or_past_the_capacity_changes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -369,6 +369,35 @@ static void a_removed_entry_pointing_past_the_heap_frees_nothing(void **state)
     assert_int_equal(jf_shutdown(), 0);
 }
 
+/* A removed entry whose block offset the process pointed at another
+ * removed region's block frees that block once, not twice: two later
+ * regions never share it (a list of free blocks handed it out twice; a
+ * set that counted it twice handed out an offset past the heap). */
+static void a_block_named_by_two_removed_entries_is_reused_once(void **state)
+{
+    (void)state;
+    init_standby();
+    uintptr_t base = (uintptr_t)1 << 40;
+    uint32_t a = register_class_2(base, "first_victim_a_longer_name")->name_off;
+    register_class_2(base + 64, "second_victim_a_longer_name");
+    assert_int_equal(jf_unregister((void *)base), 0);
+    assert_int_equal(jf_unregister((void *)(base + 64)), 0);
+    ring_entry(base + 64)->name_off = a; /* both removed entries now name a's block */
+    push_the_ring_out(base, 2);
+    uintptr_t next = base + 2 * (uintptr_t)table_header()->ring_capacity * 64;
+    uint32_t first = register_class_2(next, "first_after_the_scribble")->name_off;
+    uint32_t second = register_class_2(next + 64, "second_after_the_scribble")->name_off;
+    assert_int_equal(first, a);
+    assert_true(second != a && (uint64_t)second + 48 <= table_header()->heap_used);
+    tr_snapshot s;
+    tr_read_own(&s);
+    assert_int_equal(s.n_live, 2);
+    assert_string_equal(s.live[0].name, "first_after_the_scribble");
+    assert_string_equal(s.live[1].name, "second_after_the_scribble");
+    tr_snapshot_free(&s);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
 /* A region past 4 GiB: its rows' offsets past 4 GiB are cut to UINT32_MAX,
  * those below kept (the rows of smaller regions are written without a test
  * per row). */
@@ -500,6 +529,7 @@ int main(void)
         cmocka_unit_test_teardown(freed_slots_are_reused_lowest_first_whatever_the_table_says, shut_down),
         cmocka_unit_test_teardown(freed_blocks_are_reused_lowest_first_whatever_the_heap_says, shut_down),
         cmocka_unit_test_teardown(a_removed_entry_pointing_past_the_heap_frees_nothing, shut_down),
+        cmocka_unit_test_teardown(a_block_named_by_two_removed_entries_is_reused_once, shut_down),
 #if SIZE_MAX > UINT32_MAX
         cmocka_unit_test_teardown(line_offsets_past_4_gib_are_cut, shut_down),
 #endif
