@@ -309,6 +309,23 @@ static jf__pub_entry *register_class_2(uintptr_t start, const char *name)
     return e;
 }
 
+/* The table, read back, lists exactly these names, in address order. */
+static void assert_table_lists(const char *const *names, size_t n)
+{
+    tr_snapshot s;
+    tr_read_own(&s);
+    assert_int_equal(s.n_live, n);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(s.live[i].name, names[i]);
+    tr_snapshot_free(&s);
+}
+
+/* Where regions go once push_the_ring_out(base, ...) is done: past its regions. */
+static uintptr_t past_the_ring(uintptr_t base)
+{
+    return base + 2 * (uintptr_t)table_header()->ring_capacity * 64;
+}
+
 /* Freed blocks of a class are reused lowest first, whatever order their
  * regions were removed in, and what the process writes into a free block
  * (its first bytes were once a list's link) changes nothing. */
@@ -329,25 +346,19 @@ static void freed_blocks_are_reused_lowest_first_whatever_the_heap_says(void **s
     uint32_t far = UINT32_MAX - 8;
     for (unsigned k = 0; k < 3; k++)
         memcpy(heap + blocks[k], &far, sizeof far);
-    uintptr_t next = base + 2 * (uintptr_t)h->ring_capacity * 64;
-    static const char *const names[3] = {"first_after_the_scribble", "second_after_the_scribble",
-                                         "third_after_the_scribble_"};
+    uintptr_t next = past_the_ring(base);
+    static const char *const names[4] = {"first_after_the_scribble", "second_after_the_scribble",
+                                         "third_after_the_scribble_", "fourth_after_the_scribble"};
     for (unsigned k = 0; k < 3; k++)
         assert_int_equal(register_class_2(next + k * 64, names[k])->name_off, blocks[k]);
-    uint32_t fresh = register_class_2(next + 3 * 64, "fourth_after_the_scribble")->name_off;
+    uint32_t fresh = register_class_2(next + 3 * 64, names[3])->name_off;
     assert_true(fresh > blocks[2] && (uint64_t)fresh + 48 <= table_header()->heap_used);
-    tr_snapshot s;
-    tr_read_own(&s);
-    assert_int_equal(s.n_live, 4);
-    for (unsigned k = 0; k < 3; k++)
-        assert_string_equal(s.live[k].name, names[k]);
-    assert_string_equal(s.live[3].name, "fourth_after_the_scribble");
-    tr_snapshot_free(&s);
+    assert_table_lists(names, 4);
     assert_int_equal(jf_shutdown(), 0);
 }
 
 /* A removed entry's block offset scribbled over to point past the heap is
- * not freed (the list would link through bytes outside it). */
+ * not freed (a later block would be written outside the heap). */
 static void a_removed_entry_pointing_past_the_heap_frees_nothing(void **state)
 {
     (void)state;
@@ -358,14 +369,10 @@ static void a_removed_entry_pointing_past_the_heap_frees_nothing(void **state)
     ring_entry(base)->name_off = UINT32_MAX - 64;
     push_the_ring_out(base, 1);
     uint32_t heap_used = table_header()->heap_used;
-    uintptr_t next = base + 2 * (uintptr_t)table_header()->ring_capacity * 64;
-    assert_int_equal(register_class_2(next, "after_the_scribble_a_longer_name")->name_off,
+    static const char *const names[1] = {"after_the_scribble_a_longer_name"};
+    assert_int_equal(register_class_2(past_the_ring(base), names[0])->name_off,
                      heap_used); /* a fresh block */
-    tr_snapshot s;
-    tr_read_own(&s);
-    assert_int_equal(s.n_live, 1);
-    assert_string_equal(s.live[0].name, "after_the_scribble_a_longer_name");
-    tr_snapshot_free(&s);
+    assert_table_lists(names, 1);
     assert_int_equal(jf_shutdown(), 0);
 }
 
@@ -384,17 +391,13 @@ static void a_block_named_by_two_removed_entries_is_reused_once(void **state)
     assert_int_equal(jf_unregister((void *)(base + 64)), 0);
     ring_entry(base + 64)->name_off = a; /* both removed entries now name a's block */
     push_the_ring_out(base, 2);
-    uintptr_t next = base + 2 * (uintptr_t)table_header()->ring_capacity * 64;
-    uint32_t first = register_class_2(next, "first_after_the_scribble")->name_off;
-    uint32_t second = register_class_2(next + 64, "second_after_the_scribble")->name_off;
+    uintptr_t next = past_the_ring(base);
+    static const char *const names[2] = {"first_after_the_scribble", "second_after_the_scribble"};
+    uint32_t first = register_class_2(next, names[0])->name_off;
+    uint32_t second = register_class_2(next + 64, names[1])->name_off;
     assert_int_equal(first, a);
     assert_true(second != a && (uint64_t)second + 48 <= table_header()->heap_used);
-    tr_snapshot s;
-    tr_read_own(&s);
-    assert_int_equal(s.n_live, 2);
-    assert_string_equal(s.live[0].name, "first_after_the_scribble");
-    assert_string_equal(s.live[1].name, "second_after_the_scribble");
-    tr_snapshot_free(&s);
+    assert_table_lists(names, 2);
     assert_int_equal(jf_shutdown(), 0);
 }
 
