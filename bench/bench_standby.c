@@ -20,7 +20,8 @@
  *
  * Times are the thread's CPU time (page faults included, waits for a core
  * not). Last, what the table's timestamps cost on this machine (a removal reads
- * CLOCK_MONOTONIC; a registration the time-stamp counter on x86_64).
+ * the removal clock, src/tick_clock.h; a registration the time-stamp counter
+ * on x86_64), beside CLOCK_MONOTONIC.
  *
  * Instruction counts, which a loaded machine cannot blur: bench/standby_cost.sh
  * runs one variant at a time under callgrind (--only, below) and prints
@@ -33,6 +34,7 @@
 #include "jitframes.h"
 
 #include "bench_util.h"
+#include "tick_clock.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -260,8 +262,9 @@ static void measure_shape(size_t n, const char *order)
            shape_titles[shape], order, rt, rn, rt / rn, ut, un, ut / un);
 }
 
-/* What the table's timestamps cost here: a removal reads CLOCK_MONOTONIC,
- * a registration the time-stamp counter (x86_64) and at most every ~0.5 ms
+/* What the table's timestamps cost here: a removal reads the removal clock
+ * (CLOCK_MONOTONIC, mostly extrapolated from the time-stamp counter), a
+ * registration the counter (x86_64) and at most every ~0.5 ms
  * CLOCK_MONOTONIC_COARSE. ns per call, median of ROUNDS rounds of 1,000,000. */
 static double clock_ns(clockid_t id)
 {
@@ -271,15 +274,19 @@ static double clock_ns(clockid_t id)
 }
 
 /* ns per call of one source: 0 CLOCK_MONOTONIC, 1 CLOCK_MONOTONIC_COARSE,
- * 2 the time-stamp counter. */
-static double time_source_ns(int k)
+ * 2 the removal clock, 3 the time-stamp counter. */
+static double time_source_ns(int k, jf__tick_clock *removals)
 {
     enum { CALLS = 1000000 };
     volatile double sink = 0;
     double t0 = cpu_seconds();
     for (int i = 0; i < CALLS; i++) {
-#if defined(__x86_64__)
         if (k == 2) {
+            sink = sink + (double)jf__tick_clock_now(removals);
+            continue;
+        }
+#if defined(__x86_64__)
+        if (k == 3) {
             sink = sink + (double)__builtin_ia32_rdtsc();
             continue;
         }
@@ -291,16 +298,22 @@ static double time_source_ns(int k)
 
 static void measure_time_sources(void)
 {
-    static const char *const source_names[] = {"CLOCK_MONOTONIC", "CLOCK_MONOTONIC_COARSE", "rdtsc"};
+    static const char *const source_names[] = {"CLOCK_MONOTONIC", "CLOCK_MONOTONIC_COARSE", "removal clock",
+                                               "rdtsc"};
 #if defined(__x86_64__)
-    enum { SOURCES = 3 };
+    enum { SOURCES = 4 };
 #else
-    enum { SOURCES = 2 };
+    enum { SOURCES = 3 };
 #endif
-    double ns[3][ROUNDS];
+    double ns[4][ROUNDS];
+    /* The removal clock as a process's removals find it: its rate measured. */
+    jf__tick_clock removals;
+    jf__tick_clock_init(&removals);
+    for (long i = 0; i < 100000000 && removals.usable && !removals.ns_per_tick_q32; i++)
+        (void)jf__tick_clock_now(&removals);
     for (int r = 0; r < ROUNDS; r++)
         for (int k = 0; k < SOURCES; k++)
-            ns[k][r] = time_source_ns(k);
+            ns[k][r] = time_source_ns(k, &removals);
     printf("timestamps, ns per call (median of %d rounds of 1,000,000):", ROUNDS);
     for (int k = 0; k < SOURCES; k++)
         printf(" %s %.1f", source_names[k], bench_median(ns[k], ROUNDS));

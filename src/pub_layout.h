@@ -80,9 +80,11 @@ typedef struct jf__pub_entry {
     uint32_t cfi_off;       /* from heap_off: the unwind description */
     uint32_t block_class;   /* the writer's own, readers ignore it: its heap block's size class */
     uint64_t published_gen; /* the header's (even) generation once this entry was published */
-    uint64_t published_ns;  /* CLOCK_MONOTONIC_COARSE then: a lower bound of the precise clock */
+    uint64_t published_ns;  /* CLOCK_MONOTONIC_COARSE then: a lower bound of the precise clock,
+                             * never before an earlier removal's removed_ns */
     uint64_t removed_gen;   /* ring only: the generation once it was removed; 0 in the live array */
-    uint64_t removed_ns;    /* ring only: when it was removed (clock_id) */
+    uint64_t removed_ns;    /* ring only: when it was removed (clock_id): not before the call, at
+                             * most about a microsecond after it (src/tick_clock.h) */
 } jf__pub_entry;
 
 /* A line table in the heap: this header, n_lines jf__pub_line, then the file

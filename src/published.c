@@ -44,6 +44,7 @@
 #include "pub_layout.h"
 #include "published_map.h"
 #include "sys.h"
+#include "tick_clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,10 +321,18 @@ static void reset_kept_table(void)
     pub.h->ring_written = 0;
 }
 
+/* Removal times: precise (within about a microsecond, tick_clock.h) for
+ * a quarter of clock_gettime's cost where the cycle counter keeps the
+ * kernel's time. Set up at the first jf__pub_start (tight_ticks is then
+ * nonzero) and kept across restarts and forks: it describes the machine. */
+static jf__tick_clock removal_clock;
+
 void jf__pub_start(void)
 {
     if (pub.active)
         return;
+    if (removal_clock.tight_ticks == 0)
+        jf__tick_clock_init(&removal_clock);
     if (pub.base) {
         reset_kept_table();
     } else {
@@ -863,7 +872,8 @@ __attribute__((always_inline)) static inline void unpublish(jf__live *r, uint64_
  * the value is kept and read again only when the counter says ~0.5 ms have
  * passed (2^20 cycles at 2 GHz) or a removal took the precise
  * time since: a kept value stays a lower bound, at most that much staler,
- * and never earlier than a removal published before it. */
+ * and never earlier than a removal published before it (whose time may be
+ * up to about a microsecond late, tick_clock.h: then so is this). */
 static uint64_t coarse_clock_ns(void)
 {
     struct timespec t;
@@ -921,7 +931,7 @@ void jf__pub_add(jf__live *const *regions, size_t n)
  * publications start from. */
 static uint64_t removal_begin(void)
 {
-    uint64_t now = jf__monotonic_ns();
+    uint64_t now = jf__tick_clock_now(&removal_clock);
     keep_time(now);
     change_begin();
     return now;
@@ -935,7 +945,7 @@ static void remove_and_republish(jf__live *const *regions, size_t n)
     for (size_t i = 0; i < n; i++)
         unpublish(regions[i], now);
     for (size_t i = 0; i < n; i++)
-        publish_one(regions[i], pub.generation + 1, now); /* the precise time is a lower bound too */
+        publish_one(regions[i], pub.generation + 1, now); /* the removal's time: see coarse_clock_ns */
     change_end(CHANGE_ADDED | CHANGE_REMOVED);
 }
 
