@@ -50,9 +50,10 @@ typedef struct jf__pub_header {
     uint32_t ring_off; /* removed ring: ring_capacity jf__pub_entry */
     uint32_t ring_capacity;
     uint64_t ring_written; /* removals so far; the newest is at (ring_written - 1) % ring_capacity */
-    uint64_t heap_off;     /* one block per entry (its name, file, line table, unwind description),
-                              * referenced by offset from heap_off; a removed entry's stays until
-                              * its ring slot is reused */
+    uint64_t heap_off;     /* one block per entry (its name, file, line table, unwind description;
+                              * a shared description: one block many entries name), referenced by
+                              * offset from heap_off; a removed entry's stays until its ring slot
+                              * is reused */
     uint32_t heap_capacity;
     uint32_t heap_used; /* end of the blocks made so far (free ones included): read [0, heap_used) */
     uint64_t dropped;   /* registrations not published (jf_stats: table_dropped) */

@@ -18,8 +18,9 @@
  * was published at and each removed one the generation it was removed at,
  * so a sampler that noted only (pc, generation) names the pc afterwards.
  * An entry's strings, line table and unwind description are one block of
- * the heap (pub_blocks.h), never moved nor rewritten while an entry refers
- * to it: a removed entry's block stays with it in the ring until the ring
+ * the heap (pub_blocks.h; a shared description, every trampoline's, is one
+ * block that all its entries name: cfi_cache), never moved nor rewritten
+ * while an entry refers to it: a removed entry's block stays with it in the ring until the ring
  * reuses that slot (so a recording can still take a removed region's
  * unwind rules), then joins the free blocks of its size class, the lowest
  * of which the next block of that class takes. No compaction: O(1) per
@@ -113,13 +114,20 @@ typedef struct pub_state {
 static pub_state pub;
 
 /* The last shared description published (every trampoline shares its
- * template's), serialized once: the next region with it copies the bytes.
- * The cache holds a reference, so the address cannot be reused for
- * another description while it is cached. */
+ * template's), serialized once and, at its first use, written once into a
+ * heap block of its own that every entry with it names (in_heap): a
+ * trampoline's block holds its name alone. That block is never freed while
+ * the table lives (a process has one shared description, its trampoline
+ * template's, so at most one such block; a description replaced here
+ * would leave its block behind, still named by its entries). The cache
+ * holds a reference, so the address cannot be reused for another
+ * description while it is cached. */
 static struct {
     struct jf_cfi *cfi;
     uint8_t *bytes;
     uint32_t len;
+    uint32_t heap_off; /* its block, if in_heap */
+    int in_heap;
 } cfi_cache;
 
 static void cfi_cache_drop(void)
@@ -179,9 +187,13 @@ static void entry_store(jf__pub_entry *e, const jf__pub_entry *v)
     seq_end(&e->seq, even);
 }
 
+/* The bytes of e's own block: its strings, line table and unwind
+ * description, unless that is the shared block. */
 static uint64_t entry_string_bytes(const jf__pub_entry *e)
 {
-    return (uint64_t)e->name_len + 1 + (e->file_len ? e->file_len + 1u : 0u) + e->lines_len + e->cfi_len;
+    int shared = cfi_cache.in_heap && e->cfi_len && e->cfi_off == cfi_cache.heap_off;
+    return (uint64_t)e->name_len + 1 + (e->file_len ? e->file_len + 1u : 0u) + e->lines_len +
+           (shared ? 0u : e->cfi_len);
 }
 
 /* ---- Populating ahead ---------------------------------------------------- */
@@ -696,6 +708,21 @@ static uint32_t cfi_size(const jf__live *r)
     return (uint32_t)n;
 }
 
+/* The cached shared description's block, written at its first use: 1 with
+ * *off, or 0 if the heap has no room for it (the region then gets a copy
+ * in its own block, as any other description). */
+static int shared_cfi_block(uint32_t *off)
+{
+    if (!cfi_cache.in_heap) {
+        if (heap_alloc(jf__pub_class(cfi_cache.len), &cfi_cache.heap_off) != 0)
+            return 0;
+        memcpy(pub.heap + cfi_cache.heap_off, cfi_cache.bytes, cfi_cache.len);
+        cfi_cache.in_heap = 1;
+    }
+    *off = cfi_cache.heap_off;
+    return 1;
+}
+
 static uint32_t heap_put_cfi(uint32_t *at, const jf__live *r, uint32_t size)
 {
     uint32_t off = *at;
@@ -713,9 +740,13 @@ static inline uint32_t file_len(const jf__live *r)
     return r->file_len < FILE_MAX ? r->file_len : FILE_MAX;
 }
 
-/* Heap bytes of r's optional parts (file, line table, unwind description). */
+/* Heap bytes of r's optional parts (file, line table, unwind description),
+ * and whether the description is the shared block at shared_cfi_off (then
+ * not in r's own block). */
 typedef struct extras {
     uint32_t file_len, lines_len, cfi_len;
+    uint32_t shared_cfi_off;
+    int cfi_shared;
 } extras;
 
 static void measure_extras(const jf__live *r, extras *x)
@@ -723,6 +754,8 @@ static void measure_extras(const jf__live *r, extras *x)
     x->file_len = file_len(r);
     x->lines_len = r->n_lines ? lines_size(r) : 0;
     x->cfi_len = r->cfi ? cfi_size(r) : 0;
+    x->shared_cfi_off = 0;
+    x->cfi_shared = x->cfi_len && r->cfi == cfi_cache.cfi && shared_cfi_block(&x->shared_cfi_off);
 }
 
 /* Write them after the name in e's block (e held odd by the caller). */
@@ -737,7 +770,7 @@ static void write_extras(const jf__live *r, const extras *x, jf__pub_entry *e, u
     if (x->lines_len)
         e->lines_off = heap_put_lines(&at, r, x->lines_len);
     if (x->cfi_len)
-        e->cfi_off = heap_put_cfi(&at, r, x->cfi_len);
+        e->cfi_off = x->cfi_shared ? x->shared_cfi_off : heap_put_cfi(&at, r, x->cfi_len);
 }
 
 /* A free slot's entry, its lock taken, and a heap block of `need` bytes;
@@ -787,7 +820,8 @@ __attribute__((noinline)) static void publish_with_extras(jf__live *r, uint64_t 
 {
     extras x;
     measure_extras(r, &x);
-    uint64_t need = (uint64_t)r->name_len + 1 + (x.file_len ? x.file_len + 1u : 0u) + x.lines_len + x.cfi_len;
+    uint64_t need = (uint64_t)r->name_len + 1 + (x.file_len ? x.file_len + 1u : 0u) + x.lines_len +
+                    (x.cfi_shared ? 0u : x.cfi_len);
     uint32_t slot, seq, block;
     jf__pub_entry *e = begin_entry(need, &slot, &seq, &block);
     if (e) {

@@ -3,8 +3,9 @@
  * and a 4-row line table without growing, every entry notes the size class
  * of its heap block (freed by it when the ring reuses the slot, measured
  * again when it is out of range), line offsets of a region past 4 GiB are
- * still cut to UINT32_MAX, and unwind instructions of every length are
- * published whole (they are copied without memcpy calls). */
+ * still cut to UINT32_MAX, unwind instructions of every length are
+ * published whole (they are copied without memcpy calls), and trampolines
+ * name one shared copy of their template's unwind description. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -523,6 +524,97 @@ static int shut_down(void **state)
     return 0;
 }
 
+static void trampoline_target(void)
+{
+}
+
+/* A block of class c's size filled with regions registered and removed a
+ * ring's worth of times (each removal past the ring frees a block), then
+ * `keep` of them left live: any freed block of that class is rewritten. */
+static void churn_blocks_of_class(uint32_t c, uintptr_t base, unsigned keep)
+{
+    enum { SIZE = 64 };
+    char name[PUB_SMALL_MAX];
+    size_t len = jf__pub_class_size(c) - 1; /* the name and its NUL fill the block */
+    assert_true(len < sizeof name);
+    memset(name, 'x', len);
+    name[len] = '\0';
+    jf_region r = JF_REGION_INIT;
+    r.size = SIZE;
+    r.name = name;
+    uint32_t ring = table_header()->ring_capacity;
+    for (uint32_t i = 0; i <= ring + keep; i++) {
+        r.addr = (void *)(base + (uintptr_t)i * SIZE);
+        assert_int_equal(jf_register(&r), 0);
+        if (i <= ring)
+            assert_int_equal(jf_unregister(r.addr), 0);
+    }
+}
+
+/* Every trampoline names one copy of the template's unwind description:
+ * its own block holds its name alone. The copy outlives them all (their
+ * blocks freed and rewritten), and the next trampoline names it again. */
+static void trampolines_name_one_shared_unwind_block(void **state)
+{
+    (void)state;
+    enum { TRAMPOLINES = 64 };
+    init_standby();
+    jf_fn entry[TRAMPOLINES];
+    for (unsigned i = 0; i < TRAMPOLINES; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "py::function_%u", i);
+        assert_int_equal(jf_trampoline_create(trampoline_target, name, NULL, &entry[i]), 0);
+    }
+    const jf__pub_header *h = table_header();
+    uint32_t shared = UINT32_MAX, cfi_len = 0, seen = 0;
+    for (uint32_t k = 0; k < h->entries_used; k++) {
+        const jf__pub_entry *e = entry_at(h, h->entries_off, k);
+        if (e->flags != JF_PUB_LIVE)
+            continue;
+        if (shared == UINT32_MAX) {
+            shared = e->cfi_off;
+            cfi_len = e->cfi_len;
+        }
+        assert_true(e->cfi_len > 0);
+        assert_int_equal(e->cfi_off, shared);
+        assert_int_equal(e->block_class, jf__pub_class(e->name_len + 1u));
+        seen++;
+    }
+    assert_int_equal(seen, TRAMPOLINES);
+    print_message("one %u-byte unwind description named by %u trampolines\n", cfi_len, TRAMPOLINES);
+    const char *heap = (const char *)h + h->heap_off;
+    uint8_t *bytes = malloc(cfi_len);
+    assert_non_null(bytes);
+    memcpy(bytes, heap + shared, cfi_len);
+    tr_snapshot s;
+    tr_read_own(&s);
+    assert_int_equal(s.n_live, TRAMPOLINES);
+    for (size_t i = 0; i < s.n_live; i++)
+        assert_non_null(s.live[i].unwind); /* readers take it from the shared block */
+    tr_snapshot_free(&s);
+
+    for (unsigned i = 0; i < TRAMPOLINES; i++)
+        assert_int_equal(jf_trampoline_destroy(entry[i]), 0);
+    uintptr_t base = (uintptr_t)1 << 40;
+    churn_blocks_of_class(jf__pub_class(cfi_len), base, 8);
+    churn_blocks_of_class(jf__pub_class(sizeof "py::function_00"), base + ((uintptr_t)1 << 30), 8);
+    h = table_header(); /* the churn may have grown it */
+    heap = (const char *)h + h->heap_off;
+    assert_memory_equal(heap + shared, bytes, cfi_len);
+    free(bytes);
+
+    jf_fn again;
+    assert_int_equal(jf_trampoline_create(trampoline_target, "py::again", NULL, &again), 0);
+    uint32_t named = UINT32_MAX;
+    for (uint32_t k = 0; k < h->entries_used; k++) {
+        const jf__pub_entry *e = entry_at(h, h->entries_off, k);
+        if (e->flags == JF_PUB_LIVE && e->cfi_len)
+            named = e->cfi_off;
+    }
+    assert_int_equal(named, shared);
+    assert_int_equal(jf_trampoline_destroy(again), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -537,6 +629,7 @@ int main(void)
         cmocka_unit_test_teardown(line_offsets_past_4_gib_are_cut, shut_down),
 #endif
         cmocka_unit_test_teardown(unwind_instructions_of_every_length_are_published_whole, shut_down),
+        cmocka_unit_test_teardown(trampolines_name_one_shared_unwind_block, shut_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
