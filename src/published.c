@@ -684,43 +684,69 @@ static uint32_t heap_put_lines(uint32_t *at, const jf__live *r, uint32_t size)
     return off;
 }
 
-/* Bytes of r's unwind description in the heap (0: none, or not publishable). */
-static uint32_t cfi_size(const jf__live *r)
+/* Bytes of r's source file in the heap (a longer name is cut). */
+static inline uint32_t file_len(const jf__live *r)
 {
-    if (r->cfi == cfi_cache.cfi)
-        return cfi_cache.len;
-    size_t n = jf__cfi_serialized_size(r->cfi);
-    if (n > CFI_BYTES_MAX)
-        return 0;
-    if (jf__cfi_is_shared(r->cfi) && n) {
-        uint8_t *bytes = malloc(n);
-        struct jf_cfi *ref = bytes ? jf__cfi_clone(r->cfi) : NULL; /* a reference, not a copy */
-        if (ref) {
-            cfi_cache_drop();
-            jf__cfi_serialize(r->cfi, bytes);
-            cfi_cache.cfi = ref;
-            cfi_cache.bytes = bytes;
-            cfi_cache.len = (uint32_t)n;
-        } else {
-            free(bytes);
-        }
-    }
-    return (uint32_t)n;
+    return r->file_len < FILE_MAX ? r->file_len : FILE_MAX;
 }
 
-/* The cached shared description's block, written at its first use: 1 with
- * *off, or 0 if the heap has no room for it (the region then gets a copy
- * in its own block, as any other description). */
-static int shared_cfi_block(uint32_t *off)
+/* Heap bytes of r's optional parts (file, line table, unwind description),
+ * and where the shared block is if the description is one (then not in r's
+ * own block; NOT_SHARED otherwise). */
+typedef struct extras {
+    uint32_t file_len, lines_len, cfi_len;
+    uint32_t shared_cfi_off;
+} extras;
+
+enum { NOT_SHARED = UINT32_MAX };
+
+/* The cached shared description's block, written at its first use; or
+ * NOT_SHARED if the heap has no room for it (the region then gets a copy in
+ * its own block, as any other description). */
+static uint32_t shared_cfi_block(void)
 {
     if (!cfi_cache.in_heap) {
-        if (heap_alloc(jf__pub_class(cfi_cache.len), &cfi_cache.heap_off) != 0)
-            return 0;
-        memcpy(pub.heap + cfi_cache.heap_off, cfi_cache.bytes, cfi_cache.len);
+        uint32_t off;
+        if (heap_alloc(jf__pub_class(cfi_cache.len), &off) != 0)
+            return NOT_SHARED;
+        memcpy(pub.heap + off, cfi_cache.bytes, cfi_cache.len);
+        cfi_cache.heap_off = off;
         cfi_cache.in_heap = 1;
     }
-    *off = cfi_cache.heap_off;
+    return cfi_cache.heap_off;
+}
+
+/* A shared description of n serialized bytes becomes the cached one: 1, or
+ * 0 if memory ran out (it is then published like any other). */
+static int cache_shared_cfi(const struct jf_cfi *cfi, size_t n)
+{
+    uint8_t *bytes = malloc(n);
+    struct jf_cfi *ref = bytes ? jf__cfi_clone(cfi) : NULL; /* a reference, not a copy */
+    if (!ref) {
+        free(bytes);
+        return 0;
+    }
+    cfi_cache_drop();
+    jf__cfi_serialize(cfi, bytes);
+    cfi_cache.cfi = ref;
+    cfi_cache.bytes = bytes;
+    cfi_cache.len = (uint32_t)n;
     return 1;
+}
+
+/* Bytes of r's unwind description in the heap (0: none, or not
+ * publishable); a shared one is named in its block (x->shared_cfi_off). */
+static uint32_t cfi_size(const jf__live *r, extras *x)
+{
+    if (r->cfi != cfi_cache.cfi) {
+        size_t n = jf__cfi_serialized_size(r->cfi);
+        if (n > CFI_BYTES_MAX)
+            return 0;
+        if (!n || !jf__cfi_is_shared(r->cfi) || !cache_shared_cfi(r->cfi, n))
+            return (uint32_t)n;
+    }
+    x->shared_cfi_off = shared_cfi_block();
+    return cfi_cache.len;
 }
 
 static uint32_t heap_put_cfi(uint32_t *at, const jf__live *r, uint32_t size)
@@ -734,28 +760,12 @@ static uint32_t heap_put_cfi(uint32_t *at, const jf__live *r, uint32_t size)
     return off;
 }
 
-/* Bytes of r's source file in the heap (a longer name is cut). */
-static inline uint32_t file_len(const jf__live *r)
-{
-    return r->file_len < FILE_MAX ? r->file_len : FILE_MAX;
-}
-
-/* Heap bytes of r's optional parts (file, line table, unwind description),
- * and whether the description is the shared block at shared_cfi_off (then
- * not in r's own block). */
-typedef struct extras {
-    uint32_t file_len, lines_len, cfi_len;
-    uint32_t shared_cfi_off;
-    int cfi_shared;
-} extras;
-
 static void measure_extras(const jf__live *r, extras *x)
 {
     x->file_len = file_len(r);
     x->lines_len = r->n_lines ? lines_size(r) : 0;
-    x->cfi_len = r->cfi ? cfi_size(r) : 0;
-    x->shared_cfi_off = 0;
-    x->cfi_shared = x->cfi_len && r->cfi == cfi_cache.cfi && shared_cfi_block(&x->shared_cfi_off);
+    x->shared_cfi_off = NOT_SHARED;
+    x->cfi_len = r->cfi ? cfi_size(r, x) : 0;
 }
 
 /* Write them after the name in e's block (e held odd by the caller). */
@@ -770,7 +780,7 @@ static void write_extras(const jf__live *r, const extras *x, jf__pub_entry *e, u
     if (x->lines_len)
         e->lines_off = heap_put_lines(&at, r, x->lines_len);
     if (x->cfi_len)
-        e->cfi_off = x->cfi_shared ? x->shared_cfi_off : heap_put_cfi(&at, r, x->cfi_len);
+        e->cfi_off = x->shared_cfi_off != NOT_SHARED ? x->shared_cfi_off : heap_put_cfi(&at, r, x->cfi_len);
 }
 
 /* A free slot's entry, its lock taken, and a heap block of `need` bytes;
@@ -821,7 +831,7 @@ __attribute__((noinline)) static void publish_with_extras(jf__live *r, uint64_t 
     extras x;
     measure_extras(r, &x);
     uint64_t need = (uint64_t)r->name_len + 1 + (x.file_len ? x.file_len + 1u : 0u) + x.lines_len +
-                    (x.cfi_shared ? 0u : x.cfi_len);
+                    (x.shared_cfi_off != NOT_SHARED ? 0u : x.cfi_len);
     uint32_t slot, seq, block;
     jf__pub_entry *e = begin_entry(need, &slot, &seq, &block);
     if (e) {
