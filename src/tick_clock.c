@@ -16,19 +16,21 @@ enum {
     REAL_TRIES = 4,             /* readings tried for a narrow bracket */
 };
 
-/* The kernel keeps CLOCK_MONOTONIC with this host's counter: then the
- * counter is synchronised between CPUs and runs at a constant rate. */
+/* The kernel keeps CLOCK_MONOTONIC with this host's counter (its current
+ * clocksource is JF_HOST_TICKS_CLOCKSOURCE): then the counter is
+ * synchronised between CPUs and runs at a constant rate. */
 static int kernel_keeps_time_with_ticks(void)
 {
-    if (!JF_HOST_HAS_TICKS)
+    static const char ours[] = JF_HOST_TICKS_CLOCKSOURCE "\n";
+    if (!JF_HOST_HAS_TICKS || sizeof ours < 3)
         return 0;
     int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    char name[8];
+    char name[64];
     ssize_t n = read(fd, name, sizeof name);
     close(fd);
-    return n == 4 && memcmp(name, "tsc\n", 4) == 0;
+    return n == (ssize_t)sizeof ours - 1 && memcmp(name, ours, sizeof ours - 1) == 0;
 }
 
 void jf__tick_clock_init(jf__tick_clock *c)

@@ -27,6 +27,12 @@
  *   JF_HOST_HAS_TICKS    1 if jf__host_ticks() reads a cycle counter cheaper
  *                        than clock_gettime (x86_64: the TSC), 0 if it
  *                        returns 0 (src/published.c then reads the clock)
+ *   JF_HOST_TICKS_CLOCKSOURCE
+ *                        the kernel's name for a clocksource that is that
+ *                        counter (x86_64: "tsc"; "" if none): where it is the
+ *                        current one, the counter is synchronised between
+ *                        CPUs and CLOCK_MONOTONIC follows it, so the removal
+ *                        clock (src/tick_clock.h) extrapolates with it
  */
 #ifndef JF_ARCH_HOST_H
 #define JF_ARCH_HOST_H
@@ -39,6 +45,7 @@
 #define JF_HOST_UNALIGNED_STORE32_ATOMIC 1
 #define JF_HOST_HAS_TICKS 1
 #define JF_HOST_TICKS() __builtin_ia32_rdtsc()
+#define JF_HOST_TICKS_CLOCKSOURCE "tsc"
 
 #elif defined(__aarch64__)
 #define JF_HOST_ELF_MACHINE 183u /* EM_AARCH64 */
@@ -46,6 +53,7 @@
 #define JF_HOST_CFI_ARCH JF_CFI_ARCH_AARCH64
 #define JF_HOST_HAS_TICKS 0
 #define JF_HOST_TICKS() 0u
+#define JF_HOST_TICKS_CLOCKSOURCE ""
 #define JF_HOST_BIG_ENDIAN 0
 #define JF_HOST_UNALIGNED_STORE32_ATOMIC 1
 
@@ -67,6 +75,7 @@
 #define JF_HOST_CFI_ARCH JF_CFI_ARCH_RISCV64
 #define JF_HOST_HAS_TICKS 0
 #define JF_HOST_TICKS() 0u
+#define JF_HOST_TICKS_CLOCKSOURCE ""
 #define JF_HOST_BIG_ENDIAN 0
 /* gcc emits four byte stores for an unaligned 4-byte store. */
 #define JF_HOST_UNALIGNED_STORE32_ATOMIC 0
@@ -77,6 +86,7 @@
 #define JF_HOST_CFI_ARCH JF_CFI_ARCH_PPC64LE
 #define JF_HOST_HAS_TICKS 0
 #define JF_HOST_TICKS() 0u
+#define JF_HOST_TICKS_CLOCKSOURCE ""
 #define JF_HOST_BIG_ENDIAN 0
 /* Power8 and later store an unaligned word with one instruction, but not
  * single-copy atomically across a cache line: keep records aligned. */
@@ -88,6 +98,7 @@
 #define JF_HOST_CFI_ARCH JF_CFI_ARCH_S390X
 #define JF_HOST_HAS_TICKS 0
 #define JF_HOST_TICKS() 0u
+#define JF_HOST_TICKS_CLOCKSOURCE ""
 #define JF_HOST_BIG_ENDIAN 1
 #define JF_HOST_UNALIGNED_STORE32_ATOMIC 0
 
@@ -105,8 +116,9 @@
 #endif
 
 /* The host's cycle counter (JF_HOST_HAS_TICKS), for rate-limiting reads of a
- * clock: not synchronised between CPUs nor in any unit, so only differences
- * far above its noise mean anything. 0 where there is none. */
+ * clock: in no unit, and not synchronised between CPUs unless the kernel
+ * keeps time with it (JF_HOST_TICKS_CLOCKSOURCE), so elsewhere only
+ * differences far above its noise mean anything. 0 where there is none. */
 static inline unsigned long long jf__host_ticks(void)
 {
     return JF_HOST_TICKS();
