@@ -15,8 +15,9 @@
  * clock's rate against the counter is steady (NTP's slews are followed
  * within a rate window): a removal's time still bounds the region's life.
  * Values never go backwards. Only where the kernel itself keeps time with
- * the counter (clocksource "tsc": synchronised between CPUs, a constant
- * rate) is it used; elsewhere every reading is real.
+ * the counter (its clocksource is JF_HOST_TICKS_CLOCKSOURCE, src/arch/host.h:
+ * "tsc" on x86_64; synchronised between CPUs, a constant rate) is it used;
+ * elsewhere every reading is real.
  *
  * Not thread-safe: one writer at a time (the registry's lock).
  */
@@ -44,7 +45,8 @@ typedef struct jf__tick_clock {
 } jf__tick_clock;
 
 /* A clock that extrapolates if the host has a counter the kernel keeps
- * time with (JF_HOST_HAS_TICKS and clocksource "tsc"), else reads. */
+ * time with (JF_HOST_HAS_TICKS, and JF_HOST_TICKS_CLOCKSOURCE is the
+ * current clocksource), else reads. */
 void jf__tick_clock_init(jf__tick_clock *c);
 
 /* Now, read for real (jf__tick_clock_now's slow path). */
