@@ -50,6 +50,7 @@ static int narrow(jf__tick_clock *c, uint64_t width)
 
 typedef struct bracketed {
     uint64_t ns, ticks, width;
+    int narrow; /* judged once: judging updates the narrowest seen */
 } bracketed;
 
 /* A real reading, and the counter's value just before it (so the clock
@@ -58,16 +59,15 @@ typedef struct bracketed {
  * synchronised after all) gives the widest bracket there is. */
 static bracketed read_bracketed(jf__tick_clock *c)
 {
-    bracketed best = {0, 0, UINT64_MAX};
-    for (int k = 0; k < REAL_TRIES; k++) {
+    bracketed best = {0, 0, UINT64_MAX, 0};
+    for (int k = 0; k < REAL_TRIES && !best.narrow; k++) {
         uint64_t before = jf__host_ticks();
         uint64_t ns = jf__monotonic_ns();
         uint64_t after = jf__host_ticks();
         uint64_t width = after >= before ? after - before : UINT64_MAX;
+        int good = width != UINT64_MAX && narrow(c, width);
         if (width < best.width)
-            best = (bracketed){ns, before, width};
-        if (narrow(c, width))
-            break;
+            best = (bracketed){ns, before, width, good};
     }
     return best;
 }
@@ -98,7 +98,7 @@ static uint64_t read_real(jf__tick_clock *c)
     if (!c->usable)
         return jf__monotonic_ns();
     bracketed r = read_bracketed(c);
-    if (r.width != UINT64_MAX && narrow(c, r.width)) {
+    if (r.narrow) {
         c->base_ns = r.ns;
         c->base_ticks = r.ticks;
         measure_rate(c, &r);
