@@ -1,8 +1,9 @@
 /*
  * The published table's heap bookkeeping (src/published.c): every entry's
  * strings, line table and unwind description live in one block of the
- * heap (a shared description in a block of its own, never freed), sized to a class (16-byte steps up to 256 bytes, then four steps per
- * power of two: at most 25% slack). A freed block joins its class's set of
+ * heap (a shared description in a block of its own, never freed), sized to
+ * a class (16-byte steps up to 256 bytes, then four steps per power of two:
+ * at most 25% slack). A freed block joins its class's set of
  * free blocks and the next block of that class is the lowest one in it, so
  * a change costs O(1), nothing ever moves (no compaction, and readers
  * never see a string move under an entry), and after removals in any

@@ -20,8 +20,8 @@
  * An entry's strings, line table and unwind description are one block of
  * the heap (pub_blocks.h; a shared description, every trampoline's, is one
  * block that all its entries name: cfi_cache), never moved nor rewritten
- * while an entry refers to it: a removed entry's block stays with it in the ring until the ring
- * reuses that slot (so a recording can still take a removed region's
+ * while an entry refers to it: a removed entry's block stays with it in
+ * the ring until the ring reuses that slot (so a recording can still take a removed region's
  * unwind rules), then joins the free blocks of its size class, the lowest
  * of which the next block of that class takes. No compaction: O(1) per
  * change at any fill.
@@ -335,16 +335,15 @@ static void reset_kept_table(void)
 
 /* Removal times: precise (within about a microsecond, tick_clock.h) for
  * a quarter of clock_gettime's cost where the cycle counter keeps the
- * kernel's time. Set up at the first jf__pub_start (tight_ticks is then
- * nonzero) and kept across restarts and forks: it describes the machine. */
+ * kernel's time. Set up by the first removal (a process that never removes
+ * a region never reads the clocksource's name) and kept across restarts and
+ * forks: it describes the machine. */
 static jf__tick_clock removal_clock;
 
 void jf__pub_start(void)
 {
     if (pub.active)
         return;
-    if (removal_clock.tight_ticks == 0)
-        jf__tick_clock_init(&removal_clock);
     if (pub.base) {
         reset_kept_table();
     } else {

@@ -35,7 +35,7 @@ static int kernel_keeps_time_with_ticks(void)
 
 void jf__tick_clock_init(jf__tick_clock *c)
 {
-    *c = (jf__tick_clock){.usable = kernel_keeps_time_with_ticks(), .tight_ticks = UINT64_MAX};
+    *c = (jf__tick_clock){.set_up = 1, .usable = kernel_keeps_time_with_ticks(), .tight_ticks = UINT64_MAX};
 }
 
 /* A bracket is narrow if within 4x the narrowest seen (a slower host, or
@@ -94,6 +94,8 @@ static void measure_rate(jf__tick_clock *c, const bracketed *r)
 /* A real reading; a narrow one is the new base and may measure the rate. */
 static uint64_t read_real(jf__tick_clock *c)
 {
+    if (!c->set_up)
+        jf__tick_clock_init(c);
     c->real_readings++;
     if (!c->usable)
         return jf__monotonic_ns();

@@ -34,6 +34,7 @@ enum {
 };
 
 typedef struct jf__tick_clock {
+    int set_up;                   /* 0 (a zeroed clock): the first reading sets it up */
     int usable;                   /* 1: the counter keeps the kernel's time; 0: real readings only */
     uint64_t base_ns, base_ticks; /* the newest precise real reading, 0 if none */
     uint64_t rate_ns, rate_ticks; /* the far end of the rate's window */
@@ -46,7 +47,8 @@ typedef struct jf__tick_clock {
 
 /* A clock that extrapolates if the host has a counter the kernel keeps
  * time with (JF_HOST_HAS_TICKS, and JF_HOST_TICKS_CLOCKSOURCE is the
- * current clocksource), else reads. */
+ * current clocksource), else reads. A zeroed clock is set up so at its
+ * first reading. */
 void jf__tick_clock_init(jf__tick_clock *c);
 
 /* Now, read for real (jf__tick_clock_now's slow path). */

@@ -2,7 +2,8 @@
  * clock_gettime around every reading: never before the clock, never more
  * than a few microseconds after it, never backwards, and extrapolating
  * (not reading the clock) for most readings where the kernel keeps its
- * time with the cycle counter. Sized by counts: 20,000 readings, with
+ * time with the cycle counter; a zeroed clock sets itself up at its first
+ * reading. Sized by counts: 20,000 readings, with
  * pauses that make it read the clock again and measure its rate anew. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -69,10 +70,26 @@ static void readings_bound_the_clock_and_never_go_back(void **state)
     }
 }
 
+/* A zeroed clock (the table's, a static) is set up by its first reading,
+ * as jf__tick_clock_init sets one up. */
+static void a_zeroed_clock_sets_itself_up_when_first_read(void **state)
+{
+    (void)state;
+    jf__tick_clock set_up, zeroed = {0};
+    jf__tick_clock_init(&set_up);
+    uint64_t before = monotonic_ns();
+    uint64_t v = jf__tick_clock_now(&zeroed);
+    assert_true(v >= before && v <= monotonic_ns());
+    assert_int_equal(zeroed.set_up, 1);
+    assert_int_equal(zeroed.usable, set_up.usable);
+    assert_int_equal(zeroed.real_readings, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(readings_bound_the_clock_and_never_go_back),
+        cmocka_unit_test(a_zeroed_clock_sets_itself_up_when_first_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
