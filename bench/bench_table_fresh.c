@@ -8,8 +8,13 @@
  * registrations, and its peak resident memory; table and no table
  * alternate, side by side in one run. With --sink perfmap the perf map is
  * on too (how the issue measured it); the default is standby (no sink).
- * Names are formatted and touched before the measured loop.
- * Usage: bench_table_fresh [N] [--sink perfmap] [--rounds R]   (default 1000000, 5 rounds)
+ * Names are formatted and touched before the measured loop. --touch B adds
+ * a third variant: no table, but B bytes per registration written into
+ * fresh memory mapped as the grown table is (anonymous, MADV_HUGEPAGE), which
+ * tells how much of the table's share is its memory (B = its bytes per
+ * region) and how much its instructions.
+ * Usage: bench_table_fresh [N] [--sink perfmap] [--rounds R] [--touch B]
+ *        (default 1000000, 5 rounds)
  */
 #define _GNU_SOURCE
 #include "jitframes.h"
@@ -20,12 +25,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { NAME = 32, REGION = 64, ROUNDS_MAX = 25 };
+enum { NAME = 32, REGION = 64, ROUNDS_MAX = 25, TOUCH_MAX = 4096 };
+
+/* The variants, alternated in each round. */
+enum { TABLE, NO_TABLE, NO_TABLE_TOUCHING, VARIANTS };
+static const char *const variant_name[VARIANTS] = {"table", "no table", "no table + touch"};
 
 typedef struct sample {
     double cpu_ns;   /* per registration */
@@ -39,11 +49,25 @@ static double cpu_seconds(const struct rusage *u)
            (double)u->ru_stime.tv_usec * 1e-6;
 }
 
-/* The child: register n regions, write {cpu s, minor faults} to fd. */
-static int child(size_t n, unsigned sinks, int no_table, int fd)
+/* Fresh memory for `bytes`, paged as the grown table is; NULL if refused. */
+static char *fresh_memory(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+/* The child: register n regions (writing `touch` fresh bytes after each),
+ * write {cpu s, minor faults} to fd. */
+static int child(size_t n, unsigned sinks, int no_table, size_t touch, int fd)
 {
     char *names = malloc(n * NAME);
-    if (!names)
+    char *fresh = touch ? fresh_memory(n * touch) : NULL;
+    if (!names || (touch && !fresh))
         return 1;
     for (size_t i = 0; i < n; i++)
         snprintf(names + i * NAME, NAME, "jit_fn_%zu", i);
@@ -62,6 +86,8 @@ static int child(size_t n, unsigned sinks, int no_table, int fd)
         r.name = names + i * NAME;
         if (jf_register(&r) != 0)
             return 3;
+        if (touch)
+            memset(fresh + i * touch, 1, touch);
     }
     getrusage(RUSAGE_SELF, &after);
     double out[2] = {cpu_seconds(&after) - cpu_seconds(&before),
@@ -75,7 +101,7 @@ static int child(size_t n, unsigned sinks, int no_table, int fd)
     return 0;
 }
 
-static sample run(size_t n, unsigned sinks, int no_table)
+static sample run(size_t n, unsigned sinks, int variant, size_t touch)
 {
     int p[2];
     if (pipe(p) != 0)
@@ -86,7 +112,7 @@ static sample run(size_t n, unsigned sinks, int no_table)
         bench_die("fork");
     if (pid == 0) {
         close(p[0]);
-        _exit(child(n, sinks, no_table, p[1]));
+        _exit(child(n, sinks, variant != TABLE, variant == NO_TABLE_TOUCHING ? touch : 0, p[1]));
     }
     close(p[1]);
     double got[2];
@@ -100,42 +126,59 @@ static sample run(size_t n, unsigned sinks, int no_table)
     return (sample){got[0] / (double)n * 1e9, got[1] / (double)n, (double)u.ru_maxrss / 1024.0};
 }
 
+/* Medians of every variant's rounds, printed; m[v] = {cpu, faults, rss}. */
+static void print_variant(int v, size_t n, size_t touch, const double m[3])
+{
+    char label[48];
+    if (v == NO_TABLE_TOUCHING)
+        snprintf(label, sizeof label, "no table + %zu B", touch);
+    else
+        snprintf(label, sizeof label, "%s", variant_name[v]);
+    printf("  %-9s %7.1f ns CPU per registration, %.4f minor faults per registration (%.0f in all), "
+           "peak RSS %.1f MiB\n",
+           label, m[0], m[1], m[1] * (double)n, m[2]);
+}
+
 int main(int argc, char **argv)
 {
-    size_t n = 1000000;
+    size_t n = 1000000, touch = 0;
     unsigned sinks = 0, rounds = 5;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--sink") == 0 && i + 1 < argc)
             sinks = strcmp(argv[++i], "perfmap") == 0 ? JF_SINK_PERFMAP : 0;
         else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
             rounds = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--touch") == 0 && i + 1 < argc)
+            touch = strtoul(argv[++i], NULL, 10);
         else
             n = strtoul(argv[i], NULL, 10);
     }
-    if (n == 0 || rounds == 0 || rounds > ROUNDS_MAX)
-        bench_die("bench_table_fresh: N > 0, 1 <= rounds <= 25");
-    double cpu[2][ROUNDS_MAX], flt[2][ROUNDS_MAX], rss[2][ROUNDS_MAX];
+    if (n == 0 || rounds == 0 || rounds > ROUNDS_MAX || touch > TOUCH_MAX)
+        bench_die("bench_table_fresh: N > 0, 1 <= rounds <= 25, touch <= 4096");
+    int variants = touch ? VARIANTS : NO_TABLE_TOUCHING;
+    double cpu[VARIANTS][ROUNDS_MAX], flt[VARIANTS][ROUNDS_MAX], rss[VARIANTS][ROUNDS_MAX];
     for (unsigned r = 0; r < rounds; r++)
-        for (int j = 0; j < 2; j++) {
-            int no_table = (j + (int)r) % 2;
-            sample s = run(n, sinks, no_table);
-            cpu[no_table][r] = s.cpu_ns;
-            flt[no_table][r] = s.minflt;
-            rss[no_table][r] = s.peak_mib;
+        for (int j = 0; j < variants; j++) {
+            int v = (j + (int)r) % variants; /* each variant starts a round in turn */
+            sample s = run(n, sinks, v, touch);
+            cpu[v][r] = s.cpu_ns;
+            flt[v][r] = s.minflt;
+            rss[v][r] = s.peak_mib;
         }
     printf("%zu registrations in a fresh process (%s), median of %u alternating rounds:\n", n,
            sinks ? "perf map on" : "standby", rounds);
-    double m[2][3];
-    for (int v = 0; v < 2; v++) {
+    double m[VARIANTS][3];
+    for (int v = 0; v < variants; v++) {
         m[v][0] = bench_median(cpu[v], rounds);
         m[v][1] = bench_median(flt[v], rounds);
         m[v][2] = bench_median(rss[v], rounds);
-        printf("  %-9s %7.1f ns CPU per registration, %.4f minor faults per registration (%.0f in all), "
-               "peak RSS %.1f MiB\n",
-               v ? "no table" : "table", m[v][0], m[v][1], m[v][1] * (double)n, m[v][2]);
+        print_variant(v, n, touch, m[v]);
     }
     printf("  table / no table: CPU %.3f, faults %.3f, peak RSS %.3f (+%.0f bytes per region)\n",
-           m[0][0] / m[1][0], m[0][1] / m[1][1], m[0][2] / m[1][2],
-           (m[0][2] - m[1][2]) * 1048576.0 / (double)n);
+           m[TABLE][0] / m[NO_TABLE][0], m[TABLE][1] / m[NO_TABLE][1], m[TABLE][2] / m[NO_TABLE][2],
+           (m[TABLE][2] - m[NO_TABLE][2]) * 1048576.0 / (double)n);
+    if (touch) /* the table's memory alone, then what is left: its instructions */
+        printf("  no table + %zu fresh bytes / no table: CPU %.3f; table / that: CPU %.3f\n", touch,
+               m[NO_TABLE_TOUCHING][0] / m[NO_TABLE][0], m[TABLE][0] / m[NO_TABLE_TOUCHING][0]);
     return 0;
 }
