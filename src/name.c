@@ -8,6 +8,7 @@
 #include "name.h"
 
 #include "jitframes.h"
+#include "short_copy.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -83,53 +84,61 @@ static int printable_ascii_word(const unsigned char *s)
     return (((x - 0x20 * ones) & ~x) | x | (x + ones)) & tops ? 0 : 1;
 }
 
-/* Walk `name`, emitting at most `limit` bytes into dst (if dst is not NULL).
- * Returns the number of bytes the sanitised name has. */
-static size_t sanitize_walk(char *dst, size_t limit, const char *name)
+/* How many bytes of s[0, len) are printable ASCII from the start: words of
+ * 8, and the last bytes as the 8 that end at len (overlapping what the
+ * words checked) rather than one at a time. */
+static size_t printable_prefix(const unsigned char *s, size_t len)
+{
+    size_t out = 0;
+    while (out + 8 <= len && printable_ascii_word(s + out))
+        out += 8;
+    if (out < len && out + 8 > len && len >= 8 && printable_ascii_word(s + len - 8))
+        return len;
+    while (out < len && s[out] >= 0x20 && s[out] < 0x7f)
+        out++;
+    return out;
+}
+
+/* Walk `name` (len bytes before its NUL or JF_NAME_MAX), writing at most
+ * len bytes into dst. Returns the number of bytes written. */
+static size_t sanitize_walk(char *dst, size_t len, const char *name)
 {
     const unsigned char *s = (const unsigned char *)name;
     size_t out = 0;
     /* The common name is printable ASCII: copied as it is in one pass (not
      * a leading space, which the careful walk below replaces). */
     if (*s != ' ') {
-        size_t len = strnlen(name, limit);
-        while (out + 8 <= len && printable_ascii_word(s + out))
-            out += 8;
-        while (out < len && s[out] >= 0x20 && s[out] < 0x7f)
-            out++;
-        if (dst)
-            memcpy(dst, s, out);
+        out = printable_prefix(s, len);
+        jf__short_copy(dst, name, out);
         s += out;
     }
     int leading = out == 0; /* still in the name's leading spaces */
     while (*s) {
         leading = leading && *s == ' ';
-        size_t len = is_control(*s) ? 0 : utf8_sequence_length(s);
+        size_t n = is_control(*s) ? 0 : utf8_sequence_length(s);
         const unsigned char *piece = s;
-        size_t piece_len = len;
+        size_t piece_len = n;
         /* A leading space would read as a second field separator in a perf
          * map line ("<start> <size>  name"): strict readers reject the line,
          * whitespace-splitting ones drop the space. */
-        if (len == 0 || is_c1_control(s, len) || is_bidi_control(s, len) || leading) {
+        if (n == 0 || is_c1_control(s, n) || is_bidi_control(s, n) || leading) {
             /* One '?' per control character or per byte of bad UTF-8. */
             piece = (const unsigned char *)"?";
             piece_len = 1;
-            len = len ? len : 1;
+            n = n ? n : 1;
         }
-        if (out + piece_len > limit)
+        if (out + piece_len > len)
             break;
-        if (dst)
-            memcpy(dst + out, piece, piece_len);
+        memcpy(dst + out, piece, piece_len);
         out += piece_len;
-        s += len;
+        s += n;
     }
     return out;
 }
 
-size_t jf__sanitize_name(char *dst, size_t cap, const char *name)
+size_t jf__sanitize_name(char *dst, const char *name, size_t len)
 {
-    size_t limit = cap - 1 < JF_NAME_MAX ? cap - 1 : JF_NAME_MAX;
-    size_t len = sanitize_walk(dst, limit, name);
-    dst[len] = '\0';
-    return len;
+    size_t written = sanitize_walk(dst, len, name);
+    dst[written] = '\0';
+    return written;
 }

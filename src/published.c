@@ -44,6 +44,7 @@
 #include "arch/host.h"
 #include "pub_layout.h"
 #include "published_map.h"
+#include "short_copy.h"
 #include "sys.h"
 #include "tick_clock.h"
 
@@ -572,26 +573,11 @@ static inline int heap_alloc(uint32_t c, uint32_t *off)
     return 0;
 }
 
-/* memcpy, without a call for 8 to 16 bytes (most names): two overlapping
- * 8-byte copies, neither past src + n. */
-static inline void copy_bytes(char *dst, const char *src, size_t n)
-{
-    if (n - 8 <= 8) {
-        uint64_t head, tail;
-        memcpy(&head, src, 8);
-        memcpy(&tail, src + n - 8, 8);
-        memcpy(dst, &head, 8);
-        memcpy(dst + n - 8, &tail, 8);
-    } else {
-        memcpy(dst, src, n);
-    }
-}
-
 /* Copy len bytes then a NUL at *at; the offset written. */
 static inline uint32_t heap_put_cstr(uint32_t *at, const char *s, uint32_t len)
 {
     uint32_t off = *at;
-    copy_bytes(pub.heap + off, s, len);
+    jf__short_copy(pub.heap + off, s, len);
     pub.heap[off + len] = '\0';
     *at += len + 1;
     return off;
@@ -814,7 +800,7 @@ __attribute__((always_inline)) static inline void end_entry(jf__pub_entry *e, ui
     e->size = r->size;
     e->line = r->line;
     e->name_len = r->name_len;
-    copy_bytes(pub.heap + block, r->name, (size_t)r->name_len + 1); /* the block starts with the name */
+    jf__short_copy(pub.heap + block, r->name, (size_t)r->name_len + 1); /* the block starts with the name */
     e->name_off = block;
     e->published_gen = gen;
     e->published_ns = now_ns;

@@ -103,8 +103,8 @@ static jf_line *copy_lines(const jf_region *r)
 jf__live *jf__live_new(const jf_region *r, uint64_t group)
 {
     /* Sanitising never lengthens a name (one '?' per bad byte), so its
-     * length bounds the copy: one pass over the name instead of two. */
-    size_t name_size = strnlen(r->name, JF_NAME_MAX) + 1;
+     * length bounds the copy, measured once here. */
+    size_t name_len = strnlen(r->name, JF_NAME_MAX), name_size = name_len + 1;
     size_t file_size = string_size(r->file);
     jf__live *l = jf__slab_alloc(sizeof *l + name_size + file_size);
     if (!l) {
@@ -115,7 +115,7 @@ jf__live *jf__live_new(const jf_region *r, uint64_t group)
     l->size = r->size;
     l->group = group;
     l->line = r->line;
-    l->name_len = (uint32_t)jf__sanitize_name(l->name, name_size, r->name);
+    l->name_len = (uint32_t)jf__sanitize_name(l->name, r->name, name_len);
     l->file = NULL;
     l->file_len = file_size ? (uint32_t)(file_size - 1) : 0;
     if (r->file) {

@@ -35,11 +35,14 @@ static jf__region_page *find_page(const jf__region_index *t, uintptr_t page)
 }
 
 /* Index of the first entry whose start is >= start. Appending in address
- * order (the common case) is answered without a search. */
+ * order and taking the oldest first (the common cases: code registered and
+ * freed in address order) are answered without a search. */
 static uint32_t lower_bound(const jf__region_page *p, uintptr_t start)
 {
     if (p->count == 0 || p->entries[p->count - 1].start < start)
         return p->count;
+    if (p->entries[0].start >= start)
+        return 0;
     uint32_t lo = 0, hi = p->count;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -114,7 +117,8 @@ int jf__region_index_insert(jf__region_index *t, jf__live *r)
         return JF_EEXIST;
     if (make_room(p) != 0)
         return JF_ENOMEM;
-    memmove(&p->entries[i + 1], &p->entries[i], (p->count - i) * sizeof *p->entries);
+    if (i < p->count) /* appending (the common case) moves nothing */
+        memmove(&p->entries[i + 1], &p->entries[i], (p->count - i) * sizeof *p->entries);
     p->entries[i] = (jf__region_slot){r->start, r};
     p->count++;
     t->count++;

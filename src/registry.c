@@ -128,6 +128,8 @@ static void sink_failed(int i, int rc)
 /* Hand a group to every enabled sink in `mask`; returns the first error. */
 static int fan_out_add(unsigned mask, jf__live *const *regions, size_t n)
 {
+    if (!(mask & enabled_sinks))
+        return 0; /* standby: no sink to visit */
     int first_error = 0;
     for (int i = 0; i < JF_SINK_COUNT; i++) {
         if (!(mask & enabled_sinks & sink_table[i]->bit))
@@ -595,6 +597,8 @@ int jf_register(const jf_region *region)
  * go; returns the first error (a failing sink disables itself). */
 static int fan_out_remove(unsigned mask, jf__live *const *regions, size_t n)
 {
+    if (!(mask & enabled_sinks))
+        return 0;
     int first_error = 0;
     for (int i = 0; i < JF_SINK_COUNT; i++) {
         if (!(mask & enabled_sinks & sink_table[i]->bit) || !sink_table[i]->remove)
