@@ -34,6 +34,10 @@ static const jf__sink_ops *const sink_table[JF_SINK_COUNT] = {
     [JF_SINK_INDEX_GDB] = &jf__gdb_sink,
     [JF_SINK_INDEX_UNWIND] = &jf__unwind_sink,
 };
+_Static_assert(JF_SINK_PERFMAP == 1u << JF_SINK_INDEX_PERFMAP &&
+                   JF_SINK_JITDUMP == 1u << JF_SINK_INDEX_JITDUMP && JF_SINK_GDB == 1u << JF_SINK_INDEX_GDB &&
+                   JF_SINK_UNWIND == 1u << JF_SINK_INDEX_UNWIND,
+               "a sink's bit is 1u << its index (fan_out_add walks the bits)");
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -128,12 +132,11 @@ static void sink_failed(int i, int rc)
 /* Hand a group to every enabled sink in `mask`; returns the first error. */
 static int fan_out_add(unsigned mask, jf__live *const *regions, size_t n)
 {
-    if (!(mask & enabled_sinks))
-        return 0; /* standby: no sink to visit */
     int first_error = 0;
-    for (int i = 0; i < JF_SINK_COUNT; i++) {
-        if (!(mask & enabled_sinks & sink_table[i]->bit))
-            continue;
+    /* The enabled sinks' bits in index order (none in standby): no visit of
+     * the others. A sink only ever disables itself. */
+    for (unsigned bits = mask & enabled_sinks; bits; bits &= bits - 1) {
+        int i = __builtin_ctz(bits);
         int rc = sink_table[i]->add(regions, n, &sink_stats[i]);
         if (rc == JF_ERANGE) { /* regions left out; the sink goes on */
             sink_stats[i].errors++;
@@ -597,11 +600,10 @@ int jf_register(const jf_region *region)
  * go; returns the first error (a failing sink disables itself). */
 static int fan_out_remove(unsigned mask, jf__live *const *regions, size_t n)
 {
-    if (!(mask & enabled_sinks))
-        return 0;
     int first_error = 0;
-    for (int i = 0; i < JF_SINK_COUNT; i++) {
-        if (!(mask & enabled_sinks & sink_table[i]->bit) || !sink_table[i]->remove)
+    for (unsigned bits = mask & enabled_sinks; bits; bits &= bits - 1) {
+        int i = __builtin_ctz(bits);
+        if (!sink_table[i]->remove)
             continue;
         int rc = sink_table[i]->remove(regions, n, &sink_stats[i]);
         if (rc) {

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "region.h"
 #include "perfmap_writer.h"
+#include "short_copy.h"
 #include "sink.h"
 
 #include <stdio.h>
@@ -50,9 +51,8 @@ static size_t format_line(char *dst, const jf__live *r)
     dst[n++] = ' ';
     n += put_hex(dst + n, r->size);
     dst[n++] = ' ';
-    size_t name_len = strlen(r->name);
-    memcpy(dst + n, r->name, name_len);
-    n += name_len;
+    jf__short_copy(dst + n, r->name, r->name_len);
+    n += r->name_len;
     dst[n++] = '\n';
     return n;
 }
