@@ -100,7 +100,7 @@ static jf_line *copy_lines(const jf_region *r)
     return lines;
 }
 
-jf__live *jf__live_new(const jf_region *r, uint64_t group)
+jf__live *jf__live_new(const jf_region *r)
 {
     /* Sanitising never lengthens a name (one '?' per bad byte), so its
      * length bounds the copy, measured once here. */
@@ -113,7 +113,6 @@ jf__live *jf__live_new(const jf_region *r, uint64_t group)
     }
     l->start = (uintptr_t)r->addr;
     l->size = r->size;
-    l->group = group;
     l->line = r->line;
     l->name_len = (uint32_t)jf__sanitize_name(l->name, r->name, name_len);
     l->file = NULL;

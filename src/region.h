@@ -23,7 +23,6 @@
 typedef struct jf__live {
     uintptr_t start;
     size_t size;
-    uint64_t group; /* batch id: regions registered in one call share it */
     uint32_t line;
     uint32_t file_len; /* strlen(file), 0 if none (the published table needs it) */
     const char *file;  /* NULL if none */
@@ -50,7 +49,7 @@ int jf__region_validate(const jf_region *r, size_t index);
 
 /* Make an owned, sanitised copy of a validated region; NULL on failure
  * (last error set). */
-jf__live *jf__live_new(const jf_region *r, uint64_t group);
+jf__live *jf__live_new(const jf_region *r);
 
 /* Free a jf__live and everything it owns. NULL is fine. */
 void jf__live_free(jf__live *r);

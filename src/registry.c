@@ -48,7 +48,6 @@ static int init_count;
 static unsigned enabled_sinks; /* started and not failed */
 static unsigned failed_sinks;  /* disabled themselves after an error */
 static jf__region_index live_regions;
-static uint64_t next_group = 1; /* atomic: batch ids need no lock */
 static jf_sink_stats sink_stats[JF_SINK_COUNT];
 static char dump_dir[PATH_MAX] = "/tmp";
 static int table_wanted; /* the published table, unless JF_CONFIG_NO_TABLE */
@@ -499,14 +498,14 @@ unsigned jf_enabled_sinks(void)
 }
 
 /* Validate and copy a caller's batch (no lock held). */
-static int make_live_batch(const jf_region *regions, size_t n, uint64_t group, jf__live **out)
+static int make_live_batch(const jf_region *regions, size_t n, jf__live **out)
 {
     for (size_t i = 0; i < n; i++) {
         jf_region r;
         int rc = jf__region_read(regions, i, &r);
         if (rc == 0)
             rc = jf__region_validate(&r, i);
-        if (rc == 0 && !(out[i] = jf__live_new(&r, group)))
+        if (rc == 0 && !(out[i] = jf__live_new(&r)))
             rc = jf__fail(JF_ENOMEM, "region %zu: %s", i, jf_last_error());
         if (rc) {
             while (i > 0)
@@ -556,9 +555,8 @@ int jf__register_batch(const jf_region *regions, size_t n, int *inserted_out)
         return jf__fail(JF_ENOMEM, "out of memory for a batch of %zu regions", n);
 
     /* One lock round trip per call: the early checks need none. */
-    uint64_t group = __atomic_fetch_add(&next_group, 1, __ATOMIC_RELAXED);
     int ready = __atomic_load_n(&init_count, __ATOMIC_RELAXED) > 0;
-    int rc = ready ? make_live_batch(regions, n, group, lives)
+    int rc = ready ? make_live_batch(regions, n, lives)
                    : jf__fail(JF_ENOTINIT, "jf_register before jf_init");
     if (rc == 0) {
         int inserted = 0;
