@@ -556,8 +556,7 @@ int jf__register_batch(const jf_region *regions, size_t n, int *inserted_out)
 
     /* One lock round trip per call: the early checks need none. */
     int ready = __atomic_load_n(&init_count, __ATOMIC_RELAXED) > 0;
-    int rc = ready ? make_live_batch(regions, n, lives)
-                   : jf__fail(JF_ENOTINIT, "jf_register before jf_init");
+    int rc = ready ? make_live_batch(regions, n, lives) : jf__fail(JF_ENOTINIT, "jf_register before jf_init");
     if (rc == 0) {
         int inserted = 0;
         lock_registry();
