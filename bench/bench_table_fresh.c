@@ -7,13 +7,16 @@
  * (user + system: page faults included), its minor faults during the
  * registrations, and its peak resident memory; table and no table
  * alternate, side by side in one run. With --sink perfmap the perf map is
- * on too (how the issue measured it); the default is standby (no sink).
+ * on too (how the issue measured it), with --sink jitdump the jitdump (its
+ * file in a directory of the run's own, removed; the regions' code is real
+ * memory, touched before the loop, since a CODE_LOAD record copies it); the
+ * default is standby (no sink).
  * Names are formatted and touched before the measured loop. --touch B adds
  * a third variant: no table, but B bytes per registration written into
  * fresh memory mapped as the grown table is (anonymous, MADV_HUGEPAGE), which
  * tells how much of the table's share is its memory (B = its bytes per
  * region) and how much its instructions.
- * Usage: bench_table_fresh [N] [--sink perfmap] [--rounds R] [--touch B]
+ * Usage: bench_table_fresh [N] [--sink perfmap|jitdump] [--rounds R] [--touch B]
  *        (default 1000000, 5 rounds)
  */
 #define _GNU_SOURCE
@@ -21,6 +24,7 @@
 
 #include "bench_util.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +67,8 @@ static char *fresh_memory(size_t bytes)
 
 /* The child: register n regions (writing `touch` fresh bytes after each),
  * write {cpu s, minor faults} to fd. */
+static char dump_dir[] = "/tmp/jf-table-fresh-XXXXXX"; /* made by main */
+
 static int child(size_t n, unsigned sinks, int no_table, size_t touch, int fd)
 {
     char *names = malloc(n * NAME);
@@ -72,9 +78,17 @@ static int child(size_t n, unsigned sinks, int no_table, size_t touch, int fd)
     for (size_t i = 0; i < n; i++)
         snprintf(names + i * NAME, NAME, "jit_fn_%zu", i);
     uintptr_t base = (uintptr_t)1 << 40; /* never touched: standby and the perf map read no code */
+    if (sinks & JF_SINK_JITDUMP) {
+        char *code = malloc(n * REGION);
+        if (!code)
+            return 1;
+        memset(code, 0xc3, n * REGION);
+        base = (uintptr_t)code;
+    }
     jf_config c = JF_CONFIG_INIT;
     c.flags = JF_CONFIG_IGNORE_ENV | (no_table ? JF_CONFIG_NO_TABLE : 0);
     c.sinks = sinks;
+    c.dump_dir = dump_dir;
     if (jf_init(&c) != 0)
         return 2;
     struct rusage before, after;
@@ -95,9 +109,11 @@ static int child(size_t n, unsigned sinks, int no_table, size_t touch, int fd)
     if (write(fd, out, sizeof out) != (ssize_t)sizeof out)
         return 4;
     jf_shutdown();
-    char map[64];
-    snprintf(map, sizeof map, "/tmp/perf-%ld.map", (long)getpid());
-    unlink(map);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "/tmp/perf-%ld.map", (long)getpid());
+    unlink(path);
+    snprintf(path, sizeof path, "%s/jit-%ld.dump", dump_dir, (long)getpid());
+    unlink(path);
     return 0;
 }
 
@@ -145,7 +161,9 @@ int main(int argc, char **argv)
     unsigned sinks = 0, rounds = 5;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--sink") == 0 && i + 1 < argc)
-            sinks = strcmp(argv[++i], "perfmap") == 0 ? JF_SINK_PERFMAP : 0;
+            sinks = strcmp(argv[++i], "perfmap") == 0 ? JF_SINK_PERFMAP
+                    : strcmp(argv[i], "jitdump") == 0 ? JF_SINK_JITDUMP
+                                                      : 0;
         else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
             rounds = (unsigned)strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--touch") == 0 && i + 1 < argc)
@@ -155,6 +173,8 @@ int main(int argc, char **argv)
     }
     if (n == 0 || rounds == 0 || rounds > ROUNDS_MAX || touch > TOUCH_MAX)
         bench_die("bench_table_fresh: N > 0, 1 <= rounds <= 25, touch <= 4096");
+    if (!mkdtemp(dump_dir))
+        bench_die("mkdtemp");
     int variants = touch ? VARIANTS : NO_TABLE_TOUCHING;
     double cpu[VARIANTS][ROUNDS_MAX], flt[VARIANTS][ROUNDS_MAX], rss[VARIANTS][ROUNDS_MAX];
     for (unsigned r = 0; r < rounds; r++)
@@ -165,8 +185,12 @@ int main(int argc, char **argv)
             flt[v][r] = s.minflt;
             rss[v][r] = s.peak_mib;
         }
+    rmdir(dump_dir);
     printf("%zu registrations in a fresh process (%s), median of %u alternating rounds:\n", n,
-           sinks ? "perf map on" : "standby", rounds);
+           sinks == JF_SINK_PERFMAP ? "perf map on"
+           : sinks                  ? "jitdump on"
+                                    : "standby",
+           rounds);
     double m[VARIANTS][3];
     for (int v = 0; v < variants; v++) {
         m[v][0] = bench_median(cpu[v], rounds);
