@@ -14,12 +14,6 @@
  * unregistration missed the cache on its record and took ~4x the time.)
  * Records larger than the biggest class, and every record under
  * AddressSanitizer (which must see each allocation), use malloc.
- *
- * The first SMALL_CHUNKS chunks are 4 KiB pages (a small process keeps
- * its few hundred KiB); later ones are carved from 2 MiB arenas advised
- * MADV_HUGEPAGE, a fault per 2 MiB: populating a chunk in 4 KiB pages cost
- * ~0.3 ns a byte of CPU in a fresh process, ~40 ns of a registration's
- * ~100 (128 bytes a record), a huge page ~0.05 (bench_table_fresh).
  */
 #define _GNU_SOURCE
 #include "region_slab.h"
@@ -46,8 +40,6 @@
  * a 14-byte name from the 128-byte class to the 192-byte one (+64 bytes,
  * +15,700 page faults per million registrations: bench_perfmap, fresh). */
 enum { HEADER = 8, CHUNK = 256 * 1024, N_CLASSES = 6, MALLOCED = 0xff };
-enum { SMALL_CHUNKS = 8, ARENA = 2 * 1024 * 1024 }; /* ARENA: a transparent huge page */
-_Static_assert(ARENA % CHUNK == 0, "an arena holds whole chunks");
 _Static_assert(HEADER % _Alignof(void *) == 0 && HEADER % _Alignof(uint64_t) == 0,
                "a record after the header is aligned for pointers and 64-bit fields");
 static const uint32_t class_size[N_CLASSES] = {128, 192, 256, 384, 512, 1024}; /* header included */
@@ -84,8 +76,6 @@ static int slab_lock;
  * with free slots. */
 static chunk *current[N_CLASSES];
 static chunk *partial[N_CLASSES];
-static unsigned chunks_made;
-static char *arena_next, *arena_end; /* what is left of the last arena */
 
 static void lock(void)
 {
@@ -107,60 +97,12 @@ static int class_of(size_t size)
     return -1;
 }
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
-/* A fresh ARENA-aligned arena advised MADV_HUGEPAGE (where the kernel has
- * no transparent huge pages the advice fails and the pages are 4 KiB);
- * NULL without memory. Lock held. */
-static char *new_arena(void)
-{
-    size_t span = 2 * (size_t)ARENA;
-    char *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    char *start = (char *)(((uintptr_t)p + ARENA - 1) & ~(uintptr_t)(ARENA - 1));
-    if (start > p)
-        munmap(p, (size_t)(start - p));
-    if (start + ARENA < p + span)
-        munmap(start + ARENA, (size_t)(p + span - (start + ARENA)));
-#ifdef MADV_HUGEPAGE
-    (void)madvise(start, ARENA, MADV_HUGEPAGE);
-#endif
-    return start;
-}
-
-/* The memory of a new chunk, its pages present: 4 KiB pages in one
- * system call for the first few, then a slice of an arena (its first
- * slice faults the huge page in; without huge pages the populate call
- * does what MAP_POPULATE did). NULL without memory. Lock held. */
-static void *chunk_memory(void)
-{
-    if (chunks_made < SMALL_CHUNKS) {
-        void *p = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
-                       0);
-        return p == MAP_FAILED ? NULL : p;
-    }
-    if (arena_next == arena_end) {
-        char *a = new_arena();
-        if (!a)
-            return NULL;
-        arena_next = a;
-        arena_end = a + ARENA;
-    }
-    void *p = arena_next;
-    arena_next += CHUNK;
-    (void)madvise(p, CHUNK, MADV_POPULATE_WRITE); /* a hint: faults are the fallback */
-    return p;
-}
-
 static chunk *new_chunk(int c)
 {
-    chunk *ch = chunk_memory();
-    if (!ch)
+    void *p = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED)
         return NULL;
-    chunks_made++;
+    chunk *ch = p;
     ch->slots = (uint32_t)((CHUNK - SLOTS_AT) / class_size[c]);
     ch->class_id = (uint8_t)c;
     ch->listed = 1;

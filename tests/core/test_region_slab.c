@@ -1,8 +1,7 @@
 /* The registry's record allocator (src/region_slab.c): records freed in any
  * order are reused in address order, a chunk at a time, so the records of a
  * run of registrations after a random-order churn stay together; records of
- * every class keep their bytes; a header written over is not followed;
- * a large process's records come from huge-page arenas.
+ * every class keep their bytes; a header written over is not followed.
  * Not built under AddressSanitizer, where every record comes from malloc. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,13 +9,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "region_slab.h"
 #include "test_random.h"
-#include "test_thp.h"
 
 enum {
     SIZE = 100,         /* a record of the smallest class (128 bytes with its header) */
@@ -156,49 +153,6 @@ static void a_header_written_over_is_not_followed(void **state)
     jf__slab_free(q);
 }
 
-/* THPeligible of the mapping that holds p (/proc/self/smaps): 1 or 0, -1
- * if no mapping holds it. */
-static int huge_page_eligible(const void *p)
-{
-    FILE *f = fopen("/proc/self/smaps", "r");
-    assert_non_null(f);
-    char line[512];
-    int inside = 0, eligible = -1;
-    while (eligible < 0 && fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        int flag;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
-            inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
-        else if (inside && sscanf(line, "THPeligible: %d", &flag) == 1)
-            eligible = flag;
-    }
-    fclose(f);
-    return eligible;
-}
-
-/* A process with thousands of regions gets its later records from arenas
- * of huge pages (a fault per 2 MiB, not a populated 4 KiB page per 4 KiB),
- * and records across the arenas keep their bytes. */
-static void records_past_the_first_chunks_come_from_huge_page_arenas(void **state)
-{
-    (void)state;
-    enum { MANY = 12 * 2045 }; /* twelve chunks of the smallest class */
-    static unsigned char *rec[MANY];
-    for (size_t i = 0; i < MANY; i++) {
-        assert_non_null(rec[i] = jf__slab_alloc(SIZE));
-        memset(rec[i], (int)(i % 251), SIZE);
-    }
-    for (size_t i = 0; i < MANY; i++)
-        for (size_t b = 0; b < SIZE; b++)
-            assert_int_equal(rec[i][b], (unsigned char)(i % 251));
-    if (test_thp_for_advised())
-        assert_int_equal(huge_page_eligible(rec[MANY - 1]), 1);
-    else
-        print_message("this kernel has no transparent huge pages: only the records' bytes are checked\n");
-    for (size_t i = 0; i < MANY; i++)
-        jf__slab_free(rec[i]);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,7 +160,6 @@ int main(void)
         cmocka_unit_test(records_after_a_churn_lie_in_few_pages),
         cmocka_unit_test(records_of_every_class_keep_their_bytes),
         cmocka_unit_test(a_header_written_over_is_not_followed),
-        cmocka_unit_test(records_past_the_first_chunks_come_from_huge_page_arenas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

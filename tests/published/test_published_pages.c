@@ -15,7 +15,6 @@
 #include <cmocka.h>
 
 #include "jitframes.h"
-#include "test_thp.h"
 #include "table_reader.h"
 
 #include <stdio.h>
@@ -58,6 +57,20 @@ static pages pages_of(const void *start)
     if (f)
         fclose(f);
     return p;
+}
+
+/* Whether the kernel gives huge pages to MADV_HUGEPAGE mappings:
+ * transparent_hugepage/enabled is [always] or [madvise]. */
+static int thp_for_advised(void)
+{
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char buf[128] = "";
+    if (f) {
+        if (!fgets(buf, sizeof buf, f))
+            buf[0] = '\0';
+        fclose(f);
+    }
+    return strstr(buf, "[always]") || strstr(buf, "[madvise]");
 }
 
 static int thp_in_kernel(void)
@@ -160,7 +173,7 @@ static int grows_into_huge_pages(size_t n, unsigned long min_huge_kb)
         return 2;
     if (thp_in_kernel() && !p.huge_advised)
         return 3;
-    return test_thp_for_advised() && p.anon_huge_kb < min_huge_kb ? 4 : 0;
+    return thp_for_advised() && p.anon_huge_kb < min_huge_kb ? 4 : 0;
 }
 
 /* 140,000 regions grow the table twice (1,048,576 slots): over 15 MiB
