@@ -16,7 +16,12 @@
  * fresh memory mapped as the grown table is (anonymous, MADV_HUGEPAGE), which
  * tells how much of the table's share is its memory (B = its bytes per
  * region) and how much its instructions.
- * Usage: bench_table_fresh [N] [--sink perfmap|jitdump] [--rounds R] [--touch B]
+ * --idle S sleeps S seconds before each child: rounds run back to back reuse
+ * the memory the last child just freed, which a VM that hands free memory
+ * back to its host (free page reporting) has not yet given away, so they
+ * understate what a fresh process pays after the machine was idle (there,
+ * huge pages most of all).
+ * Usage: bench_table_fresh [N] [--sink perfmap|jitdump] [--rounds R] [--touch B] [--idle S]
  *        (default 1000000, 5 rounds)
  */
 #define _GNU_SOURCE
@@ -158,7 +163,7 @@ static void print_variant(int v, size_t n, size_t touch, const double m[3])
 int main(int argc, char **argv)
 {
     size_t n = 1000000, touch = 0;
-    unsigned sinks = 0, rounds = 5;
+    unsigned sinks = 0, rounds = 5, idle = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--sink") == 0 && i + 1 < argc)
             sinks = strcmp(argv[++i], "perfmap") == 0 ? JF_SINK_PERFMAP
@@ -168,6 +173,8 @@ int main(int argc, char **argv)
             rounds = (unsigned)strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--touch") == 0 && i + 1 < argc)
             touch = strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--idle") == 0 && i + 1 < argc)
+            idle = (unsigned)strtoul(argv[++i], NULL, 10);
         else
             n = strtoul(argv[i], NULL, 10);
     }
@@ -180,6 +187,7 @@ int main(int argc, char **argv)
     for (unsigned r = 0; r < rounds; r++)
         for (int j = 0; j < variants; j++) {
             int v = (j + (int)r) % variants; /* each variant starts a round in turn */
+            sleep(idle);
             sample s = run(n, sinks, v, touch);
             cpu[v][r] = s.cpu_ns;
             flt[v][r] = s.minflt;

@@ -6,19 +6,22 @@
 # links bench_table_fresh.c against it, and alternates its rounds with
 # BUILD_DIR's bench_table_fresh (table on, table off). Prints the medians of
 # CPU per registration (page faults included), minor faults and peak RSS.
-# Usage: bench/fresh_before_table.sh BUILD_DIR [N] [ROUNDS] [--sink perfmap] [--before REV]
-#        (default 1000000 regions, 5 rounds, standby)
+# --idle S sleeps S seconds before each process (bench_table_fresh --idle:
+# back-to-back rounds reuse memory a VM has not yet handed back to its host).
+# Usage: bench/fresh_before_table.sh BUILD_DIR [N] [ROUNDS] [--sink perfmap|jitdump] [--before REV]
+#        [--idle S]    (default 1000000 regions, 5 rounds, standby, no idle)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 build=$(cd "$1" && pwd)
 shift
-n=1000000 rounds=5 sink=() before=5e7ea3b
+n=1000000 rounds=5 sink=() before=5e7ea3b idle=0
 positional=0
 while [ $# -gt 0 ]; do
   case $1 in
     --sink) sink=(--sink "$2"); shift 2 ;;
     --before) before=$2; shift 2 ;;
+    --idle) idle=$2; shift 2 ;;
     *) if [ $positional = 0 ]; then n=$1; else rounds=$1; fi; positional=$((positional + 1)); shift ;;
   esac
 done
@@ -45,8 +48,9 @@ cc -O2 -g -std=c11 -DJF_CONFIG_NO_TABLE=0 -I"$tmp/src/include" -I"$here" "$here/
   "$(find "$tmp/build" -name 'libjitframes*.a' | head -1)" -lpthread -o "$tmp/before"
 
 for _ in $(seq "$rounds"); do
+  sleep "$idle"
   "$tmp/before" "$n" "${sink[@]}" --rounds 1 >"$tmp/out" && grep -E '^  table +[0-9]' "$tmp/out" >>"$tmp/before.txt"
-  "$now" "$n" "${sink[@]}" --rounds 1 >"$tmp/out"
+  "$now" "$n" "${sink[@]}" --rounds 1 --idle "$idle" >"$tmp/out"
   grep -E '^  table +[0-9]' "$tmp/out" >>"$tmp/table.txt"
   grep -E '^  no table +[0-9]' "$tmp/out" >>"$tmp/notable.txt"
 done
@@ -64,8 +68,8 @@ medians() { echo "$(column "$1" ns | median) $(column "$1" minor | median) $(col
 read -r b_cpu b_flt b_rss < <(medians "$tmp/before.txt")
 read -r t_cpu t_flt t_rss < <(medians "$tmp/table.txt")
 read -r o_cpu o_flt o_rss < <(medians "$tmp/notable.txt")
-printf '%s registrations in a fresh process (%s), median of %s alternating rounds:\n' "$n" \
-  "${sink[1]:-standby}" "$rounds"
+printf '%s registrations in a fresh process (%s), median of %s alternating rounds, %s s idle before each:\n' \
+  "$n" "${sink[1]:-standby}" "$rounds" "$idle"
 row() { awk -v l="$1" -v c="$2" -v f="$3" -v m="$4" -v n="$n" 'BEGIN { printf "  %-26s %7.1f ns CPU per registration, %8.0f minor faults, peak RSS %6.1f MiB\n", l, c, f * n, m }'; }
 row "before the table ($before)" "$b_cpu" "$b_flt" "$b_rss"
 row "now, table on" "$t_cpu" "$t_flt" "$t_rss"
