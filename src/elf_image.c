@@ -122,13 +122,14 @@ typedef struct builder {
 /* A region's line rows: its table, or the single row its (file, line) gives. */
 static size_t region_rows(const jf__live *r, jf_line *one, const jf_line **rows)
 {
-    if (r->n_lines) {
-        *rows = r->lines;
-        return r->n_lines;
+    const jf__live_detail *d = jf__live_about(r);
+    if (d->n_lines) {
+        *rows = d->lines;
+        return d->n_lines;
     }
-    if (r->file && r->line) {
+    if (d->file && d->line) {
         one->offset = 0;
-        one->line = r->line;
+        one->line = d->line;
         one->file = NULL;
         *rows = one;
         return 1;
@@ -138,18 +139,20 @@ static size_t region_rows(const jf__live *r, jf_line *one, const jf_line **rows)
 
 static int region_has_lines(const jf__live *r)
 {
-    return r->n_lines > 0 || (r->file && r->line);
+    const jf__live_detail *d = jf__live_about(r);
+    return d->n_lines > 0 || (d->file && d->line);
 }
 
 static const char *row_file(const jf__live *r, const jf_line *row)
 {
-    return row->file ? row->file : r->file;
+    return row->file ? row->file : jf__live_about(r)->file;
 }
 
 /* The compile unit's name: the region's file, else its first row's. */
 static const char *unit_name(const jf__live *r)
 {
-    return r->file ? r->file : row_file(r, &r->lines[0]);
+    const jf__live_detail *d = jf__live_about(r);
+    return d->file ? d->file : row_file(r, &d->lines[0]);
 }
 
 /* 1-based index of `file` in files[0..n), appending it if new. */
@@ -295,7 +298,7 @@ static void put_abbrevs(jf__writer *w)
  */
 static size_t part_end(const jf__live *r, size_t part_start)
 {
-    return jf__cfi_next_entry(r->cfi, part_start, r->size);
+    return jf__cfi_next_entry(jf__live_about(r)->cfi, part_start, r->size);
 }
 
 /* A compile unit covering exactly region r, with a subprogram per part (see
@@ -426,17 +429,18 @@ static int put_eh_frame(jf__writer *w, builder *b)
     int emitted = 0;
     for (size_t i = 0; i < b->n; i++) {
         const jf__live *r = b->regions[i];
-        if (!r->cfi)
+        const struct jf_cfi *cfi = jf__live_about(r)->cfi;
+        if (!cfi)
             continue;
         if (!w->buf) {
-            jf__writer_reserve(w, jf__cfi_max_image_size(r->cfi));
+            jf__writer_reserve(w, jf__cfi_max_image_size(cfi));
             continue;
         }
         if (w->pos > w->cap)
             return jf__internal("symfile larger than measured");
         uint8_t *at = w->buf + w->pos;
         jf__eh_image img;
-        int rc = jf__cfi_emit(r->cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size, (uint64_t)(uintptr_t)at, at,
+        int rc = jf__cfi_emit(cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size, (uint64_t)(uintptr_t)at, at,
                               w->cap - w->pos, &img);
         if (rc)
             return rc;
@@ -588,7 +592,7 @@ static void plan_sections(builder *b)
 {
     int has_eh = 0, has_lines = 0;
     for (size_t i = 0; i < b->n; i++) {
-        has_eh |= b->regions[i]->cfi != NULL;
+        has_eh |= jf__live_about(b->regions[i])->cfi != NULL;
         has_lines |= region_has_lines(b->regions[i]);
     }
     uint16_t next = (uint16_t)(1 + b->n_spans);
@@ -607,8 +611,8 @@ static int alloc_line_scratch(builder *b)
 {
     size_t max_files = 0;
     for (size_t i = 0; i < b->n; i++)
-        if (b->regions[i]->n_lines + 1 > max_files)
-            max_files = b->regions[i]->n_lines + 1;
+        if (jf__live_about(b->regions[i])->n_lines + 1 > max_files)
+            max_files = jf__live_about(b->regions[i])->n_lines + 1;
     b->line_offsets = calloc(b->n, sizeof *b->line_offsets);
     b->files = calloc(max_files, sizeof *b->files);
     return b->line_offsets && b->files ? 0 : JF_ENOMEM;

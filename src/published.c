@@ -602,20 +602,20 @@ static inline uint32_t take_slot(void)
     return pub.used++;
 }
 
-/* Bytes of r's line table in the heap (0: none, or too big to publish).
+/* Bytes of the region's line table in the heap (0: none, or too big to publish).
  * Most tables name no file per row: one pass ORs the row file pointers,
  * and only a table with some measures their names. */
-static uint32_t lines_size(const jf__live *r)
+static uint32_t lines_size(const jf__live_detail *d)
 {
-    if (r->n_lines == 0 || r->n_lines > LINES_MAX)
+    if (d->n_lines == 0 || d->n_lines > LINES_MAX)
         return 0;
-    uint64_t bytes = sizeof(jf__pub_lines) + (uint64_t)r->n_lines * sizeof(jf__pub_line);
+    uint64_t bytes = sizeof(jf__pub_lines) + (uint64_t)d->n_lines * sizeof(jf__pub_line);
     uintptr_t any_file = 0;
-    for (size_t k = 0; k < r->n_lines; k++)
-        any_file |= (uintptr_t)r->lines[k].file;
-    for (size_t k = 0; any_file && k < r->n_lines; k++)
-        if (r->lines[k].file)
-            bytes += strnlen(r->lines[k].file, FILE_MAX) + 1;
+    for (size_t k = 0; k < d->n_lines; k++)
+        any_file |= (uintptr_t)d->lines[k].file;
+    for (size_t k = 0; any_file && k < d->n_lines; k++)
+        if (d->lines[k].file)
+            bytes += strnlen(d->lines[k].file, FILE_MAX) + 1;
     return bytes > LINES_BYTES_MAX ? 0 : (uint32_t)bytes;
 }
 
@@ -641,21 +641,21 @@ static inline void put_rows(char *rows, const jf_line *l, size_t n, size_t regio
     }
 }
 
-/* Write r's line table (size bytes, from lines_size) at *at. */
-static uint32_t heap_put_lines(uint32_t *at, const jf__live *r, uint32_t size)
+/* Write the region's line table (size bytes, from lines_size) at *at. */
+static uint32_t heap_put_lines(uint32_t *at, const jf__live_detail *d, size_t region_size, uint32_t size)
 {
     uint32_t off = *at;
     char *blob = pub.heap + off;
-    jf__pub_lines head = {(uint32_t)r->n_lines};
+    jf__pub_lines head = {(uint32_t)d->n_lines};
     memcpy(blob, &head, sizeof head);
-    uint32_t strings = sizeof head + (uint32_t)r->n_lines * sizeof(jf__pub_line);
+    uint32_t strings = sizeof head + (uint32_t)d->n_lines * sizeof(jf__pub_line);
     *at += size;
     if (strings == size) { /* no row names a file of its own: the usual case */
-        put_rows(blob + sizeof head, r->lines, r->n_lines, r->size);
+        put_rows(blob + sizeof head, d->lines, d->n_lines, region_size);
         return off;
     }
-    for (size_t k = 0; k < r->n_lines; k++) {
-        const jf_line *l = &r->lines[k];
+    for (size_t k = 0; k < d->n_lines; k++) {
+        const jf_line *l = &d->lines[k];
         jf__pub_line out = {(uint32_t)(l->offset > UINT32_MAX ? UINT32_MAX : l->offset), l->line, 0, 0};
         if (l->file) {
             out.file_len = (uint32_t)strnlen(l->file, FILE_MAX);
@@ -669,10 +669,10 @@ static uint32_t heap_put_lines(uint32_t *at, const jf__live *r, uint32_t size)
     return off;
 }
 
-/* Bytes of r's source file in the heap (a longer name is cut). */
-static inline uint32_t file_len(const jf__live *r)
+/* Bytes of the region's source file in the heap (a longer name is cut). */
+static inline uint32_t file_len(const jf__live_detail *d)
 {
-    return r->file_len < FILE_MAX ? r->file_len : FILE_MAX;
+    return d->file_len < FILE_MAX ? d->file_len : FILE_MAX;
 }
 
 /* Heap bytes of r's optional parts (file, line table, unwind description),
@@ -719,38 +719,38 @@ static int cache_shared_cfi(const struct jf_cfi *cfi, size_t n)
     return 1;
 }
 
-/* Bytes of r's unwind description in the heap (0: none, or not
+/* Bytes of the region's unwind description in the heap (0: none, or not
  * publishable); a shared one is named in its block (x->shared_cfi_off). */
-static uint32_t cfi_size(const jf__live *r, extras *x)
+static uint32_t cfi_size(const jf__live_detail *d, extras *x)
 {
-    if (r->cfi != cfi_cache.cfi) {
-        size_t n = jf__cfi_serialized_size(r->cfi);
+    if (d->cfi != cfi_cache.cfi) {
+        size_t n = jf__cfi_serialized_size(d->cfi);
         if (n > CFI_BYTES_MAX)
             return 0;
-        if (!n || !jf__cfi_is_shared(r->cfi) || !cache_shared_cfi(r->cfi, n))
+        if (!n || !jf__cfi_is_shared(d->cfi) || !cache_shared_cfi(d->cfi, n))
             return (uint32_t)n;
     }
     x->shared_cfi_off = shared_cfi_block();
     return cfi_cache.len;
 }
 
-static uint32_t heap_put_cfi(uint32_t *at, const jf__live *r, uint32_t size)
+static uint32_t heap_put_cfi(uint32_t *at, const jf__live_detail *d, uint32_t size)
 {
     uint32_t off = *at;
-    if (r->cfi == cfi_cache.cfi)
+    if (d->cfi == cfi_cache.cfi)
         memcpy(pub.heap + off, cfi_cache.bytes, size);
     else
-        jf__cfi_serialize(r->cfi, (uint8_t *)pub.heap + off);
+        jf__cfi_serialize(d->cfi, (uint8_t *)pub.heap + off);
     *at += size;
     return off;
 }
 
-static void measure_extras(const jf__live *r, extras *x)
+static void measure_extras(const jf__live_detail *d, extras *x)
 {
-    x->file_len = file_len(r);
-    x->lines_len = r->n_lines ? lines_size(r) : 0;
+    x->file_len = file_len(d);
+    x->lines_len = d->n_lines ? lines_size(d) : 0;
     x->shared_cfi_off = NOT_SHARED;
-    x->cfi_len = r->cfi ? cfi_size(r, x) : 0;
+    x->cfi_len = d->cfi ? cfi_size(d, x) : 0;
 }
 
 /* Write them after the name in e's block (e held odd by the caller). */
@@ -761,11 +761,12 @@ static void write_extras(const jf__live *r, const extras *x, jf__pub_entry *e, u
     e->lines_len = x->lines_len;
     e->cfi_len = x->cfi_len;
     if (x->file_len)
-        e->file_off = heap_put_cstr(&at, r->file, x->file_len);
+        e->file_off = heap_put_cstr(&at, r->detail->file, x->file_len);
     if (x->lines_len)
-        e->lines_off = heap_put_lines(&at, r, x->lines_len);
+        e->lines_off = heap_put_lines(&at, r->detail, r->size, x->lines_len);
     if (x->cfi_len)
-        e->cfi_off = x->shared_cfi_off != NOT_SHARED ? x->shared_cfi_off : heap_put_cfi(&at, r, x->cfi_len);
+        e->cfi_off = x->shared_cfi_off != NOT_SHARED ? x->shared_cfi_off
+                                                     : heap_put_cfi(&at, r->detail, x->cfi_len);
 }
 
 /* A free slot's entry, its lock taken, and a heap block of `need` bytes;
@@ -792,13 +793,13 @@ __attribute__((always_inline)) static inline jf__pub_entry *begin_entry(uint64_t
  * file, line table nor unwind description (never used, or emptied by
  * free_slot), so a region without them writes only these. */
 __attribute__((always_inline)) static inline void end_entry(jf__pub_entry *e, uint32_t seq, jf__live *r,
-                                                            uint32_t slot, uint32_t block, uint64_t gen,
-                                                            uint64_t now_ns)
+                                                            uint32_t line, uint32_t slot, uint32_t block,
+                                                            uint64_t gen, uint64_t now_ns)
 {
     e->flags = JF_PUB_LIVE;
     e->start = r->start;
     e->size = r->size;
-    e->line = r->line;
+    e->line = line;
     e->name_len = r->name_len;
     jf__short_copy(pub.heap + block, r->name, (size_t)r->name_len + 1); /* the block starts with the name */
     e->name_off = block;
@@ -814,14 +815,14 @@ __attribute__((always_inline)) static inline void end_entry(jf__pub_entry *e, ui
 __attribute__((noinline)) static void publish_with_extras(jf__live *r, uint64_t gen, uint64_t now_ns)
 {
     extras x;
-    measure_extras(r, &x);
+    measure_extras(r->detail, &x);
     uint64_t need = (uint64_t)r->name_len + 1 + (x.file_len ? x.file_len + 1u : 0u) + x.lines_len +
                     (x.shared_cfi_off != NOT_SHARED ? 0u : x.cfi_len);
     uint32_t slot, seq, block;
     jf__pub_entry *e = begin_entry(need, &slot, &seq, &block);
     if (e) {
         write_extras(r, &x, e, block);
-        end_entry(e, seq, r, slot, block, gen, now_ns);
+        end_entry(e, seq, r, r->detail->line, slot, block, gen, now_ns);
     }
 }
 
@@ -830,7 +831,7 @@ __attribute__((noinline)) static void publish_with_extras(jf__live *r, uint64_t 
 __attribute__((always_inline)) static inline void publish_with_file(jf__live *r, uint64_t gen,
                                                                     uint64_t now_ns)
 {
-    uint32_t len = file_len(r);
+    uint32_t len = file_len(r->detail);
     uint32_t slot, seq, block;
     jf__pub_entry *e = begin_entry((uint64_t)r->name_len + 1 + (len ? len + 1u : 0u), &slot, &seq, &block);
     if (!e)
@@ -838,21 +839,22 @@ __attribute__((always_inline)) static inline void publish_with_file(jf__live *r,
     if (len) {
         uint32_t at = block + r->name_len + 1;
         e->file_len = len;
-        e->file_off = heap_put_cstr(&at, r->file, len);
+        e->file_off = heap_put_cstr(&at, r->detail->file, len);
     }
-    end_entry(e, seq, r, slot, block, gen, now_ns);
+    end_entry(e, seq, r, r->detail->line, slot, block, gen, now_ns);
 }
 
 /* Publish r in a free slot, writing its entry field by field under the
  * slot's lock: this is the cost every registration pays. */
 __attribute__((always_inline)) static inline void publish_one(jf__live *r, uint64_t gen, uint64_t now_ns)
 {
-    if (__builtin_expect(r->file || r->n_lines || r->cfi, 0))
-        return r->n_lines || r->cfi ? publish_with_extras(r, gen, now_ns) : publish_with_file(r, gen, now_ns);
+    if (__builtin_expect(r->detail != NULL, 0))
+        return r->detail->n_lines || r->detail->cfi ? publish_with_extras(r, gen, now_ns)
+                                                    : publish_with_file(r, gen, now_ns);
     uint32_t slot, seq, block;
     jf__pub_entry *e = begin_entry((uint64_t)r->name_len + 1, &slot, &seq, &block);
     if (e)
-        end_entry(e, seq, r, slot, block, gen, now_ns);
+        end_entry(e, seq, r, 0, slot, block, gen, now_ns);
 }
 
 /* Free slot i (entry e): flags 0 and no file, line table or unwind

@@ -100,40 +100,77 @@ static jf_line *copy_lines(const jf_region *r)
     return lines;
 }
 
+const jf__live_detail jf__no_detail;
+
+/* An empty detail with room for a file name of file_size bytes after it. */
+static jf__live_detail *detail_new(size_t file_size)
+{
+    jf__live_detail *d = jf__slab_alloc(sizeof *d + file_size);
+    if (d)
+        memset(d, 0, sizeof *d);
+    return d;
+}
+
+jf__live_detail *jf__live_detail_make(jf__live *r)
+{
+    if (!r->detail && !(r->detail = detail_new(0)))
+        jf__fail(JF_ENOMEM, "out of memory for a sink's note of region %s", r->name);
+    return r->detail;
+}
+
+static void detail_free(jf__live_detail *d)
+{
+    if (!d)
+        return;
+    jf__cfi_free(d->cfi);
+    free(d->lines);
+    jf__slab_free(d);
+}
+
+/* The detail of a region with a file, line, line table or rules: NULL
+ * when out of memory (last error set). */
+static jf__live_detail *detail_copy(const jf_region *r)
+{
+    size_t file_size = string_size(r->file);
+    jf__live_detail *d = detail_new(file_size);
+    if (!d) {
+        jf__fail(JF_ENOMEM, "out of memory copying region %s", r->name);
+        return NULL;
+    }
+    d->line = r->line;
+    d->file_len = file_size ? (uint32_t)(file_size - 1) : 0;
+    if (r->file)
+        d->file = memcpy(d + 1, r->file, file_size);
+    d->n_lines = r->n_lines;
+    if (r->n_lines && !(d->lines = copy_lines(r))) {
+        detail_free(d);
+        jf__fail(JF_ENOMEM, "out of memory copying the line table of %s", r->name);
+        return NULL;
+    }
+    if (r->cfi && !(d->cfi = jf__cfi_clone(r->cfi))) {
+        detail_free(d);
+        return NULL;
+    }
+    return d;
+}
+
 jf__live *jf__live_new(const jf_region *r)
 {
     /* Sanitising never lengthens a name (one '?' per bad byte), so its
      * length bounds the copy, measured once here. */
-    size_t name_len = strnlen(r->name, JF_NAME_MAX), name_size = name_len + 1;
-    size_t file_size = string_size(r->file);
-    jf__live *l = jf__slab_alloc(sizeof *l + name_size + file_size);
+    size_t name_len = strnlen(r->name, JF_NAME_MAX);
+    jf__live *l = jf__slab_alloc(sizeof *l + name_len + 1);
     if (!l) {
         jf__fail(JF_ENOMEM, "out of memory copying region %s", r->name);
         return NULL;
     }
     l->start = (uintptr_t)r->addr;
     l->size = r->size;
-    l->line = r->line;
-    l->name_len = (uint32_t)jf__sanitize_name(l->name, r->name, name_len);
-    l->file = NULL;
-    l->file_len = file_size ? (uint32_t)(file_size - 1) : 0;
-    if (r->file) {
-        char *file = l->name + name_size;
-        memcpy(file, r->file, file_size);
-        l->file = file;
-    }
-    l->lines = NULL;
-    l->n_lines = r->n_lines;
-    l->cfi = NULL;
-    memset(l->sink_handle, 0, sizeof l->sink_handle);
+    l->detail = NULL;
+    l->jitdump_note = 0;
     l->pub_slot = 0;
-    if (r->n_lines && !(l->lines = copy_lines(r))) {
-        jf__slab_free(l);
-        jf__fail(JF_ENOMEM, "out of memory copying the line table of %s", r->name);
-        return NULL;
-    }
-    if (r->cfi && !(l->cfi = jf__cfi_clone(r->cfi))) {
-        free(l->lines);
+    l->name_len = (uint32_t)jf__sanitize_name(l->name, r->name, name_len);
+    if ((r->file || r->line || r->n_lines || r->cfi) && !(l->detail = detail_copy(r))) {
         jf__slab_free(l);
         return NULL;
     }
@@ -144,7 +181,10 @@ void jf__live_free(jf__live *r)
 {
     if (!r)
         return;
-    jf__cfi_free(r->cfi);
-    free(r->lines);
+    detail_free(r->detail);
     jf__slab_free(r);
 }
+
+/* The fresh-process cost of a registration is mostly its bytes (see
+ * region_slab.c): a short name must keep a record in the 64-byte class. */
+_Static_assert(sizeof(jf__live) <= 40, "jf__live grew: a 15-byte name no longer fits a 64-byte slot");

@@ -35,14 +35,15 @@
 #define SLAB_ENABLED 1
 #endif
 
-/* HEADER: 8 bytes, the alignment of jf__live's widest field; at 16, the
- * 8 bytes the published table added to jf__live (pub_slot, name_len) moved
- * a 14-byte name from the 128-byte class to the 192-byte one (+64 bytes,
- * +15,700 page faults per million registrations: bench_perfmap, fresh). */
-enum { HEADER = 8, CHUNK = 256 * 1024, N_CLASSES = 6, MALLOCED = 0xff };
+/* HEADER: 8 bytes, the alignment of jf__live's widest field. Every byte
+ * of a record is a byte of fresh pages a process pays for (populated 4 KiB
+ * pages: ~0.38 ns a byte at 1M registrations, bench_table_fresh with the
+ * smallest class 192 against 128): a name-only region with a name of up to
+ * 15 bytes takes the 64-byte class, with up to 47 the 96-byte one. */
+enum { HEADER = 8, CHUNK = 256 * 1024, N_CLASSES = 8, MALLOCED = 0xff };
 _Static_assert(HEADER % _Alignof(void *) == 0 && HEADER % _Alignof(uint64_t) == 0,
                "a record after the header is aligned for pointers and 64-bit fields");
-static const uint32_t class_size[N_CLASSES] = {128, 192, 256, 384, 512, 1024}; /* header included */
+static const uint32_t class_size[N_CLASSES] = {64, 96, 128, 192, 256, 384, 512, 1024}; /* header included */
 
 /* What a slot's first 8 bytes say. */
 typedef struct slot_header {
@@ -53,7 +54,7 @@ typedef struct slot_header {
 _Static_assert(sizeof(slot_header) == HEADER, "the header is HEADER bytes");
 
 enum {
-    SLOTS_MAX = CHUNK / 128, /* of the smallest class */
+    SLOTS_MAX = CHUNK / 64, /* of the smallest class */
     WORDS = SLOTS_MAX / 64,
 };
 
@@ -67,7 +68,8 @@ typedef struct chunk {
     uint8_t class_id;
     uint8_t listed; /* current[class] or in partial[class] */
 } chunk;
-enum { SLOTS_AT = (sizeof(chunk) + HEADER - 1) / HEADER * HEADER };
+/* Slots start on a cache line: a 64-byte record is one line, not two. */
+enum { SLOTS_AT = (sizeof(chunk) + 63) / 64 * 64 };
 
 /* A spin lock: held for a few instructions (a list pop or push), and a
  * mutex would cost as much as the rest of the allocation. */

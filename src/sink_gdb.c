@@ -198,12 +198,13 @@ static int compute_spans(symfile *f, jf__live *const *pending, size_t n_pending)
 }
 
 /* A region's symfile is the live one listing it: set when one is published,
- * cleared when that one goes (its replacement is published right after). */
+ * cleared when that one goes (its replacement is published right after).
+ * In the region's detail, which gdb_add made for every member. */
 static void own_members(symfile *f, symfile *owner)
 {
     for (size_t i = 0; i < f->n_members; i++)
-        if (owner || f->members[i]->sink_handle[JF_SINK_INDEX_GDB] == f)
-            f->members[i]->sink_handle[JF_SINK_INDEX_GDB] = owner;
+        if (owner || f->members[i]->detail->gdb_symfile == f)
+            f->members[i]->detail->gdb_symfile = owner;
 }
 
 static void symfile_free(symfile *f)
@@ -428,6 +429,9 @@ static int add_group(jf__live *const *regions, size_t n, jf_sink_stats *stats)
 
 static int gdb_add(jf__live *const *regions, size_t n, jf_sink_stats *stats)
 {
+    for (size_t i = 0; i < n; i++) /* room for each one's note first: nothing can fail half way */
+        if (!jf__live_detail_make(regions[i]))
+            return JF_ENOMEM;
     for (size_t i = 0; i < n; i += MAX_GROUP) {
         int rc = add_group(regions + i, n - i < MAX_GROUP ? n - i : MAX_GROUP, stats);
         if (rc)
@@ -441,7 +445,7 @@ static int gdb_add(jf__live *const *regions, size_t n, jf_sink_stats *stats)
  * and r's index in it. */
 static symfile *find_owner(const jf__live *r, size_t *index)
 {
-    symfile *f = r->sink_handle[JF_SINK_INDEX_GDB];
+    symfile *f = jf__live_about(r)->gdb_symfile;
     if (!f)
         return NULL;
     size_t a = 0, b = f->n_members;
@@ -474,7 +478,7 @@ static int remove_one(jf__live *r, jf_sink_stats *stats)
     }
     int rc = replace(f, members, n, NULL, 0, stats);
     if (rc == 0)
-        r->sink_handle[JF_SINK_INDEX_GDB] = NULL; /* jf_move adds it again */
+        r->detail->gdb_symfile = NULL; /* jf_move adds it again */
     if (rc == 0 && n > 0)
         rc = merge_levels(level_of(n), stats);
     return rc;
@@ -500,13 +504,13 @@ static int gdb_start(const char *dump_dir, jf_sink_stats *stats)
 
 static void gdb_stop(int final, jf_sink_stats *stats)
 {
-    (void)stats;
     (void) final;
     while (n_files > 0)
         retract(files[n_files - 1], NULL);
     free(files);
     files = NULL;
     files_cap = 0;
+    stats->objects = 0; /* "live symfiles": none once off (the unwind sink's stop says the same) */
 }
 
 /* The child inherited our symfiles and descriptor, but the registry replays

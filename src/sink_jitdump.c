@@ -307,51 +307,53 @@ static size_t load_size(const jf__live *r)
     return r->size + nonce_size(r);
 }
 
-static const char *line_file(const jf__live *r, const jf_line *l)
+static const char *line_file(const jf__live_detail *d, const jf_line *l)
 {
-    return l->file ? l->file : r->file;
+    return l->file ? l->file : d->file;
 }
 
 /* Line entries the region gets: its table, or its file:line at offset 0;
  * plus the closing entry at the end of the CODE_LOAD's code (code_addr +
  * code_size, nonce included): perf ends the line sequence at the last
  * entry, which therefore covers nothing. 0 if no lines. */
-static size_t debug_entry_count(const jf__live *r)
+static size_t debug_entry_count(const jf__live_detail *d)
 {
-    if (r->n_lines)
-        return r->n_lines + 1;
-    return r->file && r->line ? 2 : 0;
+    if (d->n_lines)
+        return d->n_lines + 1;
+    return d->file && d->line ? 2 : 0;
 }
 
 static size_t debug_record_bound(const jf__live *r)
 {
-    size_t n = debug_entry_count(r);
+    const jf__live_detail *d = jf__live_about(r);
+    size_t n = debug_entry_count(d);
     if (!n)
         return 0;
     size_t bytes = JITDUMP_DEBUG_INFO_FIXED + n * JITDUMP_DEBUG_ENTRY_FIXED + JITDUMP_RECORD_ALIGN;
-    if (!r->n_lines)
-        return bytes + 2 * (strlen(r->file) + 1);
-    for (size_t k = 0; k < r->n_lines; k++)
-        bytes += strlen(line_file(r, &r->lines[k])) + 1;
-    return bytes + strlen(line_file(r, &r->lines[r->n_lines - 1])) + 1;
+    if (!d->n_lines)
+        return bytes + 2 * (strlen(d->file) + 1);
+    for (size_t k = 0; k < d->n_lines; k++)
+        bytes += strlen(line_file(d, &d->lines[k])) + 1;
+    return bytes + strlen(line_file(d, &d->lines[d->n_lines - 1])) + 1;
 }
 
 static void write_debug_info(group_writer *g, const jf__live *r, uint64_t timestamp)
 {
     jf__writer *w = &g->w;
-    size_t n = debug_entry_count(r);
+    const jf__live_detail *d = jf__live_about(r);
+    size_t n = debug_entry_count(d);
     if (!n)
         return;
     size_t start = jf__jitdump_begin_record(w, JIT_CODE_DEBUG_INFO, timestamp);
     jf__jitdump_put_debug_head(w, r->start, n);
-    uint32_t last_line = r->line;
-    const char *last_file = r->file;
-    for (size_t k = 0; k < r->n_lines; k++) {
-        last_line = r->lines[k].line;
-        last_file = line_file(r, &r->lines[k]);
-        jf__jitdump_put_debug_entry(w, r->start + r->lines[k].offset, last_line, last_file);
+    uint32_t last_line = d->line;
+    const char *last_file = d->file;
+    for (size_t k = 0; k < d->n_lines; k++) {
+        last_line = d->lines[k].line;
+        last_file = line_file(d, &d->lines[k]);
+        jf__jitdump_put_debug_entry(w, r->start + d->lines[k].offset, last_line, last_file);
     }
-    if (!r->n_lines)
+    if (!d->n_lines)
         jf__jitdump_put_debug_entry(w, r->start, last_line, last_file);
     jf__jitdump_put_debug_entry(w, (uint64_t)r->start + load_size(r), last_line, last_file);
     end_record(g, start, JITDUMP_RECORD_ALIGN);
@@ -359,7 +361,8 @@ static void write_debug_info(group_writer *g, const jf__live *r, uint64_t timest
 
 static size_t unwind_record_bound(const jf__live *r)
 {
-    return r->cfi ? JITDUMP_UNWIND_FIXED + jf__cfi_max_image_size(r->cfi) + JITDUMP_RECORD_ALIGN : 0;
+    const struct jf_cfi *cfi = jf__live_about(r)->cfi;
+    return cfi ? JITDUMP_UNWIND_FIXED + jf__cfi_max_image_size(cfi) + JITDUMP_RECORD_ALIGN : 0;
 }
 
 /* Emit an unwinding record with cfi's image for r's load straight into the
@@ -401,7 +404,8 @@ static size_t write_unwinding_info(group_writer *g, const jf__live *r, uint64_t 
                                    jf_sink_stats *stats)
 {
     size_t mapped = 0;
-    if (r->cfi && put_unwinding_record(g, r, r->cfi, 1, timestamp, &mapped) != 0) {
+    const struct jf_cfi *cfi = jf__live_about(r)->cfi;
+    if (cfi && put_unwinding_record(g, r, cfi, 1, timestamp, &mapped) != 0) {
         stats->errors++;
         jf__log(JF_LOG_WARNING, "jitdump: %s: cannot emit its unwind table (%s); written without one",
                 r->name, jf_last_error());
@@ -440,7 +444,7 @@ static void write_code_load(group_writer *g, jf__live *r, uint64_t timestamp, in
 {
     uint64_t index = next_code_index++;
     /* For CODE_MOVE: the index, and whether perf's .so holds unwind data. */
-    r->sink_handle[JF_SINK_INDEX_JITDUMP] = (void *)(uintptr_t)(index << 1 | (has_unwind != 0));
+    r->jitdump_note = (uintptr_t)(index << 1 | (has_unwind != 0));
     jf__jitdump_load load = {
         .pid = dump_pid,
         .tid = current_tid(),
@@ -482,7 +486,7 @@ static void report_left_out_unwind(const jf__live *r, uintptr_t synth_end)
 static size_t write_unwinding_unless_covering(group_writer *g, const jf__live *r, uint64_t timestamp,
                                               jf_sink_stats *stats)
 {
-    if (!r->cfi)
+    if (!jf__live_about(r)->cfi)
         return 0;
     uintptr_t code_end = r->start + jf__round_up(load_size(r), 8);
     /* Unwind data maps at least 8 more bytes: a region starting in there is
@@ -578,7 +582,7 @@ static int jitdump_add(jf__live *const *regions, size_t n, jf_sink_stats *stats)
             write_region_group(&g, regions[i], timestamp, stats);
             written++;
         } else {
-            regions[i]->sink_handle[JF_SINK_INDEX_JITDUMP] = NULL; /* nothing to move */
+            regions[i]->jitdump_note = 0; /* nothing to move */
             if (!left_out)
                 left_out = regions[i];
         }
@@ -618,12 +622,12 @@ static int jitdump_remove(jf__live *const *regions, size_t n, jf_sink_stats *sta
  * (enabling, fork) gives every region a new one. */
 static uint64_t code_index_of(const jf__live *r)
 {
-    return (uint64_t)(uintptr_t)r->sink_handle[JF_SINK_INDEX_JITDUMP] >> 1;
+    return (uint64_t)r->jitdump_note >> 1;
 }
 
 static int loaded_with_unwind(const jf__live *r)
 {
-    return (int)((uintptr_t)r->sink_handle[JF_SINK_INDEX_JITDUMP] & 1);
+    return (int)(r->jitdump_note & 1);
 }
 
 /* CODE_MOVE: perf inject maps the .so it made for `index` at the new address. */

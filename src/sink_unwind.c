@@ -273,7 +273,8 @@ static int image_create(jf__live *r, region_image **out)
         return jf__fail(JF_ENOMEM, "out of memory for the unwind image of %s", r->name);
     im->region = r;
     im->window = window_for(r->start >> WINDOW_SHIFT);
-    size_t cap = jf__cfi_max_image_size(r->cfi);
+    const struct jf_cfi *cfi = r->detail->cfi; /* make_images: it has rules */
+    size_t cap = jf__cfi_max_image_size(cfi);
     int rc = 0;
     if (im->window == SIZE_MAX)
         rc = JF_ENOMEM;
@@ -281,7 +282,7 @@ static int image_create(jf__live *r, region_image **out)
         rc = jf__fail(JF_ENOMEM, "out of memory for the unwind image of %s", r->name);
     jf__eh_image img;
     if (!rc)
-        rc = jf__cfi_emit(r->cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size, (uint64_t)(uintptr_t)im->bytes,
+        rc = jf__cfi_emit(cfi, JF_EH_LAYOUT_ABSOLUTE, r->start, r->size, (uint64_t)(uintptr_t)im->bytes,
                           im->bytes, cap, &img);
     if (!rc) {
         im->size = img.eh_frame_size;
@@ -448,14 +449,14 @@ static void table_deregister(unwind_table *t)
 /* The images the sink holds                                                */
 /* ------------------------------------------------------------------------ */
 
-/* A region's image is in its sink_handle; this list is for stopping (every
+/* A region's image is in its detail (it has one: it has rules); this list is for stopping (every
  * image deregistered) and counting. Each image knows its index in it. */
 static region_image **held;
 static size_t n_held, held_capacity;
 
 static region_image *image_of(const jf__live *r)
 {
-    return r->sink_handle[JF_SINK_INDEX_UNWIND];
+    return jf__live_about(r)->unwind_image;
 }
 
 /* Room for `extra` more held images. */
@@ -481,7 +482,7 @@ static void hold(region_image *im)
 {
     im->held_at = n_held;
     held[n_held++] = im;
-    im->region->sink_handle[JF_SINK_INDEX_UNWIND] = im;
+    im->region->detail->unwind_image = im;
 }
 
 static void release(region_image *im)
@@ -489,7 +490,7 @@ static void release(region_image *im)
     region_image *last = held[--n_held];
     held[im->held_at] = last;
     last->held_at = im->held_at;
-    im->region->sink_handle[JF_SINK_INDEX_UNWIND] = NULL;
+    im->region->detail->unwind_image = NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -706,7 +707,7 @@ static int make_images(jf__live *const *regions, size_t n, region_image **out, s
     *k = 0;
     int left_out = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!regions[i]->cfi || image_of(regions[i]))
+        if (!jf__live_about(regions[i])->cfi || image_of(regions[i]))
             continue;
         int rc = image_create(regions[i], &out[*k]);
         if (rc == JF_ERANGE) {

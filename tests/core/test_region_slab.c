@@ -12,11 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "region.h"
 #include "region_slab.h"
 #include "test_random.h"
 
 enum {
-    SIZE = 100,         /* a record of the smallest class (128 bytes with its header) */
+    SIZE = 100,         /* a record of the 128-byte class (with its header) */
     N = 3 * 2045 + 500, /* a little over three chunks of that class */
     RUN = 2000,         /* consecutive allocations looked at together */
     CHUNK_PAGES = 64,   /* a chunk is 256 KiB */
@@ -138,6 +139,23 @@ static void records_of_every_class_keep_their_bytes(void **state)
             jf__slab_free(rec[k][i]);
 }
 
+/* A region with a name of up to 15 bytes and nothing else is a 64-byte
+ * slot: a fresh process pays a page per 64 of them, not per 32. */
+static void a_short_name_only_record_takes_64_bytes(void **state)
+{
+    (void)state;
+    enum { RECORDS = 200 };
+    static void *p[RECORDS];
+    size_t apart_64 = 0;
+    for (size_t i = 0; i < RECORDS; i++) {
+        assert_non_null(p[i] = jf__slab_alloc(sizeof(jf__live) + 15 + 1));
+        apart_64 += i > 0 && (uintptr_t)p[i] - (uintptr_t)p[i - 1] == 64;
+    }
+    for (size_t i = 0; i < RECORDS; i++)
+        jf__slab_free(p[i]);
+    assert_true(apart_64 >= RECORDS - 2); /* a chunk may end among them */
+}
+
 /* A record whose header the host wrote over is leaked, not freed into
  * some other chunk's bitmap; the allocator goes on working. */
 static void a_header_written_over_is_not_followed(void **state)
@@ -160,6 +178,7 @@ int main(void)
         cmocka_unit_test(records_after_a_churn_lie_in_few_pages),
         cmocka_unit_test(records_of_every_class_keep_their_bytes),
         cmocka_unit_test(a_header_written_over_is_not_followed),
+        cmocka_unit_test(a_short_name_only_record_takes_64_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

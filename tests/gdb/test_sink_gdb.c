@@ -275,6 +275,38 @@ static void unregistered_regions_disappear(void **state)
     assert_int_equal(read_all(), 0);
 }
 
+/* Regions registered while the sink is off are described once it is
+ * enabled, and removed like any other: the sink makes its note of a region
+ * (a name-only record has no room for one) when it first sees it. */
+static void regions_registered_before_enable_are_described(void **state)
+{
+    (void)state;
+    assert_int_equal(jf_disable(JF_SINK_GDB), 0);
+    for (size_t i = 0; i < 900; i++) {
+        jf_region r = model_add(64 * i, 40);
+        assert_int_equal(jf_register(&r), 0);
+    }
+    for (size_t i = 0; i < n_model; i += 4) {
+        assert_int_equal(jf_unregister(model[i].addr), 0);
+        model[i].live = 0;
+    }
+    assert_int_equal(read_all(), 0);
+    assert_int_equal(jf_enable(JF_SINK_GDB), 0);
+    read_all();
+    check_names();
+    for (size_t i = 1; i < n_model; i += 2) {
+        assert_int_equal(jf_unregister(model[i].addr), 0);
+        model[i].live = 0;
+    }
+    read_all();
+    check_names();
+    assert_int_equal(jf_disable(JF_SINK_GDB), 0);
+    assert_int_equal(read_all(), 0);
+    assert_int_equal(jf_enable(JF_SINK_GDB), 0); /* described again: each note was cleared */
+    read_all();
+    check_names();
+}
+
 /* Moved regions (jf_move, jf_move_batch) are named at their new address
  * only, with no overlapping .text left behind; a batch may move a region
  * into the range another one of the batch leaves. */
@@ -398,6 +430,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(new_code_inside_an_old_span_splits_it, setup, teardown),
         cmocka_unit_test_setup_teardown(a_forked_child_describes_every_region, setup, teardown),
         cmocka_unit_test_setup_teardown(moved_regions_are_named_at_their_new_address, setup, teardown),
+        cmocka_unit_test_setup_teardown(regions_registered_before_enable_are_described, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
