@@ -1,11 +1,11 @@
 /*
  * The mapping that holds the published table, made the way OpenTelemetry's
- * process-context specification makes its own (OTEP #4719): the first
- * table a memfd named JF_PUB_NAME (or, without memfd, an anonymous mapping
- * named with PR_SET_VMA_ANON_NAME), so /proc/PID/maps shows it; a grown
- * table an anonymous mapping so named, in transparent huge pages where the
- * kernel has them (MADV_HUGEPAGE); MADV_DONTFORK, so a forked child does
- * not inherit a table that no longer describes it.
+ * process-context specification lets its own be made (OTEP #4719): an
+ * anonymous mapping named JF_PUB_NAME with PR_SET_VMA_ANON_NAME, or where
+ * the kernel cannot name one, the first table a memfd so named, so
+ * /proc/PID/maps shows it; a grown table in transparent huge pages where
+ * the kernel has them (MADV_HUGEPAGE); MADV_DONTFORK, so a forked child
+ * does not inherit a table that no longer describes it.
  */
 #ifndef JF_PUBLISHED_MAP_H
 #define JF_PUBLISHED_MAP_H

@@ -16,9 +16,11 @@
 #include "cfi.h"
 #include "jitframes.h"
 #include "pub_layout.h"
+#include "seccomp_refuse.h"
 #include "table_lookup.h"
 #include "table_reader.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,15 @@
 #endif
 
 static uint8_t code[1 << 16] __attribute__((aligned(64)));
+
+/* A child this test forked ends with status 0. */
+static void expect_exit_0(pid_t child)
+{
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
 
 static void init_standby(void)
 {
@@ -512,6 +523,93 @@ static void a_full_table_grows_into_a_new_mapping(void **state)
     free(many);
 }
 
+/* The name /proc/self/maps gives the mapping that starts at `start` ("" for
+ * none); -1 if no mapping starts there. */
+static int name_of_mapping_at(uintptr_t start, char *name, size_t cap)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    int rc = -1;
+    while (rc && maps && fgets(line, sizeof line, maps)) {
+        unsigned long lo;
+        int name_at = 0;
+        if (sscanf(line, "%lx-%*x %*s %*x %*x:%*x %*u %n", &lo, &name_at) < 1 || lo != start || !name_at)
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(name, cap, "%s", line + name_at);
+        rc = 0;
+    }
+    if (maps)
+        fclose(maps);
+    return rc;
+}
+
+/* Whether this kernel names anonymous mappings (5.17+, CONFIG_ANON_VMA_NAME). */
+static int kernel_names_anonymous_mappings(void)
+{
+    void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(p != MAP_FAILED);
+    int named = prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, 4096UL, (unsigned long)"probe") ==
+                0;
+    munmap(p, 4096);
+    return named;
+}
+
+/* The name of this process's table's mapping (a fresh jf_init in it). */
+static void first_table_name(char *name, size_t cap)
+{
+    init_standby();
+    register_at(0, 64, "first", NULL, 0);
+    const void *addr;
+    assert_int_equal(jf_published_table(&addr, NULL), 0);
+    assert_int_equal(name_of_mapping_at((uintptr_t)addr, name, cap), 0);
+    uint64_t base, size;
+    char err[256];
+    if (tr_find_table(getpid(), &base, &size, err, sizeof err) != 0) /* as a reader finds it */
+        fail_msg("%s", err);
+    assert_int_equal(base, (uintptr_t)addr);
+    assert_int_equal(jf_shutdown(), 0);
+}
+
+/* The first table is anonymous memory (half a memfd's cost a page) where
+ * the kernel can name it, so readers find it by that name; else it is a
+ * memfd, which every kernel names. Each in a fresh child: a table is kept
+ * for the process's next jf_init. */
+static void the_first_table_is_anonymous_where_the_kernel_names_it(void **state)
+{
+    (void)state;
+    pid_t child = fork();
+    if (child == 0) {
+        char name[256];
+        first_table_name(name, sizeof name);
+        const char *want = kernel_names_anonymous_mappings() ? "[anon:" JF_PUB_NAME "]"
+                                                             : "/memfd:" JF_PUB_NAME " (deleted)";
+        printf("first table: %s\n", name);
+        fflush(stdout);
+        _exit(strcmp(name, want) == 0 ? 0 : 1);
+    }
+    expect_exit_0(child);
+}
+
+static void a_kernel_that_cannot_name_mappings_gets_a_memfd_first_table(void **state)
+{
+    (void)state;
+    pid_t child = fork();
+    if (child == 0) {
+        /* An older kernel: naming an anonymous mapping fails with EINVAL. */
+        if (test_seccomp_refuse(__NR_prctl, 0, UINT32_MAX, PR_SET_VMA, EINVAL) != 0)
+            _exit(3);
+        if (kernel_names_anonymous_mappings())
+            _exit(4);
+        char name[256];
+        first_table_name(name, sizeof name);
+        printf("first table without anonymous names: %s\n", name);
+        fflush(stdout);
+        _exit(strcmp(name, "/memfd:" JF_PUB_NAME " (deleted)") == 0 ? 0 : 1);
+    }
+    expect_exit_0(child);
+}
+
 static void the_mapping_is_named_and_the_symbol_points_at_it(void **state)
 {
     (void)state;
@@ -562,10 +660,7 @@ static void a_forked_child_publishes_its_own_table(void **state)
                  strcmp(s.live[1].name, "child_only") == 0;
         _exit(ok ? 0 : 1);
     }
-    int status;
-    assert_int_equal(waitpid(child, &status, 0), child);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    expect_exit_0(child);
     tr_snapshot s;
     read_own(&s); /* the parent's own, untouched */
     assert_ptr_equal(jf_region_table, parent_table);
@@ -607,23 +702,20 @@ static void registration_works_when_the_table_cannot_be_made(void **state)
         int rc = jf_published_table(&addr, NULL);
         _exit(rc == JF_ENOMEM && addr == NULL && strstr(jf_last_error(), "published table") ? 0 : 6);
     }
-    int status;
-    assert_int_equal(waitpid(child, &status, 0), child);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    expect_exit_0(child);
 }
 
-/* RLIMIT_FSIZE below the table's size: a memfd that big would raise
- * SIGXFSZ and kill the host; the table is an anonymous mapping instead,
- * named where the kernel can name it, and found by its signature where it
- * cannot. */
+/* A kernel that cannot name an anonymous mapping and RLIMIT_FSIZE below the
+ * table's size: a memfd that big would raise SIGXFSZ and kill the host; the
+ * table is an unnamed anonymous mapping instead, found by its signature. */
 static void a_small_rlimit_fsize_gives_an_anonymous_table_not_sigxfsz(void **state)
 {
     (void)state;
     pid_t child = fork();
     if (child == 0) {
         struct rlimit small = {4096, 4096};
-        if (setrlimit(RLIMIT_FSIZE, &small) != 0)
+        if (setrlimit(RLIMIT_FSIZE, &small) != 0 ||
+            test_seccomp_refuse(__NR_prctl, 0, UINT32_MAX, PR_SET_VMA, EINVAL) != 0)
             _exit(3);
         init_standby();
         register_at(0, 64, "anonymous_table", NULL, 0);
@@ -634,6 +726,9 @@ static void a_small_rlimit_fsize_gives_an_anonymous_table_not_sigxfsz(void **sta
         char err[256];
         if (tr_find_table(getpid(), &base, &size, err, sizeof err) != 0 || base != (uintptr_t)addr)
             _exit(5);
+        char name[256];
+        if (name_of_mapping_at(base, name, sizeof name) != 0 || name[0])
+            _exit(7); /* named: not the path this test is for */
         tr_snapshot s;
         pid_t self = getpid();
         int ok = tr_read_table(tr_read_process, &self, base, size, NULL, &s, err, sizeof err) == 0 &&
@@ -666,6 +761,8 @@ int main(void)
         cmocka_unit_test(a_forked_child_publishes_its_own_table),
         cmocka_unit_test(registration_works_when_the_table_cannot_be_made),
         cmocka_unit_test(a_small_rlimit_fsize_gives_an_anonymous_table_not_sigxfsz),
+        cmocka_unit_test(the_first_table_is_anonymous_where_the_kernel_names_it),
+        cmocka_unit_test(a_kernel_that_cannot_name_mappings_gets_a_memfd_first_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

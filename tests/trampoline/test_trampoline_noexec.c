@@ -14,9 +14,6 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -25,14 +22,7 @@
 #include <unistd.h>
 
 #include "jitframes.h"
-
-#if defined(__x86_64__)
-#define HOST_AUDIT_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define HOST_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#elif defined(__riscv) && __riscv_xlen == 64
-#define HOST_AUDIT_ARCH AUDIT_ARCH_RISCV64
-#endif
+#include "seccomp_refuse.h"
 
 __attribute__((noinline)) static long twice(long x)
 {
@@ -42,22 +32,9 @@ __attribute__((noinline)) static long twice(long x)
 /* Fail mprotect and mmap asking for PROT_EXEC with EACCES. */
 static int forbid_exec_memory(void)
 {
-    struct sock_filter code[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HOST_AUDIT_ARCH, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mprotect, 1, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mmap, 0, 3),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {sizeof code / sizeof code[0], code};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    if (test_seccomp_refuse(__NR_mprotect, 2, PROT_EXEC, PROT_EXEC, EACCES) != 0)
         return -1;
-    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+    return test_seccomp_refuse(__NR_mmap, 2, PROT_EXEC, PROT_EXEC, EACCES);
 }
 
 /* In a child: 0 if creating behaves as expected with/without the policy. */
