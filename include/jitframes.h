@@ -792,8 +792,9 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * `jitframes regions PID`, `jitframes perfmap PID`, `jitframes record PID`
  * (which follows it while perf records), an eBPF profiler. No
  * file is written and nothing needs switching on. Layout: docs/formats.md.
- * Found by the mapping "/memfd:jitframes-regions" (or
- * "[anon:jitframes-regions]") in /proc/PID/maps, or through jf_region_table.
+ * Found by the mapping "[anon:jitframes-regions]" (where the kernel names
+ * anonymous mappings; else "/memfd:jitframes-regions") in /proc/PID/maps,
+ * or through jf_region_table.
  * A grown table (past 16,384 regions, or 8 MiB of strings, line tables and
  * unwind rules) is a private anonymous mapping in huge pages
  * (MADV_HUGEPAGE), "[anon:jitframes-regions]" where the kernel names
@@ -803,7 +804,7 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  *
  * The table grows with what is registered (its slots and its heap, each
  * eightfold into a new mapping); a change costs O(1) at any fill. It never
- * makes the host fail: when it cannot be made (no memfd, no memory) or
+ * makes the host fail: when it cannot be made (no memory) or
  * cannot grow, registration works as before, the oldest removed regions
  * give up their place first, a region still not published is counted
  * (jf_stats table_dropped) and jf_published_table says why.
