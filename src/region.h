@@ -16,7 +16,8 @@
  * region (gdb: its symfile; unwind: its image). Owned by its jf__live and
  * made with it when the region has any of the first four, else when a sink
  * first sets its note (jf__live_detail_make), so a region with a name alone
- * (most of a JIT's, every trampoline's) is a 64-byte record.
+ * (what a JIT registers when it has no source position to give) is a
+ * 64-byte record. (A trampoline has its template's rules: a detail too.)
  */
 typedef struct jf__live_detail {
     const char *file; /* NULL if none */
