@@ -70,10 +70,10 @@ static char *fresh_memory(size_t bytes)
     return p;
 }
 
+static char dump_dir[] = "/tmp/jf-table-fresh-XXXXXX"; /* the jitdump's: made by main */
+
 /* The child: register n regions (writing `touch` fresh bytes after each),
  * write {cpu s, minor faults} to fd. */
-static char dump_dir[] = "/tmp/jf-table-fresh-XXXXXX"; /* made by main */
-
 static int child(size_t n, unsigned sinks, int no_table, size_t touch, int fd)
 {
     char *names = malloc(n * NAME);
