@@ -792,13 +792,11 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * `jitframes regions PID`, `jitframes perfmap PID`, `jitframes record PID`
  * (which follows it while perf records), an eBPF profiler. No
  * file is written and nothing needs switching on. Layout: docs/formats.md.
- * Found by the mapping "[anon:jitframes-regions]" (where the kernel names
- * anonymous mappings; else "/memfd:jitframes-regions") in /proc/PID/maps,
- * or through jf_region_table.
+ * A private anonymous mapping, found by its name "[anon:jitframes-regions]"
+ * in /proc/PID/maps where the kernel names anonymous mappings (else
+ * unnamed: readers find it by its header), or through jf_region_table.
  * A grown table (past 16,384 regions, or 8 MiB of strings, line tables and
- * unwind rules) is a private anonymous mapping in huge pages
- * (MADV_HUGEPAGE), "[anon:jitframes-regions]" where the kernel names
- * anonymous mappings, else unnamed (readers find it by its header).
+ * unwind rules) is in huge pages (MADV_HUGEPAGE).
  * A forked child publishes its own table (the mapping is MADV_DONTFORK).
  * Cost: docs/guide.md.
  *

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define JF_PUB_SIGNATURE "JFREGTBL"     /* 8 bytes, no NUL; written last */
-#define JF_PUB_NAME "jitframes-regions" /* memfd name, or the anonymous VMA's name */
+#define JF_PUB_NAME "jitframes-regions" /* the anonymous VMA's name (an earlier build's memfd's) */
 enum { JF_PUB_VERSION = 2 };
 
 /* jf__pub_header.flags */

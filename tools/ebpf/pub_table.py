@@ -134,8 +134,8 @@ def maps(pid):
 def find_table(pid):
     """(address, size) of the table's mapping from /proc/PID/maps: the one
     named jitframes-regions, else an unnamed anonymous one holding the
-    table (a grown table, or the first one without memfd, on a kernel that
-    cannot name mappings; at most MAX_PROBES probed), as tr_find_table does."""
+    table (on a kernel that cannot name anonymous mappings; at most
+    MAX_PROBES probed), as tr_find_table does."""
     probes = 0
     found = None
     for lo, hi, fields, line in maps(pid):

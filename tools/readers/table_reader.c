@@ -712,17 +712,16 @@ int tr_read_process(void *ctx, uint64_t addr, void *buf, size_t len)
     return got == (ssize_t)len ? 0 : -1;
 }
 
-/* The mapping's name as /proc/PID/maps shows it: a memfd, or an anonymous
- * mapping named with PR_SET_VMA_ANON_NAME. */
+/* The mapping's name as /proc/PID/maps shows it: an anonymous mapping
+ * named with PR_SET_VMA_ANON_NAME, or an earlier build's memfd. */
 static int is_table_mapping(const char *line)
 {
     return strstr(line, " /memfd:" JF_PUB_NAME " (deleted)\n") != NULL ||
            strstr(line, " [anon:" JF_PUB_NAME "]\n") != NULL;
 }
 
-/* A writable private mapping with no name: where the table is once it has
- * grown (or when the library had no memfd) and the kernel cannot name
- * anonymous mappings. */
+/* A writable private mapping with no name: where the table is when the
+ * kernel cannot name anonymous mappings. */
 static int is_unnamed_anonymous(const char *line)
 {
     char perms[8];
@@ -737,13 +736,14 @@ static int is_unnamed_anonymous(const char *line)
 }
 
 /* An unnamed mapping is the table if it starts with a published header
- * that names this process and this mapping's size (signature written last). */
+ * that gives this mapping's size (signature written last). The pid it
+ * names matters no more than a named table's: a table naming another
+ * process is read, and its pid reported beside the kernel's ("pid_mismatch"). */
 static int holds_table(pid_t pid, uint64_t lo, uint64_t hi)
 {
     jf__pub_header h;
     return hi - lo >= sizeof h && tr_read_process(&pid, lo, &h, sizeof h) == 0 &&
-           memcmp(h.signature, JF_PUB_SIGNATURE, sizeof h.signature) == 0 && h.pid == (uint32_t)pid &&
-           h.map_size == hi - lo;
+           memcmp(h.signature, JF_PUB_SIGNATURE, sizeof h.signature) == 0 && h.map_size == hi - lo;
 }
 
 enum { MAPS_LINES_MAX = 4000000, UNNAMED_PROBES_MAX = 4096 };

@@ -106,10 +106,10 @@ void tr_snapshot_free(tr_snapshot *s);
 void tr_region_free(tr_region *r);
 
 /* Where process pid's table is mapped, from /proc/PID/maps (bounded): the
- * mapping named "jitframes-regions" (memfd, or named anonymous mapping),
- * else an unnamed anonymous one that starts with the table's signature and
- * a header naming pid and the mapping's size (a grown table, or the first
- * one without memfd, on a kernel that cannot name mappings: at most 4096 such
+ * mapping named "jitframes-regions" (a named anonymous mapping, or an
+ * earlier build's memfd), else an unnamed anonymous one that starts with the
+ * table's signature and a header giving the mapping's size (on a
+ * kernel that cannot name anonymous mappings: at most 4096 such
  * mappings are probed, reading 128 bytes of each, which needs ptrace
  * rights). 0, or -1 with a reason. */
 int tr_find_table(pid_t pid, uint64_t *base, uint64_t *size, char *err, size_t err_cap);
