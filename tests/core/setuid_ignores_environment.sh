@@ -36,9 +36,13 @@ case $out in *" init=0 sinks=3") ;; *) fail "plain: the environment was not obey
 [ -n "$err" ] || fail "plain: JITFRAMES_LOG=debug printed nothing"
 rm -f "/tmp/perf-$pid.map"
 
+# A perf map of the setuid run's pid that is older than the run is another
+# process's (pids are reused, and other tests leave theirs in /tmp).
+before="$dir/before-setuid"
+touch "$before" && sleep 0.01
 run setuid "$setuid"
 case $out in *" init=0 sinks=0") ;; *) fail "setuid: the caller's environment chose sinks: $out" ;; esac
-[ -e "/tmp/perf-$pid.map" ] && fail "setuid: /tmp/perf-$pid.map was written" && rm -f "/tmp/perf-$pid.map"
+[ "/tmp/perf-$pid.map" -nt "$before" ] && fail "setuid: /tmp/perf-$pid.map was written" && rm -f "/tmp/perf-$pid.map"
 ls "$dumps" | grep -q "^jit-$pid.dump$" && fail "setuid: $dumps/jit-$pid.dump was written"
 [ -z "$err" ] || fail "setuid: JITFRAMES_LOG was obeyed, it printed: $err"
 
