@@ -53,6 +53,7 @@ stop_target t
 rm -f "$map"
 
 start_target quiet env -u JITFRAMES -u JITFRAMES_CONTROL "$target" || finish
+rm -f "/tmp/perf-$quiet_pid.map" # another process's, that had this pid before
 expect_rc no-channel 4 "$tool" enable "$quiet_pid" perfmap
 [ "$err" = "jitframes enable: process $quiet_pid does not listen: start it with JITFRAMES_CONTROL=1" ] ||
   fail "no channel: '$err'"

@@ -35,6 +35,7 @@ check_namespaced() {
   job=${!job}; inner=${!inner}
   pid=$(host_pid_of "$job")
   [ -n "$pid" ] || { fail "$name: no child of unshare ($job)"; return; }
+  rm -f "/tmp/perf-$pid.map" # another process's, that had this pid before
   [ "$pid" != "$inner" ] || fail "$name: not in its own pid namespace (pid $pid both sides)"
   local host_map_before=absent
   [ -e "/tmp/perf-$inner.map" ] && host_map_before=$(stat -c %i "/tmp/perf-$inner.map")

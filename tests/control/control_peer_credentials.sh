@@ -19,6 +19,7 @@ other=54321
 # A root process; the tool as nobody.
 start_target root_t env -u JITFRAMES JITFRAMES_CONTROL=1 JITFRAMES_LOG=warning "$target" || finish
 pid=$root_t_pid
+rm -f "/tmp/perf-$pid.map" # another process's, that had this pid before
 expect_rc nobody-enable 1 as "$nobody" "$tool" enable "$pid" perfmap
 case $err in *"refused: uid $nobody is neither this process's uid (0) nor root"*) ;; *) fail "nobody-enable: $err" ;; esac
 [ -e "/tmp/perf-$pid.map" ] && fail "nobody-enable: the map was written"
@@ -38,6 +39,7 @@ rm -f "/tmp/perf-$pid.map"
 # A process running as nobody: root and nobody are obeyed, another uid is not.
 start_target nobody_t as "$nobody" env -u JITFRAMES JITFRAMES_CONTROL=1 "$target" || finish
 pid=$nobody_t_pid
+rm -f "/tmp/perf-$pid.map" # another process's, that had this pid before
 expect_rc other-enable 1 as "$other" "$tool" enable "$pid" perfmap
 case $err in *"refused: uid $other is neither this process's uid ($nobody) nor root"*) ;; *) fail "other-enable: $err" ;; esac
 [ -e "/tmp/perf-$pid.map" ] && fail "other-enable: the map was written"
