@@ -6,7 +6,7 @@
  * Every table is a private anonymous mapping, named
  * "[anon:jitframes-regions]" where the kernel names anonymous mappings
  * (5.17+, CONFIG_ANON_VMA_NAME), else unnamed: readers then find it by its
- * header (the signature, this process's pid and the mapping's size). A
+ * header (the signature and the mapping's size). A
  * memfd would be named on every kernel, but a fresh shared page costs the
  * kernel twice what an anonymous one does (3.2 against 1.7 us, populated
  * 256 KiB at a time on the reference VM): a process of 16,000 regions paid
