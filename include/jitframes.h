@@ -341,7 +341,7 @@ JF_API int jf_register(const jf_region *region);
  * space allocated then): a line is in the kernel's page cache when the call
  * returns, as durable as with write(2); a batch saves little more than that
  * per region. A fresh process also pays for the table's pages, ~110 bytes
- * per region (2 MiB pages once the table has grown past 16,384 regions).
+ * per region (2 MiB pages for what it touches past 16,384 regions).
  * Measured costs, against fprintf + fflush and one write(2) per line:
  * docs/guide.md, "What each sink costs".
  * The file: lines are published whole (a process killed at any instant
@@ -787,7 +787,7 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * From jf_init (standby included) to the last jf_shutdown, every live region
  * (address, size, name, source file, first line, line table, unwind rules,
  * when it was published) and the last removed ones (with their removal
- * time; 4096, or a 32nd of a grown table's slots, 16,384 to 65,536) are kept in a table another
+ * time; 16,384, or a 32nd of a grown table's slots, up to 65,536) are kept in a table another
  * process may read from this one's memory when the kernel lets it ptrace it:
  * `jitframes regions PID`, `jitframes perfmap PID`, `jitframes record PID`
  * (which follows it while perf records), an eBPF profiler. No
@@ -795,8 +795,9 @@ JF_API uint64_t jf_jitdump_overlaps(void);
  * A private anonymous mapping, found by its name "[anon:jitframes-regions]"
  * in /proc/PID/maps where the kernel names anonymous mappings (else
  * unnamed: readers find it by its header), or through jf_region_table.
- * A grown table (past 16,384 regions, or 8 MiB of strings, line tables and
- * unwind rules) is in huge pages (MADV_HUGEPAGE).
+ * The first table (131,072 slots) is in 4 KiB pages; past 16,384 regions (or
+ * 8 MiB of strings, line tables and unwind rules) it is advised
+ * MADV_HUGEPAGE for what it touches next, and a grown table is in huge pages.
  * A forked child publishes its own table (the mapping is MADV_DONTFORK).
  * Cost: docs/guide.md.
  *

@@ -59,24 +59,32 @@
  * look up ELF symbols. Declared in jitframes.h. */
 JF_API const void *volatile jf_region_table;
 
-/* Sizes of the mapping: it starts at ~10 MiB of address space (16,384
- * slots, 8 MiB of heap; nothing resident until touched: ~110 bytes per
+/* Sizes of the mapping: it starts at ~30 MiB of address space (131,072
+ * slots, 16 MiB of heap; nothing resident until touched: ~110 bytes per
  * region with a short name) in 4 KiB pages, and grows eightfold into a new
  * mapping when its slots or its heap are full (each on its own: a heap of
  * large line tables grows without the slots), up to ENTRIES_MAX slots
  * (1.5 GiB) and HEAP_MAX heap bytes (the offsets are 32-bit). A grown
  * table is in huge pages (published_map.h): small processes keep their few
  * 4 KiB pages, a big one pays ~60 faults instead of ~27,000 for 1,000,000
- * regions. Growing copies the table (amortised O(1): the first growth
- * copies 1.5 MiB of slots and what the heap holds; callgrind, which counts
- * the copy's rep movsb per byte, shows +18 instructions per registration
- * over the first 100,000 name-only ones). A first mapping the
- * kernel refuses is tried with 1 MiB of heap (~2.9 MiB in all). */
+ * regions; the first table takes them too, for what it touches next, once
+ * the process passes 16,384 regions (advise_huge_once). Growing copies the
+ * table (amortised O(1)), so the first table has room for the processes
+ * that once grew it at 16,384 regions: in a fresh process of 32,000 that
+ * copy and the new mapping's fresh huge pages cost 1.2x the registrations'
+ * time (bench/fresh_before_table.sh --before e4cace8), and callgrind,
+ * which counts the copy's rep movsb per byte, +18 instructions per
+ * registration over the first 100,000. A first mapping the kernel refuses (an address
+ * space limit) is tried with 16,384 slots and 8 MiB of heap, then 1 MiB
+ * (~2.9 MiB in all). */
 enum {
     GROWTH = 8,
-    ENTRIES_START = 1u << 14,      /* 1.5 MiB of entries */
-    HEAP_FIRST_PER_ENTRY = 512,    /* 8 MiB of heap: a small process's line tables fit without a growth */
-    HEAP_FIRST_MIN_PER_ENTRY = 64, /* the retry: 1 MiB of heap */
+    ENTRIES_FIRST = 1u << 17,      /* 12 MiB of entries, touched 256 KiB at a time */
+    HEAP_FIRST = 16u << 20,        /* 128 bytes a slot, as a grown table's */
+    ENTRIES_START = 1u << 14,      /* the retries' slots; the first ring's up to this (1.5 MiB of entries) */
+    HEAP_FIRST_PER_ENTRY = 512,    /* the retry: 8 MiB of heap */
+    HEAP_FIRST_MIN_PER_ENTRY = 64, /* the last retry: 1 MiB of heap */
+    SMALL_HEAP = 8u << 20,         /* past this, or ENTRIES_START slots used: huge pages */
     ENTRIES_MAX = 1u << 24,
     RING_MIN = 4096,        /* removals the first table's ring holds (powers of two) */
     RING_GROWN_MIN = 16384, /* a grown table's: a 32nd of its slots, at least this */
@@ -108,6 +116,7 @@ typedef struct pub_state {
     size_t entries_ready, heap_ready; /* bytes populated ahead of use */
     uint32_t slots_ready;             /* entries_ready in slots */
     int active;                       /* published: between jf__pub_start and jf__pub_stop */
+    int huge_advised;                 /* MADV_HUGEPAGE given (advise_huge_once, or a grown table) */
     int error;                        /* why there is no table (JF_E*), 0 if there is */
     char why[256];
 } pub_state;
@@ -229,8 +238,9 @@ static void populate_ahead(char *area, size_t *ready, size_t need, size_t cap)
 /* The ring grows with the slots: a reader that reads the ring every so
  * often (tools/ebpf/jitframes_sample.py) between whole reads, which take
  * longer the bigger the table, then misses no removal over a longer
- * stall. 4096 in the first table (16,384 slots), 16,384 after its first
- * growth (131,072 slots), 32,768 after the second, 65,536 from the third. */
+ * stall. 16,384 in the first table (131,072 slots; 4096 in a first table
+ * of 16,384, where address space is short), 32,768 after its first growth
+ * (1,048,576 slots), 65,536 from the second. */
 static uint32_t ring_capacity_for(uint32_t cap)
 {
     if (cap <= ENTRIES_START)
@@ -349,7 +359,8 @@ void jf__pub_start(void)
         reset_kept_table();
     } else {
         memset(&pub, 0, sizeof pub);
-        unsigned char *base = NULL;
+        layout(ENTRIES_FIRST, HEAP_FIRST);
+        unsigned char *base = jf__pub_map_create(pub.map_size, 0, pub.why, sizeof pub.why);
         for (uint32_t per = HEAP_FIRST_PER_ENTRY; per >= HEAP_FIRST_MIN_PER_ENTRY && !base; per /= 8) {
             layout(ENTRIES_START, (uint64_t)ENTRIES_START * per);
             base = jf__pub_map_create(pub.map_size, 0, pub.why, sizeof pub.why);
@@ -474,6 +485,7 @@ static int grow(int more_slots, uint64_t heap_need)
         return -1;
     }
     attach(base);
+    pub.huge_advised = 1; /* jf__pub_map_create(..., 1, ...) */
     if (more_slots)
         (void)jf__lowest_set_grow(&pub.free_slots, cap); /* without memory: slots past the old capacity */
                                                          /* are not reused once freed */
@@ -491,6 +503,19 @@ static int grow(int more_slots, uint64_t heap_need)
     jf__log(JF_LOG_INFO, "published table grown to %u entries, %u heap bytes (%zu bytes)", pub.cap,
             pub.heap_cap, pub.map_size);
     return 0;
+}
+
+/* A process past the slots and heap a small one uses (16,384 regions, or
+ * 8 MiB of heap) has proved big: the first table (4 KiB pages) may then
+ * take transparent huge pages where it is touched next. One advice over
+ * the whole mapping keeps it one mapping, as readers expect; the pages
+ * already touched stay as they are. */
+static void advise_huge_once(void)
+{
+    if (pub.huge_advised || (pub.used < ENTRIES_START && pub.heap_used < SMALL_HEAP))
+        return;
+    pub.huge_advised = 1;
+    (void)madvise(pub.base, pub.map_size, MADV_HUGEPAGE);
 }
 
 /* ---- The heap ------------------------------------------------------------ */
@@ -552,6 +577,7 @@ static int heap_alloc_slow(uint32_t c, uint64_t size, uint32_t *off)
         if (grow(0, size) != 0)
             return reclaim_ring(c, off) ? 0 : -1;
     }
+    advise_huge_once();
     populate_ahead(pub.heap, &pub.heap_ready, pub.heap_used + size, pub.heap_cap);
     *off = pub.heap_used;
     pub.heap_used += (uint32_t)size;
@@ -595,6 +621,7 @@ static inline uint32_t take_slot(void)
     if (pub.used >= pub.slots_ready) { /* rarely: populate the next 256 KiB, or grow */
         if (pub.used == pub.cap && grow(1, 0) != 0)
             return UINT32_MAX;
+        advise_huge_once();
         populate_ahead((char *)pub.entries, &pub.entries_ready, (pub.used + 1) * sizeof(jf__pub_entry),
                        (size_t)pub.cap * sizeof(jf__pub_entry));
         pub.slots_ready = (uint32_t)(pub.entries_ready / sizeof(jf__pub_entry));

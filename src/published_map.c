@@ -12,11 +12,12 @@
  * 256 KiB at a time on the reference VM): a process of 16,000 regions paid
  * ~1.4 ms for its first table's 447 memfd pages, more than half of what
  * it spent registering. The first table is in 4 KiB pages (the many small
- * processes keep a few pages resident); a grown table (a process past
- * 16,384 regions, or a heap past its first 8 MiB) asks for transparent
- * huge pages (MADV_HUGEPAGE): 1,000,000 registrations touch ~60 huge pages
- * instead of ~27,000 small ones (bench_table_fresh). MADV_DONTFORK: a
- * forked child makes its own table.
+ * processes keep a few pages resident; src/published.c advises it
+ * MADV_HUGEPAGE as a whole once the process passes 16,384 regions or 8 MiB
+ * of heap); a grown table asks for transparent huge pages (MADV_HUGEPAGE)
+ * from the start: 1,000,000 registrations touch ~60 huge pages instead of
+ * ~27,000 small ones (bench_table_fresh). MADV_DONTFORK: a forked child
+ * makes its own table.
  */
 #define _GNU_SOURCE
 #include "published_map.h"

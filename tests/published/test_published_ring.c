@@ -25,15 +25,23 @@ static void read_own(tr_snapshot *s)
         fail_msg("%s", err);
 }
 
-/* The ring of removals grows with the table: after one growth (16,384
- * slots to 131,072) it holds 16,384 removals, the last 4096 from before the growth
- * still among them in order, so a reader between two reads of a large
- * table misses none of a burst eight times the first ring (the ring stayed
- * at 4096 whatever the table's size). */
+/* The ring of removals grows with the table: after one growth (131,072
+ * slots to 1,048,576) it holds 32,768 removals, the last 16,384 from before
+ * the growth still among them in order, so a reader between two reads of
+ * a large table misses none of a burst twice the first ring (the ring once
+ * stayed at 4096 whatever the table's size). */
 static void the_ring_grows_with_the_slots_and_keeps_its_removals(void **state)
 {
     (void)state;
-    enum { SLOTS = 1 << 14, GROWN = SLOTS * 8, RING_GROWN = 16384, EARLY = 5000, BURST = 20000, SMALL = 16 };
+    enum {
+        SLOTS = 1 << 17,
+        GROWN = SLOTS * 8,
+        RING = 16384,
+        RING_GROWN = 32768,
+        EARLY = 20000,
+        BURST = 40000,
+        SMALL = 16
+    };
     uint8_t *many = calloc(SLOTS + EARLY + BURST + 1, SMALL);
     assert_non_null(many);
     jf_config c = JF_CONFIG_INIT;
@@ -57,9 +65,9 @@ static void the_ring_grows_with_the_slots_and_keeps_its_removals(void **state)
     assert_int_equal(h->ring_capacity, RING_GROWN);
     tr_snapshot s;
     read_own(&s);
-    assert_int_equal(s.n_removed, 4096); /* the last 4096 of the EARLY removals, kept by the growth */
+    assert_int_equal(s.n_removed, RING); /* the last RING of the EARLY removals, kept by the growth */
     for (size_t k = 0; k < s.n_removed; k++) {
-        snprintf(name, sizeof name, "r_%zu", EARLY - 4096 + k);
+        snprintf(name, sizeof name, "r_%zu", EARLY - RING + k);
         assert_string_equal(s.removed[k].name, name);
     }
     tr_snapshot_free(&s);

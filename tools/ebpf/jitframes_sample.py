@@ -13,7 +13,7 @@ array is in no order (registration is O(1) in any address order), which
 rules out a binary search in the kernel. User space reads the table with
 the C reader (`jitframes regions PID --json`, in a child process, over and
 over) and, every 50 ms in a thread of its own, the ring of the last
-removals (4096, 32,768 once the table has grown to 1,048,576 slots: a JIT
+removals (16,384, 32,768 once the table has grown to 1,048,576 slots: a JIT
 removing up to ~80,000 regions a second loses none while a large table is
 read, nor one removing 20,000 a second while the sampler stalls 1.5 s); it names each sample by the region live at
 its generation (a JIT that freed the code and reused the address since is
@@ -103,7 +103,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 INF = float("inf")
 MAX_REMOVED = 1 << 15  # removed regions kept by forget (twice that between two): the oldest go first
-RING_PERIOD = 0.05     # s between reads of the ring: 4096 removals in 50 ms is 80,000 a second
+RING_PERIOD = 0.05     # s between reads of the ring: 4096 removals in 50 ms is 80,000 a second (the smallest ring)
 READ_TIMEOUT = 60.0    # s a read by the C reader may take (it gives up after 10 s itself)
 
 
