@@ -74,9 +74,9 @@ JF_API const void *volatile jf_region_table;
  * copy and the new mapping's fresh huge pages cost 1.2x the registrations'
  * time (bench/fresh_before_table.sh --before e4cace8), and callgrind,
  * which counts the copy's rep movsb per byte, +18 instructions per
- * registration over the first 100,000. A first mapping the kernel refuses (an address
- * space limit) is tried with 16,384 slots and 8 MiB of heap, then 1 MiB
- * (~2.9 MiB in all). */
+ * registration over the first 100,000. A first mapping the kernel refuses
+ * (an address space limit) is tried with 16,384 slots and 8 MiB of heap,
+ * then 1 MiB (~2.9 MiB in all). */
 enum {
     GROWTH = 8,
     ENTRIES_FIRST = 1u << 17,      /* 12 MiB of entries, touched 256 KiB at a time */
